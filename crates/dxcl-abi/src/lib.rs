@@ -1,0 +1,1 @@
+//! Raw ABI definitions; see the crate description.

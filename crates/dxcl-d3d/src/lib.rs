@@ -1,0 +1,1 @@
+//! Direct3D 10/11 runtime.
