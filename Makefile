@@ -1,0 +1,71 @@
+# dxcl — build, install, demo and test.
+#   make demo              main job: build, install into build/stage, run `dxcl demo`
+#   make test              everything CI runs (Rust tests, generated-code check, C/C++ programs
+#                          under valgrind, the OpenCL conformance suite on PoCL through the loader)
+#   make install PREFIX=…  installs include/dxcl/, lib/libdxcl_d3d.so, lib/libdxcl_layer.so,
+#                          lib/pkgconfig/dxcl.pc, bin/dxcl
+
+PREFIX   ?= /usr/local
+STAGE    := $(CURDIR)/build/stage
+CARGO    ?= cargo
+CC       ?= cc
+CXX      ?= c++
+RELEASE  := target/release
+VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+            --show-leak-kinds=definite,indirect --suppressions=$(CURDIR)/tests/valgrind.supp
+
+.PHONY: all deps build install stage demo test test-rust test-gen test-c test-conformance lint clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build:
+	$(CARGO) build --release -p dxcl-d3d -p dxcl-layer -p dxcl-cli
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/include/dxcl $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	cp -R include/. $(DESTDIR)$(PREFIX)/include/dxcl/
+	install -m 755 $(RELEASE)/libdxcl_d3d.so $(RELEASE)/libdxcl_layer.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(RELEASE)/dxcl $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)|g' \
+	    dxcl.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/dxcl.pc
+
+stage:
+	@$(MAKE) --no-print-directory install PREFIX=$(STAGE)
+
+demo: deps stage
+	$(STAGE)/bin/dxcl info
+	$(STAGE)/bin/dxcl demo --out build/demo.ppm
+
+test: deps lint test-gen test-rust stage test-c test-conformance
+	@echo "make test: all suites passed"
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+test-gen:
+	$(CARGO) run -q -p dxcl-gen -- --check
+
+test-rust:
+	$(CARGO) test --workspace
+
+# C and C++ programs built against the installed headers and library, exactly as a user builds them.
+PKG := PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config
+test-c: stage
+	@mkdir -p build/tests
+	$(CC)  -std=c11   -Wall -Wextra -Werror -o build/tests/d3d_c   tests/c/d3d_api.c   $$($(PKG) --cflags --libs dxcl)
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -o build/tests/d3d_cpp tests/cpp/d3d_api.cpp $$($(PKG) --cflags --libs dxcl)
+	$(VALGRIND) build/tests/d3d_c
+	$(VALGRIND) build/tests/d3d_cpp
+
+test-conformance: stage
+	@if [ -f tests/conformance/Makefile ]; then \
+	    $(MAKE) --no-print-directory -C tests/conformance run STAGE=$(STAGE) VALGRIND="$(VALGRIND)"; \
+	else echo "test-conformance: suite missing" >&2; exit 1; fi
+
+clean:
+	$(CARGO) clean
+	rm -rf build
