@@ -1,1 +1,3 @@
 //! Direct3D 10/11 runtime.
+
+pub mod core;
