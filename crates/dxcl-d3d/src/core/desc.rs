@@ -73,7 +73,14 @@ pub fn calc_subresource(mip_slice: u32, array_slice: u32, mip_levels: u32) -> u3
 
 impl ResourceDesc {
     /// A buffer description.
-    pub fn buffer(byte_width: u32, usage: u32, bind: u32, cpu_access: u32, misc: u32, stride: u32) -> Self {
+    pub fn buffer(
+        byte_width: u32,
+        usage: u32,
+        bind: u32,
+        cpu_access: u32,
+        misc: u32,
+        stride: u32,
+    ) -> Self {
         ResourceDesc {
             dimension: Dimension::Buffer,
             width: byte_width,
@@ -139,7 +146,8 @@ impl ResourceDesc {
             // Tiled, guarded, protected and restricted resources need features this adapter lacks.
             return Err(Invalid("unsupported misc flag"));
         }
-        let gpu_write = BIND_STREAM_OUTPUT | BIND_RENDER_TARGET | BIND_DEPTH_STENCIL | BIND_UNORDERED_ACCESS;
+        let gpu_write =
+            BIND_STREAM_OUTPUT | BIND_RENDER_TARGET | BIND_DEPTH_STENCIL | BIND_UNORDERED_ACCESS;
         match self.usage {
             USAGE_DEFAULT => {
                 if self.cpu_access != 0 {
@@ -155,14 +163,18 @@ impl ResourceDesc {
                 }
                 if self.cpu_access != 0 || self.bind & gpu_write != 0 {
                     // D3D11_USAGE_IMMUTABLE: "can only be read by the GPU; cannot be accessed by the CPU".
-                    return Err(Invalid("IMMUTABLE resources are read-only for the GPU and have no CPU access"));
+                    return Err(Invalid(
+                        "IMMUTABLE resources are read-only for the GPU and have no CPU access",
+                    ));
                 }
             }
             USAGE_DYNAMIC => {
                 if self.cpu_access != CPU_ACCESS_WRITE {
                     // D3D11_USAGE_DYNAMIC: "accessible by the GPU (read only) and the CPU (write only)";
                     // CPUAccessFlags must be D3D11_CPU_ACCESS_WRITE.
-                    return Err(Invalid("DYNAMIC usage needs CPU write access and no CPU read"));
+                    return Err(Invalid(
+                        "DYNAMIC usage needs CPU write access and no CPU read",
+                    ));
                 }
                 if self.bind & gpu_write != 0 {
                     // D3D11_USAGE_DYNAMIC: the GPU only reads dynamic resources.
@@ -191,13 +203,17 @@ impl ResourceDesc {
             // Shared resources are GPU resources: only D3D11_USAGE_DEFAULT can be shared.
             return Err(Invalid("shared resources need DEFAULT usage"));
         }
-        if self.misc & MISC_SHARED_NTHANDLE != 0 && self.misc & (MISC_SHARED | MISC_SHARED_KEYEDMUTEX) == 0 {
+        if self.misc & MISC_SHARED_NTHANDLE != 0
+            && self.misc & (MISC_SHARED | MISC_SHARED_KEYEDMUTEX) == 0
+        {
             // D3D11_RESOURCE_MISC_SHARED_NTHANDLE: "must be combined with SHARED or SHARED_KEYEDMUTEX".
             return Err(Invalid("SHARED_NTHANDLE needs SHARED or SHARED_KEYEDMUTEX"));
         }
         if self.misc & (MISC_SHARED_KEYEDMUTEX | MISC_SHARED_NTHANDLE | MISC_GDI_COMPATIBLE) != 0 {
             // Keyed mutexes, NT handles and GDI surfaces need Windows kernel objects.
-            return Err(Unsupported("keyed-mutex, NT-handle and GDI-compatible resources"));
+            return Err(Unsupported(
+                "keyed-mutex, NT-handle and GDI-compatible resources",
+            ));
         }
         Ok(())
     }
@@ -222,18 +238,26 @@ impl ResourceDesc {
         if self.bind & BIND_CONSTANT_BUFFER != 0 {
             if self.bind != BIND_CONSTANT_BUFFER {
                 // D3D11_BIND_CONSTANT_BUFFER: "cannot be combined with any other bind flags".
-                return Err(Invalid("CONSTANT_BUFFER bind combined with another bind flag"));
+                return Err(Invalid(
+                    "CONSTANT_BUFFER bind combined with another bind flag",
+                ));
             }
-            if self.width % 16 != 0 || self.width > MAX_CONSTANT_BUFFER_BYTES {
+            if !self.width.is_multiple_of(16) || self.width > MAX_CONSTANT_BUFFER_BYTES {
                 // D3D11_BUFFER_DESC: constant buffers are a multiple of 16 bytes and at most
                 // D3D11_REQ_CONSTANT_BUFFER_ELEMENT_COUNT * 16 bytes.
-                return Err(Invalid("constant buffer size not a multiple of 16 or above 65536"));
+                return Err(Invalid(
+                    "constant buffer size not a multiple of 16 or above 65536",
+                ));
             }
         }
         let structured = self.misc & MISC_BUFFER_STRUCTURED != 0;
         if structured {
             let s = self.structure_stride;
-            if s == 0 || s % 4 != 0 || s > MAX_STRUCTURE_STRIDE || self.width % s != 0 {
+            if s == 0
+                || !s.is_multiple_of(4)
+                || s > MAX_STRUCTURE_STRIDE
+                || !self.width.is_multiple_of(s)
+            {
                 // D3D11_BUFFER_DESC: StructureByteStride of a structured buffer is a non-zero
                 // multiple of 4, at most 2048, and divides ByteWidth.
                 return Err(Invalid("bad StructureByteStride for a structured buffer"));
@@ -242,9 +266,17 @@ impl ResourceDesc {
                 // BUFFER_STRUCTURED "cannot be specified with" ALLOW_RAW_VIEWS or DRAWINDIRECT_ARGS.
                 return Err(Invalid("structured buffer with raw views or indirect args"));
             }
-            if self.bind & (BIND_VERTEX_BUFFER | BIND_INDEX_BUFFER | BIND_CONSTANT_BUFFER | BIND_STREAM_OUTPUT) != 0 {
+            if self.bind
+                & (BIND_VERTEX_BUFFER
+                    | BIND_INDEX_BUFFER
+                    | BIND_CONSTANT_BUFFER
+                    | BIND_STREAM_OUTPUT)
+                != 0
+            {
                 // Structured buffers bind only as shader resources or unordered-access views.
-                return Err(Invalid("structured buffer bound as a fixed-function buffer"));
+                return Err(Invalid(
+                    "structured buffer bound as a fixed-function buffer",
+                ));
             }
         }
         Ok(())
@@ -257,7 +289,10 @@ impl ResourceDesc {
             // A texture needs a format its dimension supports (DXGI_FORMAT_UNKNOWN never does).
             _ => return Err(Invalid("format not supported for this texture dimension")),
         };
-        if self.misc & (MISC_BUFFER_ALLOW_RAW_VIEWS | MISC_BUFFER_STRUCTURED | MISC_DRAWINDIRECT_ARGS) != 0 {
+        if self.misc
+            & (MISC_BUFFER_ALLOW_RAW_VIEWS | MISC_BUFFER_STRUCTURED | MISC_DRAWINDIRECT_ARGS)
+            != 0
+        {
             // These misc flags apply to buffers only.
             return Err(Invalid("buffer misc flag on a texture"));
         }
@@ -287,7 +322,9 @@ impl ResourceDesc {
         if w % bw != 0 || (dim != Dimension::Texture1D && h % bh != 0) {
             // D3D11: the top level of a block-compressed texture is a multiple of 4 texels in width
             // and height (of 2 in width for packed 4:2:2 formats).
-            return Err(Invalid("top level not a whole number of compression blocks"));
+            return Err(Invalid(
+                "top level not a whole number of compression blocks",
+            ));
         }
         if !fmt.allows_bind(self.bind) {
             // CheckFormatSupport: the format must support every requested bind flag.
@@ -297,19 +334,25 @@ impl ResourceDesc {
             // Depth-stencil views exist for 1D and 2D textures only.
             return Err(Invalid("DEPTH_STENCIL bind on a 3D texture"));
         }
-        if self.bind & (BIND_VERTEX_BUFFER | BIND_INDEX_BUFFER | BIND_CONSTANT_BUFFER | BIND_STREAM_OUTPUT) != 0 {
+        if self.bind
+            & (BIND_VERTEX_BUFFER | BIND_INDEX_BUFFER | BIND_CONSTANT_BUFFER | BIND_STREAM_OUTPUT)
+            != 0
+        {
             // Vertex, index, constant and stream-output bindings are for buffers.
             return Err(Invalid("buffer bind flag on a texture"));
         }
         if self.misc & MISC_GENERATE_MIPS != 0
-            && self.bind & (BIND_SHADER_RESOURCE | BIND_RENDER_TARGET) != (BIND_SHADER_RESOURCE | BIND_RENDER_TARGET)
+            && self.bind & (BIND_SHADER_RESOURCE | BIND_RENDER_TARGET)
+                != (BIND_SHADER_RESOURCE | BIND_RENDER_TARGET)
         {
             // D3D11_RESOURCE_MISC_GENERATE_MIPS: "the resource must be created with the
             // D3D11_BIND_RENDER_TARGET and D3D11_BIND_SHADER_RESOURCE bind flags".
-            return Err(Invalid("GENERATE_MIPS needs SHADER_RESOURCE and RENDER_TARGET"));
+            return Err(Invalid(
+                "GENERATE_MIPS needs SHADER_RESOURCE and RENDER_TARGET",
+            ));
         }
         if self.misc & MISC_TEXTURECUBE != 0
-            && (dim != Dimension::Texture2D || self.array_size % 6 != 0 || w != h)
+            && (dim != Dimension::Texture2D || !self.array_size.is_multiple_of(6) || w != h)
         {
             // D3D11_RESOURCE_MISC_TEXTURECUBE: a 2D texture array of 6*n square faces.
             return Err(Invalid("TEXTURECUBE needs a 2D array of 6*n square slices"));
@@ -332,12 +375,16 @@ impl ResourceDesc {
         }
         if self.dimension != Dimension::Texture2D {
             // Only 2D textures are multisampled.
-            return Err(Invalid("multisampling on a resource that is not a 2D texture"));
+            return Err(Invalid(
+                "multisampling on a resource that is not a 2D texture",
+            ));
         }
         if quality >= multisample_quality_levels(self.format, count) {
             // DXGI_SAMPLE_DESC: Quality is below CheckMultisampleQualityLevels(Format, Count); a
             // count the format does not support has 0 levels.
-            return Err(Invalid("sample count or quality not supported by the format"));
+            return Err(Invalid(
+                "sample count or quality not supported by the format",
+            ));
         }
         if self.mip_levels != 1 {
             // Multisampled textures have one mip level.
@@ -345,12 +392,18 @@ impl ResourceDesc {
         }
         if self.usage != USAGE_DEFAULT || self.cpu_access != 0 {
             // Multisampled resources live on the GPU only: DEFAULT usage, no CPU access.
-            return Err(Invalid("multisampled texture must be DEFAULT without CPU access"));
+            return Err(Invalid(
+                "multisampled texture must be DEFAULT without CPU access",
+            ));
         }
-        if self.bind & (BIND_RENDER_TARGET | BIND_DEPTH_STENCIL) == 0 || self.bind & BIND_UNORDERED_ACCESS != 0 {
+        if self.bind & (BIND_RENDER_TARGET | BIND_DEPTH_STENCIL) == 0
+            || self.bind & BIND_UNORDERED_ACCESS != 0
+        {
             // A multisampled texture is a render target or depth-stencil, never an unordered-access
             // resource.
-            return Err(Invalid("multisampled texture needs RENDER_TARGET or DEPTH_STENCIL bind"));
+            return Err(Invalid(
+                "multisampled texture needs RENDER_TARGET or DEPTH_STENCIL bind",
+            ));
         }
         if self.misc & MISC_GENERATE_MIPS != 0 || fmt.blocks().is_none() {
             // Mips cannot be generated for a single-level resource.
@@ -384,7 +437,10 @@ mod tests {
     }
 
     fn invalid(d: ResourceDesc, init: bool) {
-        assert!(matches!(d.validate(init), Err(DescError::Invalid(_))), "{d:?}");
+        assert!(
+            matches!(d.validate(init), Err(DescError::Invalid(_))),
+            "{d:?}"
+        );
     }
 
     #[test]
@@ -447,20 +503,82 @@ mod tests {
         let ok = |d: ResourceDesc| d.validate(false).unwrap();
         ok(ResourceDesc::buffer(1, USAGE_DEFAULT, 0, 0, 0, 0));
         invalid(ResourceDesc::buffer(0, USAGE_DEFAULT, 0, 0, 0, 0), false);
-        ok(ResourceDesc::buffer(64, USAGE_DYNAMIC, BIND_CONSTANT_BUFFER, CPU_ACCESS_WRITE, 0, 0));
-        invalid(ResourceDesc::buffer(60, USAGE_DEFAULT, BIND_CONSTANT_BUFFER, 0, 0, 0), false);
-        invalid(ResourceDesc::buffer(65536 + 16, USAGE_DEFAULT, BIND_CONSTANT_BUFFER, 0, 0, 0), false);
-        invalid(ResourceDesc::buffer(64, USAGE_DEFAULT, BIND_CONSTANT_BUFFER | BIND_SHADER_RESOURCE, 0, 0, 0), false);
-        ok(ResourceDesc::buffer(64, USAGE_DEFAULT, BIND_SHADER_RESOURCE, 0, MISC_BUFFER_STRUCTURED, 16));
-        invalid(ResourceDesc::buffer(64, USAGE_DEFAULT, BIND_SHADER_RESOURCE, 0, MISC_BUFFER_STRUCTURED, 0), false);
-        invalid(ResourceDesc::buffer(60, USAGE_DEFAULT, BIND_SHADER_RESOURCE, 0, MISC_BUFFER_STRUCTURED, 16), false);
-        invalid(ResourceDesc::buffer(64, USAGE_DEFAULT, 0, 0, MISC_TEXTURECUBE, 0), false);
-        invalid(ResourceDesc::buffer(64, USAGE_DEFAULT, 0x800, 0, 0, 0), false);
-        assert_eq!(
-            ResourceDesc::buffer(64, USAGE_DEFAULT, 0, 0, MISC_SHARED_KEYEDMUTEX, 0).validate(false),
-            Err(DescError::Unsupported("keyed-mutex, NT-handle and GDI-compatible resources"))
+        ok(ResourceDesc::buffer(
+            64,
+            USAGE_DYNAMIC,
+            BIND_CONSTANT_BUFFER,
+            CPU_ACCESS_WRITE,
+            0,
+            0,
+        ));
+        invalid(
+            ResourceDesc::buffer(60, USAGE_DEFAULT, BIND_CONSTANT_BUFFER, 0, 0, 0),
+            false,
         );
-        invalid(ResourceDesc::buffer(64, USAGE_STAGING, 0, CPU_ACCESS_READ, MISC_SHARED, 0), false);
+        invalid(
+            ResourceDesc::buffer(65536 + 16, USAGE_DEFAULT, BIND_CONSTANT_BUFFER, 0, 0, 0),
+            false,
+        );
+        invalid(
+            ResourceDesc::buffer(
+                64,
+                USAGE_DEFAULT,
+                BIND_CONSTANT_BUFFER | BIND_SHADER_RESOURCE,
+                0,
+                0,
+                0,
+            ),
+            false,
+        );
+        ok(ResourceDesc::buffer(
+            64,
+            USAGE_DEFAULT,
+            BIND_SHADER_RESOURCE,
+            0,
+            MISC_BUFFER_STRUCTURED,
+            16,
+        ));
+        invalid(
+            ResourceDesc::buffer(
+                64,
+                USAGE_DEFAULT,
+                BIND_SHADER_RESOURCE,
+                0,
+                MISC_BUFFER_STRUCTURED,
+                0,
+            ),
+            false,
+        );
+        invalid(
+            ResourceDesc::buffer(
+                60,
+                USAGE_DEFAULT,
+                BIND_SHADER_RESOURCE,
+                0,
+                MISC_BUFFER_STRUCTURED,
+                16,
+            ),
+            false,
+        );
+        invalid(
+            ResourceDesc::buffer(64, USAGE_DEFAULT, 0, 0, MISC_TEXTURECUBE, 0),
+            false,
+        );
+        invalid(
+            ResourceDesc::buffer(64, USAGE_DEFAULT, 0x800, 0, 0, 0),
+            false,
+        );
+        assert_eq!(
+            ResourceDesc::buffer(64, USAGE_DEFAULT, 0, 0, MISC_SHARED_KEYEDMUTEX, 0)
+                .validate(false),
+            Err(DescError::Unsupported(
+                "keyed-mutex, NT-handle and GDI-compatible resources"
+            ))
+        );
+        invalid(
+            ResourceDesc::buffer(64, USAGE_STAGING, 0, CPU_ACCESS_READ, MISC_SHARED, 0),
+            false,
+        );
     }
 
     #[test]
@@ -470,7 +588,7 @@ mod tests {
         invalid(tex2d(4, 4, 1, 2049, 28), false);
         invalid(tex2d(4, 4, 1, 1, 0), false);
         invalid(tex2d(4, 4, 1, 1, 103), false); // NV12 is refused
-        // BC: the top level is whole blocks; lower mips need not be.
+                                                // BC: the top level is whole blocks; lower mips need not be.
         assert!(tex2d(8, 8, 0, 1, 71).validate(false).is_ok());
         invalid(tex2d(6, 8, 1, 1, 71), false);
         let mut d = tex2d(8, 8, 1, 1, 71);

@@ -61,7 +61,13 @@ const fn p422(bytes: u32) -> Storage {
     Blocks { w: 2, h: 1, bytes }
 }
 const fn row(value: u32, name: &'static str, storage: Storage, family: u32, props: u16) -> Format {
-    Format { value, name, storage, family, props }
+    Format {
+        value,
+        name,
+        storage,
+        family,
+        props,
+    }
 }
 
 const R: u16 = RENDERABLE | UAV;
@@ -290,7 +296,9 @@ impl Format {
     pub fn allows_multisample(&self) -> bool {
         self.blocks().is_some()
             && !self.has(VIDEO | BC)
-            && (self.has(RENDERABLE) || self.has(DEPTH) || (self.has(DEPTH_FAMILY) && self.has(TYPELESS)))
+            && (self.has(RENDERABLE)
+                || self.has(DEPTH)
+                || (self.has(DEPTH_FAMILY) && self.has(TYPELESS)))
     }
 
     /// D3D11 copy compatibility: both formats are in the same cast family ("CopyResource: must have
@@ -354,10 +362,14 @@ mod tests {
         assert!(format(77).unwrap().is_block_compressed());
         // D24S8 cannot be sampled directly; its typeless parent can be both.
         assert!(!format(45).unwrap().allows_bind(BIND_SHADER_RESOURCE));
-        assert!(format(44).unwrap().allows_bind(BIND_SHADER_RESOURCE | BIND_DEPTH_STENCIL));
+        assert!(format(44)
+            .unwrap()
+            .allows_bind(BIND_SHADER_RESOURCE | BIND_DEPTH_STENCIL));
         assert!(!format(77).unwrap().allows_bind(BIND_RENDER_TARGET));
         assert!(!format(29).unwrap().allows_bind(BIND_UNORDERED_ACCESS));
-        assert!(format(28).unwrap().allows_bind(BIND_RENDER_TARGET | BIND_UNORDERED_ACCESS));
+        assert!(format(28)
+            .unwrap()
+            .allows_bind(BIND_RENDER_TARGET | BIND_UNORDERED_ACCESS));
         assert!(!format(71).unwrap().allows_dimension(Dimension::Texture1D));
         assert!(format(71).unwrap().allows_dimension(Dimension::Texture3D));
         assert!(!format(45).unwrap().allows_dimension(Dimension::Texture3D));

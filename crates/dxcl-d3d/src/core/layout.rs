@@ -99,8 +99,12 @@ impl ResourceLayout {
                 block: (1, 1, 1),
             });
         }
-        let fmt = desc.format_info().ok_or(DescError::Invalid("texture without a format"))?;
-        let (bw, bh, bytes) = fmt.blocks().ok_or(DescError::Invalid("format has no storage"))?;
+        let fmt = desc
+            .format_info()
+            .ok_or(DescError::Invalid("texture without a format"))?;
+        let (bw, bh, bytes) = fmt
+            .blocks()
+            .ok_or(DescError::Invalid("format has no storage"))?;
         let row_align = lcm(ROW_ALIGNMENT, bytes) as u64;
         let mut subresources = Vec::with_capacity(desc.subresource_count() as usize);
         let mut offset = 0u64;
@@ -112,7 +116,9 @@ impl ResourceLayout {
                 let size = depth_pitch * d as u64;
                 if offset + size > MAX_RESOURCE_BYTES {
                     // No resource is larger than 2048 MiB in Direct3D 11.
-                    return Err(DescError::Invalid("resource larger than the resource size limit"));
+                    return Err(DescError::Invalid(
+                        "resource larger than the resource size limit",
+                    ));
                 }
                 subresources.push(SubresourceLayout {
                     offset,
@@ -127,7 +133,11 @@ impl ResourceLayout {
                 offset = align_up(offset + size, SUBRESOURCE_ALIGNMENT);
             }
         }
-        Ok(ResourceLayout { subresources, size: offset.max(SUBRESOURCE_ALIGNMENT), block: (bw, bh, bytes) })
+        Ok(ResourceLayout {
+            subresources,
+            size: offset.max(SUBRESOURCE_ALIGNMENT),
+            block: (bw, bh, bytes),
+        })
     }
 
     pub fn subresource(&self, index: u32) -> Option<&SubresourceLayout> {
@@ -138,7 +148,14 @@ impl ResourceLayout {
     pub fn full_region(&self, index: u32) -> Option<BlockRegion> {
         let s = self.subresource(index)?;
         let (bw, bh, _) = self.block;
-        Some(BlockRegion { x: 0, y: 0, z: 0, w: s.width.div_ceil(bw), h: s.height.div_ceil(bh), d: s.depth })
+        Some(BlockRegion {
+            x: 0,
+            y: 0,
+            z: 0,
+            w: s.width.div_ceil(bw),
+            h: s.height.div_ceil(bh),
+            d: s.depth,
+        })
     }
 
     /// Converts a texel box on a subresource into blocks. `None` when the box is empty, lies
@@ -154,8 +171,12 @@ impl ResourceLayout {
             return None;
         }
         // Block-compressed boxes start on a block and end on a block or at the mip's edge.
-        let edge_ok = |end: u32, size: u32, block: u32| end % block == 0 || end == size;
-        if b.left % bw != 0 || b.top % bh != 0 || !edge_ok(b.right, s.width, bw) || !edge_ok(b.bottom, s.height, bh) {
+        let edge_ok = |end: u32, size: u32, block: u32| end.is_multiple_of(block) || end == size;
+        if !b.left.is_multiple_of(bw)
+            || !b.top.is_multiple_of(bh)
+            || !edge_ok(b.right, s.width, bw)
+            || !edge_ok(b.bottom, s.height, bh)
+        {
             return None;
         }
         Some(BlockRegion {
@@ -170,14 +191,27 @@ impl ResourceLayout {
 
     /// Moves a region to a destination origin given in texels, checking that it fits in the
     /// destination subresource and starts on a block. `None` when it does not.
-    pub fn place_region(&self, index: u32, x: u32, y: u32, z: u32, r: &BlockRegion) -> Option<BlockRegion> {
+    pub fn place_region(
+        &self,
+        index: u32,
+        x: u32,
+        y: u32,
+        z: u32,
+        r: &BlockRegion,
+    ) -> Option<BlockRegion> {
         let s = self.subresource(index)?;
         let (bw, bh, _) = self.block;
-        if x % bw != 0 || y % bh != 0 {
+        if !x.is_multiple_of(bw) || !y.is_multiple_of(bh) {
             return None;
         }
-        let placed = BlockRegion { x: x / bw, y: y / bh, z, ..*r };
-        let fits = |start: u32, len: u32, limit: u32| start.checked_add(len).is_some_and(|e| e <= limit);
+        let placed = BlockRegion {
+            x: x / bw,
+            y: y / bh,
+            z,
+            ..*r
+        };
+        let fits =
+            |start: u32, len: u32, limit: u32| start.checked_add(len).is_some_and(|e| e <= limit);
         let ok = fits(placed.x, r.w, s.width.div_ceil(bw))
             && fits(placed.y, r.h, s.height.div_ceil(bh))
             && fits(placed.z, r.d, s.depth);
@@ -187,7 +221,10 @@ impl ResourceLayout {
     /// Byte offset of a region's first block from the start of the allocation.
     pub fn region_offset(&self, index: u32, r: &BlockRegion) -> u64 {
         let s = &self.subresources[index as usize];
-        s.offset + r.z as u64 * s.depth_pitch as u64 + r.y as u64 * s.row_pitch as u64 + r.x as u64 * self.block.2 as u64
+        s.offset
+            + r.z as u64 * s.depth_pitch as u64
+            + r.y as u64 * s.row_pitch as u64
+            + r.x as u64 * self.block.2 as u64
     }
 }
 
@@ -196,7 +233,15 @@ mod tests {
     use super::*;
     use crate::core::flags::*;
 
-    fn tex(dim: Dimension, w: u32, h: u32, d: u32, mips: u32, array: u32, format: u32) -> ResourceDesc {
+    fn tex(
+        dim: Dimension,
+        w: u32,
+        h: u32,
+        d: u32,
+        mips: u32,
+        array: u32,
+        format: u32,
+    ) -> ResourceDesc {
         ResourceDesc {
             dimension: dim,
             width: w,
@@ -219,7 +264,9 @@ mod tests {
 
     #[test]
     fn buffer_layout() {
-        let d = ResourceDesc::buffer(100, USAGE_DEFAULT, 0, 0, 0, 0).validate(false).unwrap();
+        let d = ResourceDesc::buffer(100, USAGE_DEFAULT, 0, 0, 0, 0)
+            .validate(false)
+            .unwrap();
         let l = ResourceLayout::new(&d).unwrap();
         assert_eq!(l.subresources.len(), 1);
         assert_eq!(l.subresources[0].row_pitch, 100);
@@ -235,7 +282,10 @@ mod tests {
         let s0 = l.subresources[0];
         assert_eq!((s0.row_pitch, s0.depth_pitch, s0.size), (32, 96, 96));
         let s1 = l.subresources[1];
-        assert_eq!((s1.width, s1.height, s1.offset, s1.row_pitch), (2, 1, 4096, 16));
+        assert_eq!(
+            (s1.width, s1.height, s1.offset, s1.row_pitch),
+            (2, 1, 4096, 16)
+        );
         // Slice 1, mip 0 is subresource 3.
         assert_eq!(l.subresources[3].offset, 3 * 4096);
         assert_eq!(l.size, 6 * 4096);
@@ -257,14 +307,24 @@ mod tests {
         let d = tex(Dimension::Texture2D, 8, 8, 1, 0, 1, 71);
         let l = ResourceLayout::new(&d).unwrap();
         // 8x8 BC1: 2 blocks of 8 bytes per row, 2 rows.
-        assert_eq!((l.subresources[0].row_pitch, l.subresources[0].depth_pitch), (16, 32));
+        assert_eq!(
+            (l.subresources[0].row_pitch, l.subresources[0].depth_pitch),
+            (16, 32)
+        );
         // 1x1 mip still needs a whole block.
         assert_eq!(l.subresources[3].width, 1);
         assert_eq!(l.subresources[3].size, 16);
         let d = tex(Dimension::Texture3D, 4, 4, 4, 0, 1, 61);
         let l = ResourceLayout::new(&d).unwrap();
         assert_eq!(l.subresources.len(), 3);
-        assert_eq!((l.subresources[0].row_pitch, l.subresources[0].depth_pitch, l.subresources[0].size), (16, 64, 256));
+        assert_eq!(
+            (
+                l.subresources[0].row_pitch,
+                l.subresources[0].depth_pitch,
+                l.subresources[0].size
+            ),
+            (16, 64, 256)
+        );
         assert_eq!(l.subresources[1].depth, 2);
     }
 
@@ -278,8 +338,25 @@ mod tests {
     fn boxes() {
         let d = tex(Dimension::Texture2D, 8, 8, 1, 0, 1, 71);
         let l = ResourceLayout::new(&d).unwrap();
-        let b = |l, t, r, bo| TexelBox { left: l, top: t, front: 0, right: r, bottom: bo, back: 1 };
-        assert_eq!(l.box_region(0, &b(4, 0, 8, 4)), Some(BlockRegion { x: 1, y: 0, z: 0, w: 1, h: 1, d: 1 }));
+        let b = |l, t, r, bo| TexelBox {
+            left: l,
+            top: t,
+            front: 0,
+            right: r,
+            bottom: bo,
+            back: 1,
+        };
+        assert_eq!(
+            l.box_region(0, &b(4, 0, 8, 4)),
+            Some(BlockRegion {
+                x: 1,
+                y: 0,
+                z: 0,
+                w: 1,
+                h: 1,
+                d: 1
+            })
+        );
         assert_eq!(l.box_region(0, &b(2, 0, 8, 4)), None);
         assert_eq!(l.box_region(0, &b(4, 0, 4, 4)), None);
         assert_eq!(l.box_region(0, &b(0, 0, 12, 4)), None);
