@@ -1,1 +1,40 @@
-//! Raw ABI definitions; see the crate description.
+//! Raw Direct3D 10/11, DXGI and dxcl-interop ABI: types, constants, IIDs and COM vtables with the
+//! Windows SDK's names, generated (`gen/`) from the interface description in `api/` by `dxcl-gen`.
+//! No behaviour beyond the small helpers below. Conventions: `docs/architecture.md`, "ABI conventions".
+
+#![no_std]
+
+pub use core::ffi::{c_char, c_int, c_uint, c_void};
+
+/// Generated from `api/*.api`; every item is re-exported at the crate root.
+// The ABI keeps the Windows SDK's spelling of every name (architecture.md, "ABI conventions"), the
+// float limits keep the SDK's digits, and the vtables' field names are the SDK's method names.
+#[allow(
+    non_snake_case,
+    non_camel_case_types,
+    non_upper_case_globals,
+    clippy::upper_case_acronyms,
+    clippy::excessive_precision,
+    clippy::unreadable_literal,
+    clippy::derive_partial_eq_without_eq,
+    clippy::type_complexity
+)]
+#[rustfmt::skip]
+pub mod gen;
+pub use gen::*;
+
+mod guid;
+mod hresult;
+
+pub use hresult::{FAILED, SUCCEEDED};
+
+/// dxcl's private interop interface (`include/dxcl/dxcl_interop.h`).
+pub mod interop {
+    pub use crate::gen::dxcl_interop::*;
+}
+
+/// A COM interface type: its IID and its vtable type.
+pub trait Interface {
+    const IID: GUID;
+    type Vtbl;
+}
