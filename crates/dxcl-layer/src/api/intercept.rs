@@ -1,0 +1,52 @@
+//! Which dispatch slots the layer overrides. Everything else keeps pointing at the target.
+
+use std::mem::{offset_of, size_of};
+
+use opencl_sys::cl_icd::cl_icd_dispatch;
+
+use super::{context, ext, guard, memory, platform};
+
+/// The loader must pass at least this many slots: the highest slot overridden, plus one.
+pub const REQUIRED_ENTRIES: usize =
+    offset_of!(cl_icd_dispatch, clCloneKernel) / size_of::<usize>() + 1;
+
+/// Overrides the intercepted slots of a copy of the target table.
+pub(crate) fn override_slots(t: &mut cl_icd_dispatch) {
+    t.clGetPlatformInfo = Some(platform::get_platform_info);
+    t.clGetDeviceInfo = Some(platform::get_device_info);
+    t.clCreateContext = Some(context::create_context);
+    t.clCreateContextFromType = Some(context::create_context_from_type);
+    t.clGetContextInfo = Some(context::get_context_info);
+    t.clGetMemObjectInfo = Some(memory::get_mem_object_info);
+    t.clGetImageInfo = Some(memory::get_image_info);
+    t.clCreateSubBuffer = Some(memory::create_sub_buffer);
+    t.clSetKernelArg = Some(guard::set_kernel_arg);
+    t.clCloneKernel = Some(guard::clone_kernel);
+    t.clReleaseKernel = Some(guard::release_kernel);
+    t.clGetEventInfo = Some(guard::get_event_info);
+    t.clReleaseEvent = Some(guard::release_event);
+    t.clGetExtensionFunctionAddress = Some(ext::get_extension_function_address);
+    t.clGetExtensionFunctionAddressForPlatform =
+        Some(ext::get_extension_function_address_for_platform);
+    t.clEnqueueReadBuffer = Some(guard::read_buffer);
+    t.clEnqueueWriteBuffer = Some(guard::write_buffer);
+    t.clEnqueueReadBufferRect = Some(guard::read_buffer_rect);
+    t.clEnqueueWriteBufferRect = Some(guard::write_buffer_rect);
+    t.clEnqueueCopyBuffer = Some(guard::copy_buffer);
+    t.clEnqueueCopyBufferRect = Some(guard::copy_buffer_rect);
+    t.clEnqueueFillBuffer = Some(guard::fill_buffer);
+    t.clEnqueueReadImage = Some(guard::read_image);
+    t.clEnqueueWriteImage = Some(guard::write_image);
+    t.clEnqueueCopyImage = Some(guard::copy_image);
+    t.clEnqueueCopyImageToBuffer = Some(guard::copy_image_to_buffer);
+    t.clEnqueueCopyBufferToImage = Some(guard::copy_buffer_to_image);
+    t.clEnqueueFillImage = Some(guard::fill_image);
+    t.clEnqueueMapBuffer = Some(guard::map_buffer);
+    t.clEnqueueMapImage = Some(guard::map_image);
+    t.clEnqueueUnmapMemObject = Some(guard::unmap_mem_object);
+    t.clEnqueueMigrateMemObjects = Some(guard::migrate_mem_objects);
+    t.clEnqueueNativeKernel = Some(guard::native_kernel);
+    t.clEnqueueNDRangeKernel = Some(guard::nd_range_kernel);
+    t.clEnqueueTask = Some(guard::task);
+    ext::install_khr_slots(t);
+}

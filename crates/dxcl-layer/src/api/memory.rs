@@ -1,0 +1,473 @@
+//! `clCreateFromD3D1x{Buffer,Texture2D,Texture3D}{KHR,NV}`, the D3D memory queries, and
+//! sub-buffers of D3D buffers.
+
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+
+use opencl_sys::{
+    cl_buffer_create_type, cl_context, cl_image_desc, cl_image_format, cl_image_info, cl_int,
+    cl_mem, cl_mem_flags, cl_mem_info, cl_mem_object_type, cl_uint, CL_IMAGE_FORMAT,
+    CL_INVALID_CONTEXT, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, CL_INVALID_VALUE,
+    CL_MEM_OBJECT_IMAGE2D, CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_TYPE,
+    CL_MEM_USE_HOST_PTR, CL_MEM_WRITE_ONLY,
+};
+
+use super::info::{query_bytes, write_value};
+use super::{check, down, status};
+use crate::core::format::{self, pixel_size};
+use crate::core::registry::{self, key, MemEntry, ResourceKind};
+use crate::core::tokens::{Ext, Flavor};
+use crate::d3d::{interop, resource, staging::Staging};
+use crate::strategy::{self, Inputs, Strategy};
+
+/// D3D11_USAGE_IMMUTABLE and D3D10_USAGE_IMMUTABLE (the same value in both SDKs).
+const USAGE_IMMUTABLE: i32 = 1;
+
+/// Size of a mip level: `max(1, size >> mip)`.
+pub(crate) fn mip_size(size: u32, mip: u32) -> u32 {
+    size.checked_shr(mip).unwrap_or(0).max(1)
+}
+
+/// The mip level a subresource index names, or `None` past the last subresource.
+pub(crate) fn subresource_mip(
+    kind: ResourceKind,
+    mip_levels: u32,
+    array_size: u32,
+    sub: u32,
+) -> Option<u32> {
+    let count = match kind {
+        ResourceKind::Buffer => 1,
+        ResourceKind::Texture2D => mip_levels.checked_mul(array_size)?,
+        ResourceKind::Texture3D => mip_levels,
+    };
+    (sub < count).then(|| sub % mip_levels.max(1))
+}
+
+/// Checks the memory flags: only READ_ONLY, WRITE_ONLY or READ_WRITE; 0 means read-write.
+pub(crate) fn check_flags(flags: cl_mem_flags) -> Result<cl_mem_flags, cl_int> {
+    let access = CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY | CL_MEM_READ_WRITE;
+    // CL_INVALID_VALUE "if values specified in flags are not valid": "Only CL_MEM_READ_ONLY,
+    // CL_MEM_WRITE_ONLY and CL_MEM_READ_WRITE values ... can be used", and one at a time.
+    if flags & !access != 0 || (flags & access).count_ones() > 1 {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(if flags == 0 { CL_MEM_READ_WRITE } else { flags })
+}
+
+/// The body of the twelve create functions.
+///
+/// # Safety
+/// `res` is null or the application's pointer to a COM object.
+pub(crate) unsafe fn create_from(
+    ext: Ext,
+    kind: ResourceKind,
+    context: cl_context,
+    flags: cl_mem_flags,
+    res: *mut c_void,
+    subresource: cl_uint,
+) -> Result<cl_mem, cl_int> {
+    let v = ext.version;
+    // CL_INVALID_CONTEXT "if context is not a valid context" or was not created from a D3D1x
+    // device ("OpenCL memory objects may be created from Direct3D 1x objects if and only if the
+    // OpenCL context has been created from a Direct3D 1x device").
+    let (ctx_identity, host_unified) = registry::with(|r| {
+        r.contexts
+            .get(&key(context))
+            .filter(|c| c.version == v)
+            .map(|c| (c.identity, c.host_unified))
+    })
+    .ok_or(CL_INVALID_CONTEXT)?;
+    let flags = check_flags(flags)?;
+    // CL_INVALID_D3D1x_RESOURCE "if resource is not a Direct3D 1x buffer/texture resource".
+    // SAFETY: caller's contract.
+    let r = unsafe { resource::open(v, kind, res) }.ok_or(v.invalid_resource())?;
+    let d = r.desc;
+    // CL_INVALID_D3D1x_RESOURCE "if resource was created with the D3D1x_USAGE flag
+    // D3D1x_USAGE_IMMUTABLE".
+    if d.usage == USAGE_IMMUTABLE {
+        return Err(v.invalid_resource());
+    }
+    // CL_INVALID_D3D1x_RESOURCE "if a resource is a multisampled texture".
+    if d.sample_count > 1 {
+        return Err(v.invalid_resource());
+    }
+    // CL_INVALID_D3D1x_RESOURCE "if context was not created against the same Direct3D 1x device
+    // from which resource was created".
+    if r.device_identity != ctx_identity {
+        return Err(v.invalid_resource());
+    }
+    // CL_INVALID_VALUE "if subresource is not a valid subresource index for resource".
+    let sub = if kind == ResourceKind::Buffer {
+        0
+    } else {
+        subresource
+    };
+    let mip = subresource_mip(kind, d.mip_levels, d.array_size, sub).ok_or(CL_INVALID_VALUE)?;
+    let reg_key = (r.identity, sub);
+    // CL_INVALID_D3D1x_RESOURCE "if a cl_mem from (subresource subresource of) resource has
+    // already been created".
+    if registry::with(|reg| reg.mems.values().any(|m| m.key == reg_key)) {
+        return Err(v.invalid_resource());
+    }
+    let image = match kind {
+        ResourceKind::Buffer => None,
+        _ => Some(image_format(ext, context, flags, kind, d.format)?),
+    };
+    let (width, height, depth) = match kind {
+        ResourceKind::Buffer => (d.byte_width, 1, 1),
+        ResourceKind::Texture2D => (mip_size(d.width, mip), mip_size(d.height, mip), 1),
+        ResourceKind::Texture3D => (
+            mip_size(d.width, mip),
+            mip_size(d.height, mip),
+            mip_size(d.depth, mip),
+        ),
+    };
+
+    let interop = interop::Interop::query(&r.com);
+    let inputs = Inputs {
+        interop_resource: interop.is_some(),
+        host_memory: interop.as_ref().is_some_and(|i| i.host_memory().is_some()),
+        devices_host_unified: host_unified,
+        forced_staging: strategy::forced_staging_from_env(),
+    };
+    let decision = strategy::choose(&inputs);
+    strategy::log_once("clCreateFromD3D resource", decision);
+
+    let host_ptr = match decision.strategy {
+        Strategy::HostPointer => {
+            let i = interop.as_ref().ok_or(v.invalid_resource())?;
+            let (base, _) = i.host_memory().ok_or(v.invalid_resource())?;
+            let layout = i.layout(sub).ok_or(CL_INVALID_VALUE)?;
+            // SAFETY: the runtime promises Offset lies inside the allocation at pHost.
+            Some((
+                unsafe { base.cast::<u8>().add(layout.offset as usize) },
+                layout,
+            ))
+        }
+        Strategy::StagingCopy => None,
+    };
+    let mem_flags = flags
+        | if host_ptr.is_some() {
+            CL_MEM_USE_HOST_PTR
+        } else {
+            0
+        };
+    let ptr = host_ptr.map_or(std::ptr::null_mut(), |(p, _)| p.cast::<c_void>());
+    let mut err = 0;
+    let mem = match image {
+        None => {
+            let create = down!(clCreateBuffer);
+            // SAFETY: valid context; with USE_HOST_PTR, ptr spans ByteWidth bytes of the
+            // resource's memory, valid while the resource lives (we hold a reference).
+            unsafe { create(context, mem_flags, width as usize, ptr, &mut err) }
+        }
+        Some((fmt, image_type)) => {
+            let (row_pitch, slice_pitch) = match host_ptr {
+                Some((_, l)) => (
+                    l.row_pitch as usize,
+                    if image_type == CL_MEM_OBJECT_IMAGE3D {
+                        l.depth_pitch as usize
+                    } else {
+                        0
+                    },
+                ),
+                None => (0, 0),
+            };
+            let desc = cl_image_desc {
+                image_type,
+                image_width: width as usize,
+                image_height: height as usize,
+                image_depth: if image_type == CL_MEM_OBJECT_IMAGE3D {
+                    depth as usize
+                } else {
+                    1
+                },
+                image_array_size: 0,
+                image_row_pitch: row_pitch,
+                image_slice_pitch: slice_pitch,
+                num_mip_levels: 0,
+                num_samples: 0,
+                buffer: std::ptr::null_mut(),
+            };
+            let create = down!(clCreateImage);
+            // SAFETY: valid context, format and desc; with USE_HOST_PTR the subresource's
+            // memory spans row_pitch * height (* depth slices) bytes per the runtime's layout.
+            unsafe { create(context, mem_flags, &fmt, &desc, ptr, &mut err) }
+        }
+    };
+    check(err)?;
+
+    let staging = match decision.strategy {
+        Strategy::StagingCopy => {
+            let px = image.map_or(1, |(f, _)| pixel_size(&f));
+            match Staging::new(v, kind, &r, sub, (width, height, depth), px) {
+                Ok(s) => Some(Arc::new(Mutex::new(s))),
+                Err(_) => {
+                    release_mem(mem);
+                    return Err(opencl_sys::CL_OUT_OF_RESOURCES);
+                }
+            }
+        }
+        Strategy::HostPointer => None,
+    };
+    let entry = MemEntry {
+        context: key(context),
+        version: v,
+        kind,
+        app_resource: res as usize,
+        resource: r.com,
+        key: reg_key,
+        subresource: sub,
+        strategy: decision.strategy,
+        acquired: false,
+        interop: interop.map(|i| i.com),
+        staging,
+        last_upload: None,
+    };
+    let duplicate = registry::with(|reg| {
+        if reg.mems.values().any(|m| m.key == reg_key) {
+            return Some(entry);
+        }
+        reg.mems.insert(key(mem), entry);
+        None
+    });
+    if let Some(entry) = duplicate {
+        // Another thread shared the same subresource meanwhile.
+        drop(entry);
+        release_mem(mem);
+        return Err(v.invalid_resource());
+    }
+    if let Some(set) = crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
+        // SAFETY: a live memory object; the callback is a plain function.
+        unsafe { set(mem, Some(mem_destroyed), std::ptr::null_mut()) };
+    }
+    Ok(mem)
+}
+
+/// The CL format and image type of a texture, with the format checks.
+fn image_format(
+    ext: Ext,
+    context: cl_context,
+    flags: cl_mem_flags,
+    kind: ResourceKind,
+    dxgi: i32,
+) -> Result<(cl_image_format, cl_mem_object_type), cl_int> {
+    let image_type = if kind == ResourceKind::Texture3D {
+        CL_MEM_OBJECT_IMAGE3D
+    } else {
+        CL_MEM_OBJECT_IMAGE2D
+    };
+    // CL_INVALID_IMAGE_FORMAT_DESCRIPTOR "if the Direct3D 1x texture format of resource is not
+    // listed in" the table.
+    let fmt = format::lookup(dxgi, ext.flavor).ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
+    if ext.flavor == Flavor::Khr {
+        // KHR: CL_INVALID_IMAGE_FORMAT_DESCRIPTOR also "if the Direct3D 1x texture format of
+        // resource does not map to a supported OpenCL image format".
+        let get = down!(clGetSupportedImageFormats);
+        let mut n: cl_uint = 0;
+        // SAFETY: count query on a valid context.
+        check(unsafe { get(context, flags, image_type, 0, std::ptr::null_mut(), &mut n) })?;
+        let mut list = vec![
+            cl_image_format {
+                image_channel_order: 0,
+                image_channel_data_type: 0
+            };
+            n as usize
+        ];
+        if n > 0 {
+            // SAFETY: our buffer holds n formats.
+            check(unsafe {
+                get(
+                    context,
+                    flags,
+                    image_type,
+                    n,
+                    list.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            })?;
+        }
+        if !list.iter().any(|f| {
+            f.image_channel_order == fmt.image_channel_order
+                && f.image_channel_data_type == fmt.image_channel_data_type
+        }) {
+            return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+        }
+    }
+    Ok((fmt, image_type))
+}
+
+fn release_mem(mem: cl_mem) {
+    if let Some(release) = crate::loader::target().and_then(|t| t.clReleaseMemObject) {
+        // SAFETY: a memory object we created and nobody else holds.
+        unsafe { release(mem) };
+    }
+}
+
+unsafe extern "C" fn mem_destroyed(mem: cl_mem, _user_data: *mut c_void) {
+    let _ = catch_unwind(AssertUnwindSafe(|| registry::drop_mem(key(mem))));
+}
+
+pub(crate) unsafe extern "C" fn get_mem_object_info(
+    mem: cl_mem,
+    param_name: cl_mem_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        let below = down!(clGetMemObjectInfo);
+        let Some(version) = crate::core::tokens::D3dVersion::ALL
+            .into_iter()
+            .find(|v| v.mem_resource_query() == param_name)
+        else {
+            // SAFETY: other queries go down with the caller's arguments.
+            return check(unsafe {
+                below(mem, param_name, param_value_size, param_value, size_ret)
+            });
+        };
+        let found = registry::with(|r| {
+            r.mems
+                .get(&key(mem))
+                .filter(|m| m.version == version)
+                .map(|m| m.app_resource)
+        });
+        let Some(resource) = found else {
+            // CL_INVALID_MEM_OBJECT "if memobj is a not a valid memory object".
+            // SAFETY: a query with our own buffer; the platform validates the handle.
+            query_bytes(|n, p, r| unsafe { below(mem, CL_MEM_TYPE, n, p, r) })?;
+            // CL_INVALID_D3D1x_RESOURCE "if param_name is CL_MEM_D3D1x_RESOURCE and memobj was
+            // not created by the function clCreateFromD3D1xBuffer, clCreateFromD3D1xTexture2D,
+            // or clCreateFromD3D1xTexture3D".
+            return Err(version.invalid_resource());
+        };
+        // "returns the resource argument specified when memobj was created".
+        // SAFETY: caller's buffers per clGetMemObjectInfo.
+        unsafe {
+            write_value(
+                resource as *mut c_void,
+                param_value_size,
+                param_value,
+                size_ret,
+            )
+        }
+    })
+}
+
+pub(crate) unsafe extern "C" fn get_image_info(
+    image: cl_mem,
+    param_name: cl_image_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        let below = down!(clGetImageInfo);
+        let Some(version) = crate::core::tokens::D3dVersion::ALL
+            .into_iter()
+            .find(|v| v.image_subresource_query() == param_name)
+        else {
+            // SAFETY: other queries go down with the caller's arguments.
+            return check(unsafe {
+                below(image, param_name, param_value_size, param_value, size_ret)
+            });
+        };
+        let found = registry::with(|r| {
+            r.mems
+                .get(&key(image))
+                .filter(|m| m.version == version && m.kind != ResourceKind::Buffer)
+                .map(|m| m.subresource)
+        });
+        let Some(sub) = found else {
+            // CL_INVALID_MEM_OBJECT "if image is a not a valid image object".
+            // SAFETY: a query with our own buffer; the platform validates the handle.
+            query_bytes(|n, p, r| unsafe { below(image, CL_IMAGE_FORMAT, n, p, r) })?;
+            // CL_INVALID_D3D1x_RESOURCE "if param_name is CL_IMAGE_D3D1x_SUBRESOURCE and image was
+            // not created by the function clCreateFromD3D1xTexture2D or
+            // clCreateFromD3D1xTexture3D".
+            return Err(version.invalid_resource());
+        };
+        // "returns the subresource argument specified when image was created".
+        // SAFETY: caller's buffers per clGetImageInfo.
+        unsafe { write_value::<cl_uint>(sub, param_value_size, param_value, size_ret) }
+    })
+}
+
+/// Sub-buffers of a D3D buffer are D3D objects too: they follow the parent's acquire state.
+pub(crate) unsafe extern "C" fn create_sub_buffer(
+    buffer: cl_mem,
+    flags: cl_mem_flags,
+    create_type: cl_buffer_create_type,
+    create_info: *const c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    // SAFETY: errcode_ret is the caller's.
+    unsafe {
+        super::object(errcode_ret, || {
+            let below = down!(clCreateSubBuffer);
+            let mut err = 0;
+            let sub = below(buffer, flags, create_type, create_info, &mut err);
+            check(err)?;
+            let parent_is_d3d = registry::with(|r| {
+                let is = r.mems.contains_key(&key(buffer));
+                if is {
+                    r.sub_buffers.insert(key(sub), key(buffer));
+                }
+                is
+            });
+            if parent_is_d3d {
+                if let Some(set) =
+                    crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback)
+                {
+                    set(sub, Some(mem_destroyed), std::ptr::null_mut());
+                }
+            }
+            Ok(sub)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags() {
+        assert_eq!(check_flags(0), Ok(CL_MEM_READ_WRITE));
+        for f in [CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY, CL_MEM_READ_WRITE] {
+            assert_eq!(check_flags(f), Ok(f));
+        }
+        assert_eq!(check_flags(CL_MEM_USE_HOST_PTR), Err(CL_INVALID_VALUE));
+        assert_eq!(
+            check_flags(CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY),
+            Err(CL_INVALID_VALUE)
+        );
+        assert_eq!(
+            check_flags(CL_MEM_READ_WRITE | opencl_sys::CL_MEM_COPY_HOST_PTR),
+            Err(CL_INVALID_VALUE)
+        );
+    }
+
+    #[test]
+    fn subresources() {
+        use ResourceKind::*;
+        assert_eq!(subresource_mip(Buffer, 1, 1, 0), Some(0));
+        assert_eq!(subresource_mip(Buffer, 1, 1, 1), None);
+        // 3 mips x 2 slices: D3D11CalcSubresource(mip, slice, 3) = mip + slice * 3.
+        assert_eq!(subresource_mip(Texture2D, 3, 2, 4), Some(1));
+        assert_eq!(subresource_mip(Texture2D, 3, 2, 5), Some(2));
+        assert_eq!(subresource_mip(Texture2D, 3, 2, 6), None);
+        assert_eq!(subresource_mip(Texture3D, 4, 1, 3), Some(3));
+        assert_eq!(subresource_mip(Texture3D, 4, 1, 4), None);
+        assert_eq!(
+            subresource_mip(Texture2D, u32::MAX, 2, 0),
+            None,
+            "overflow is no subresource"
+        );
+        assert_eq!(
+            (mip_size(64, 3), mip_size(5, 4), mip_size(1, 40)),
+            (8, 1, 1)
+        );
+    }
+}

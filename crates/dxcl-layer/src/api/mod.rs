@@ -1,0 +1,81 @@
+//! Entry points: the intercepted OpenCL functions and the 24 D3D sharing functions. Each is a thin
+//! `extern "C"` shim (the dispatch table's slot types are `extern "C"`; `CL_API_CALL` is empty on
+//! Linux) around an inner function returning `Result`, with panics caught at the boundary.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use opencl_sys::{cl_int, CL_OUT_OF_HOST_MEMORY, CL_SUCCESS};
+
+pub(crate) mod context;
+pub(crate) mod devices;
+pub(crate) mod ext;
+pub(crate) mod guard;
+pub(crate) mod info;
+pub(crate) mod intercept;
+pub(crate) mod memory;
+pub(crate) mod platform;
+pub(crate) mod share;
+
+/// The slot `$slot` of the table below the layer, or `CL_INVALID_OPERATION` from the enclosing
+/// function when the platform does not have it.
+macro_rules! down {
+    ($slot:ident) => {
+        crate::loader::target()
+            .and_then(|t| t.$slot)
+            .ok_or(opencl_sys::CL_INVALID_OPERATION)?
+    };
+}
+pub(crate) use down;
+
+/// Runs an entry point returning a status. A panic becomes CL_OUT_OF_HOST_MEMORY (the closest
+/// "failure to allocate resources required by the implementation on the host") and never
+/// crosses the C boundary.
+pub(crate) fn status(f: impl FnOnce() -> Result<(), cl_int>) -> cl_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => CL_SUCCESS,
+        Ok(Err(e)) => e,
+        Err(_) => CL_OUT_OF_HOST_MEMORY,
+    }
+}
+
+/// Runs an entry point returning an object and writing `errcode_ret`.
+///
+/// # Safety
+/// `errcode_ret` is null or points to a writable `cl_int`.
+pub(crate) unsafe fn object<T>(
+    errcode_ret: *mut cl_int,
+    f: impl FnOnce() -> Result<*mut T, cl_int>,
+) -> *mut T {
+    let (obj, code) = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(obj)) => (obj, CL_SUCCESS),
+        Ok(Err(e)) => (std::ptr::null_mut(), e),
+        Err(_) => (std::ptr::null_mut(), CL_OUT_OF_HOST_MEMORY),
+    };
+    if !errcode_ret.is_null() {
+        // SAFETY: caller's contract.
+        unsafe { *errcode_ret = code };
+    }
+    obj
+}
+
+/// Turns a platform status into a `Result`.
+pub(crate) fn check(code: cl_int) -> Result<(), cl_int> {
+    if code == CL_SUCCESS {
+        Ok(())
+    } else {
+        Err(code)
+    }
+}
+
+/// A slice from a C (pointer, count) pair; empty for a null pointer.
+///
+/// # Safety
+/// When non-null, `ptr` points to `len` initialised elements that outlive the returned slice.
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: u32) -> &'a [T] {
+    if ptr.is_null() || len == 0 {
+        &[]
+    } else {
+        // SAFETY: caller's contract.
+        unsafe { std::slice::from_raw_parts(ptr, len as usize) }
+    }
+}

@@ -1,0 +1,131 @@
+//! Side tables about objects of the platform below, keyed by handle (as `usize`: handles are
+//! plain identities here, never dereferenced by the tables).
+//!
+//! Entries are added after a successful create and removed from the objects' destructor callbacks
+//! (contexts, D3D memory objects, sub-buffers) or from the intercepted release when the reference
+//! count says the object dies (kernels, marker events). COM references held by entries are
+//! released after the lock is dropped, because a D3D release can call back into the layer.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use opencl_sys::{cl_command_type, cl_event};
+
+use super::tokens::D3dVersion;
+use crate::d3d::com::ComPtr;
+use crate::d3d::staging::Staging;
+use crate::strategy::Strategy;
+
+/// A context created with a Direct3D device.
+pub(crate) struct ContextEntry {
+    pub version: D3dVersion,
+    /// The application's device, AddRef'd for the context's life (released when the entry drops).
+    #[allow(dead_code)] // Held for its Drop.
+    pub device: ComPtr,
+    /// The device's `IUnknown` identity (for "resource from the same device").
+    pub identity: usize,
+    pub user_sync: bool,
+    /// The application's property list, terminator included, returned by CL_CONTEXT_PROPERTIES.
+    pub properties: Vec<isize>,
+    /// Every device reports CL_DEVICE_HOST_UNIFIED_MEMORY.
+    pub host_unified: bool,
+}
+
+/// What kind of Direct3D resource a memory object shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResourceKind {
+    Buffer,
+    Texture2D,
+    Texture3D,
+}
+
+/// A memory object created from a Direct3D resource.
+pub(crate) struct MemEntry {
+    pub context: usize,
+    pub version: D3dVersion,
+    pub kind: ResourceKind,
+    /// The `resource` argument exactly as the application passed it (CL_MEM_D3D1x_RESOURCE).
+    pub app_resource: usize,
+    /// The resource, AddRef'd while the memory object lives (released when the entry drops).
+    #[allow(dead_code)] // Held for its Drop.
+    pub resource: ComPtr,
+    /// The resource's `IUnknown` identity and subresource: the duplicate-creation key.
+    pub key: (usize, u32),
+    pub subresource: u32,
+    pub strategy: Strategy,
+    /// Context-wide acquire state.
+    pub acquired: bool,
+    /// The dxcl interop interface of the resource, when present (implicit sync).
+    pub interop: Option<ComPtr>,
+    /// Staging state (copy strategy only).
+    pub staging: Option<Arc<Mutex<Staging>>>,
+    /// The last acquire's copy event (staging), waited for by the release.
+    pub last_upload: Option<usize>,
+}
+
+#[derive(Default)]
+pub(crate) struct Registry {
+    pub contexts: HashMap<usize, ContextEntry>,
+    pub mems: HashMap<usize, MemEntry>,
+    /// Sub-buffer → its D3D parent.
+    pub sub_buffers: HashMap<usize, usize>,
+    /// Kernel → (argument index → D3D memory object set as that argument).
+    pub kernel_args: HashMap<usize, BTreeMap<u32, usize>>,
+    /// Marker events returned by acquire/release → their command type.
+    pub events: HashMap<usize, cl_command_type>,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+/// Runs `f` with the registry locked. Never call the platform or D3D from `f`.
+pub(crate) fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+    let mut guard: MutexGuard<'_, Option<Registry>> =
+        REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+    f(guard.get_or_insert_with(Registry::default))
+}
+
+/// The D3D memory object behind `mem`: itself, or the parent of a sub-buffer.
+impl Registry {
+    pub fn d3d_root(&self, mem: usize) -> Option<&MemEntry> {
+        let root = self.sub_buffers.get(&mem).copied().unwrap_or(mem);
+        self.mems.get(&root)
+    }
+
+    /// Fails with CL_D3D1x_RESOURCE_NOT_ACQUIRED_* when `mem` is (or is a sub-buffer of) a D3D
+    /// memory object that is not acquired.
+    pub fn check_acquired(&self, mem: usize) -> Result<(), opencl_sys::cl_int> {
+        match self.d3d_root(mem) {
+            // "If an OpenCL memory object created from a Direct3D 1x resource is used while it is
+            // not currently acquired by OpenCL, the call attempting to use that OpenCL memory
+            // object will return CL_D3D1x_RESOURCE_NOT_ACQUIRED."
+            Some(e) if !e.acquired => Err(e.version.not_acquired()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Handle → key.
+pub(crate) fn key<T>(handle: *mut T) -> usize {
+    handle as usize
+}
+
+/// Records a marker event's command type.
+pub(crate) fn record_event(event: cl_event, command: cl_command_type) {
+    with(|r| r.events.insert(key(event), command));
+}
+
+/// Removes a context entry (destructor callback), releasing its device outside the lock.
+pub(crate) fn drop_context(context: usize) {
+    let entry = with(|r| r.contexts.remove(&context));
+    drop(entry);
+}
+
+/// Removes a memory object's entries (destructor callback), releasing COM references outside the
+/// lock.
+pub(crate) fn drop_mem(mem: usize) {
+    let entry = with(|r| {
+        r.sub_buffers.remove(&mem);
+        r.mems.remove(&mem)
+    });
+    drop(entry);
+}

@@ -1,0 +1,42 @@
+//! A Direct3D device the application named (context property or device source).
+
+use std::ffi::c_void;
+
+use super::adapter::{self, AdapterId};
+use super::com::{query_raw, ComPtr};
+use super::sys::{IID_ID3D10Device, IID_ID3D11Device, IID_IDxclInteropDevice};
+use crate::core::tokens::D3dVersion;
+
+pub(crate) struct Device {
+    /// The device interface of the right version (AddRef'd).
+    pub com: ComPtr,
+    pub identity: usize,
+}
+
+/// QueryInterfaces the application's pointer for `ID3D10Device` / `ID3D11Device`; `None` for a
+/// null pointer or an object that is not such a device.
+///
+/// # Safety
+/// `ptr` is null or a live COM object.
+pub(crate) unsafe fn open(version: D3dVersion, ptr: *mut c_void) -> Option<Device> {
+    let iid = match version {
+        D3dVersion::D3D10 => &IID_ID3D10Device,
+        D3dVersion::D3D11 => &IID_ID3D11Device,
+    };
+    // SAFETY: caller's contract.
+    let com = unsafe { query_raw(ptr, iid) }?;
+    let identity = com.identity();
+    Some(Device { com, identity })
+}
+
+impl Device {
+    /// Which adapter the device runs on: dxcl's interop interface first, standard DXGI else.
+    pub fn adapter(&self) -> Option<AdapterId> {
+        if let Some(interop) = self.com.query(&IID_IDxclInteropDevice) {
+            if let Some(id) = adapter::from_interop(&interop) {
+                return Some(id);
+            }
+        }
+        adapter::from_dxgi_device(&self.com)
+    }
+}

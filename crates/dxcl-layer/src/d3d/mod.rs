@@ -1,0 +1,10 @@
+//! The COM client: everything the layer asks of a Direct3D device, through standard COM calls
+//! plus dxcl's optional interop interface.
+
+pub(crate) mod adapter;
+pub(crate) mod com;
+pub(crate) mod device;
+pub(crate) mod interop;
+pub(crate) mod resource;
+pub(crate) mod staging;
+pub(crate) mod sys;
