@@ -89,8 +89,12 @@ pub fn checks(reg: &Registry, modules: &[Module]) -> String {
                         for meth in &anc.methods {
                             writeln!(
                                 out,
-                                "    c.method(\"{}\", \"{}\", {prefix}offset_of!({}Vtbl, {}));",
-                                i.name, meth.name, anc.name, meth.name
+                                "    c.method(\"{}\", \"{}\", {}, {prefix}offset_of!({}Vtbl, {}));",
+                                i.name,
+                                meth.name,
+                                meth.params.len(),
+                                anc.name,
+                                meth.name
                             )
                             .unwrap();
                         }

@@ -43,6 +43,8 @@ pub struct Checks {
     c_static: String,
     /// C `main`: run-time checks.
     c_run: String,
+    /// C: a function (never called) using every COBJMACROS macro.
+    c_cobj: String,
     /// C++ file scope.
     cpp_static: String,
     /// C++ `main`.
@@ -104,8 +106,11 @@ impl Checks {
         writeln!(self.cpp_run, "    {{ static const unsigned char b[16] = {{{bytes}}}; CHECK(memcmp(&__uuidof({name}), b, 16) == 0 && __uuidof({name}) == IID_{name}, \"__uuidof({name})\"); }}").unwrap();
     }
 
-    pub fn method(&mut self, iface: &str, method: &str, offset: usize) {
-        self.count += 1;
+    pub fn method(&mut self, iface: &str, method: &str, params: usize, offset: usize) {
+        self.count += 2;
+        // The COBJMACROS macro exists, takes This plus every parameter, and reaches the method.
+        let args = ", 0".repeat(params);
+        writeln!(self.c_cobj, "    {iface}_{method}(({iface} *)0{args});").unwrap();
         writeln!(self.c_static, "_Static_assert(offsetof({iface}Vtbl, {method}) == {offset}, \"slot of {iface}::{method}\");").unwrap();
         // IUnknown::QueryInterface is overloaded (the template helper), so it has no single
         // pointer to member; AddRef and Release pin down IUnknown's slots.
@@ -165,8 +170,8 @@ fn c_headers_match_rust_layouts_constants_and_iids() {
     let c = all_checks();
     assert!(c.count > 3000, "only {} checks", c.count);
     let source = format!(
-        "{HEADERS}{PRELUDE}\n{}\nint main(void)\n{{\n{}    return failures != 0;\n}}\n",
-        c.c_static, c.c_run
+        "{HEADERS}{PRELUDE}\n{}\nvoid dxcl_cobjmacros(void);\nvoid dxcl_cobjmacros(void)\n{{\n{}}}\n\nint main(void)\n{{\n{}    return failures != 0;\n}}\n",
+        c.c_static, c.c_cobj, c.c_run
     );
     build_and_run("cc", "-std=c11", "layout.c", &source);
 }
