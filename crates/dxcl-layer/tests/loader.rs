@@ -484,6 +484,7 @@ fn context_with_a_d3d11_device() {
     let q = unsafe { clCreateCommandQueue(ctx, d, 0, &mut err) };
     assert_eq!(err, CL_SUCCESS);
     let mut ev = null_mut();
+    // SAFETY: a valid context and out pointer.
     let plain = unsafe { clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, null_mut(), &mut err) };
     // SAFETY: every pointer valid or null as each case needs.
     unsafe {
