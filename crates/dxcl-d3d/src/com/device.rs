@@ -1,0 +1,937 @@
+//! The device: one object with an `ID3D11Device` face, an `IDXGIDevice1` face, the
+//! `IDxclInteropDevice` face and two reserved D3D10 faces, plus the creation logic
+//! (`D3D11CreateDevice`'s rules) that the D3D10 entry points reuse.
+
+use std::mem::offset_of;
+use std::ptr;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::Arc;
+
+use super::abi::*;
+use super::context::Context;
+use super::dxgi::{Adapter, ADAPTER_FACE};
+use super::guard::guard;
+use super::object::*;
+use super::private_data::*;
+use super::query::Query;
+use super::resource::{InitData, Resource};
+use super::{clear_out, desc_error, iid_in};
+use crate::backend::Backend;
+use crate::core::flags::BIND_DEPTH_STENCIL;
+use crate::core::format::{format, multisample_quality_levels};
+use crate::core::{Dimension, ResourceDesc};
+
+/// A Direct3D device on one adapter.
+#[repr(C)]
+pub struct Device {
+    d3d11: *const ID3D11DeviceVtbl,
+    dxgi: *const IDXGIDevice1Vtbl,
+    interop: *const IDxclInteropDeviceVtbl,
+    /// `ID3D10Device1` face, set by `com::d3d10` (null: the object does not answer D3D10 IIDs).
+    pub d3d10: *const c_void,
+    /// `ID3D10Multithread` face, set by `com::d3d10` (null as above).
+    pub d3d10_multithread: *const c_void,
+    refs: RefCounts,
+    private: PrivateData,
+    pub backend: Arc<dyn Backend>,
+    adapter: PrivateRef<Adapter>,
+    context: *mut Context,
+    pub feature_level: D3D_FEATURE_LEVEL,
+    pub creation_flags: u32,
+    exception_mode: AtomicU32,
+    gpu_thread_priority: AtomicI32,
+    max_frame_latency: AtomicU32,
+}
+
+// SAFETY: vtable pointers refer to immutable statics; `context` is owned (private reference) and
+// its object is Send + Sync; the rest is Send + Sync or atomic.
+unsafe impl Send for Device {}
+// SAFETY: as above.
+unsafe impl Sync for Device {}
+
+pub const DEVICE_FACE: usize = offset_of!(Device, d3d11);
+pub const DXGI_DEVICE_FACE: usize = offset_of!(Device, dxgi);
+pub const INTEROP_DEVICE_FACE: usize = offset_of!(Device, interop);
+pub const D3D10_DEVICE_FACE: usize = offset_of!(Device, d3d10);
+pub const D3D10_MULTITHREAD_FACE: usize = offset_of!(Device, d3d10_multithread);
+
+// SAFETY: every offset in `faces` is a vtable pointer field; `face_for` returns only those, and
+// the D3D10 ones only once set.
+unsafe impl ComObject for Device {
+    const KIND: ObjectKind = ObjectKind::Device;
+    fn refs(&self) -> &RefCounts {
+        &self.refs
+    }
+    fn private_data(&self) -> &PrivateData {
+        &self.private
+    }
+    fn faces() -> &'static [usize] {
+        &[
+            DEVICE_FACE,
+            DXGI_DEVICE_FACE,
+            INTEROP_DEVICE_FACE,
+            D3D10_DEVICE_FACE,
+            D3D10_MULTITHREAD_FACE,
+        ]
+    }
+    fn face_for(&self, riid: &GUID) -> Option<usize> {
+        if iid_in(riid, &[IID_IUnknown, IID_ID3D11Device]) {
+            Some(DEVICE_FACE)
+        } else if iid_in(riid, &[IID_IDXGIObject, IID_IDXGIDevice, IID_IDXGIDevice1]) {
+            Some(DXGI_DEVICE_FACE)
+        } else if iid_in(riid, &[IID_IDxclInteropDevice]) {
+            Some(INTEROP_DEVICE_FACE)
+        } else if !self.d3d10.is_null() && iid_in(riid, &[IID_ID3D10Device, IID_ID3D10Device1]) {
+            Some(D3D10_DEVICE_FACE)
+        } else if !self.d3d10_multithread.is_null() && iid_in(riid, &[IID_ID3D10MULTITHREAD]) {
+            Some(D3D10_MULTITHREAD_FACE)
+        } else {
+            None
+        }
+    }
+    fn on_destroy(&mut self) {
+        // SAFETY: the device owned the context's one private reference since `create`.
+        unsafe { release_private(self.context) };
+    }
+}
+
+/// `IID_ID3D10Multithread` ({9b7e4e00-342c-4106-a19f-4f2704f689f0}); not yet in `dxcl_abi`.
+pub const IID_ID3D10MULTITHREAD: GUID = GUID {
+    Data1: 0x9b7e4e00,
+    Data2: 0x342c,
+    Data3: 0x4106,
+    Data4: [0xa1, 0x9f, 0x4f, 0x27, 0x04, 0xf6, 0x89, 0xf0],
+};
+
+/// Feature levels this runtime creates, best first.
+pub const SUPPORTED_LEVELS: [D3D_FEATURE_LEVEL; 7] = [
+    D3D_FEATURE_LEVEL_11_1,
+    D3D_FEATURE_LEVEL_11_0,
+    D3D_FEATURE_LEVEL_10_1,
+    D3D_FEATURE_LEVEL_10_0,
+    D3D_FEATURE_LEVEL_9_3,
+    D3D_FEATURE_LEVEL_9_2,
+    D3D_FEATURE_LEVEL_9_1,
+];
+
+/// D3D11CreateDevice: "If pFeatureLevels is NULL, the function uses 11_0, 10_1, 10_0, 9_3, 9_2,
+/// 9_1" (11_1 only when asked for).
+pub const DEFAULT_LEVELS: [D3D_FEATURE_LEVEL; 6] = [
+    D3D_FEATURE_LEVEL_11_0,
+    D3D_FEATURE_LEVEL_10_1,
+    D3D_FEATURE_LEVEL_10_0,
+    D3D_FEATURE_LEVEL_9_3,
+    D3D_FEATURE_LEVEL_9_2,
+    D3D_FEATURE_LEVEL_9_1,
+];
+
+/// Every `D3D11_CREATE_DEVICE_FLAG` bit.
+const KNOWN_CREATE_FLAGS: u32 = 0x1 | 0x2 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80 | 0x100 | 0x800;
+
+/// Picks the feature level: the first of the requested list that this runtime supports.
+///
+/// # Safety
+/// `levels` is null or readable for `count` values.
+pub unsafe fn choose_feature_level(
+    levels: *const D3D_FEATURE_LEVEL,
+    count: u32,
+) -> Result<D3D_FEATURE_LEVEL, HRESULT> {
+    let requested: &[D3D_FEATURE_LEVEL] = if levels.is_null() {
+        &DEFAULT_LEVELS
+    } else {
+        if count == 0 {
+            // D3D11CreateDevice: a non-NULL pFeatureLevels needs FeatureLevels >= 1.
+            return Err(E_INVALIDARG);
+        }
+        // SAFETY: readable for `count` values (contract).
+        unsafe { std::slice::from_raw_parts(levels, count as usize) }
+    };
+    let known =
+        |l: D3D_FEATURE_LEVEL| SUPPORTED_LEVELS.contains(&l) || (0xc000..=0xc200).contains(&l);
+    if requested.iter().any(|&l| !known(l)) {
+        // An unknown D3D_FEATURE_LEVEL value in the list is an invalid argument.
+        return Err(E_INVALIDARG);
+    }
+    // D3D11CreateDevice tries the levels in order and returns DXGI_ERROR_UNSUPPORTED when none of
+    // them can be created (12_x levels are beyond this runtime).
+    requested
+        .iter()
+        .copied()
+        .find(|l| SUPPORTED_LEVELS.contains(l))
+        .ok_or(DXGI_ERROR_UNSUPPORTED)
+}
+
+/// What `D3D11CreateDevice` checks about the driver type, adapter and flags; returns the adapter
+/// the device lands on.
+///
+/// # Safety
+/// `adapter` is null or an application interface pointer (checked against the registry).
+pub unsafe fn resolve_adapter(
+    adapter: *mut IDXGIAdapter,
+    driver_type: D3D_DRIVER_TYPE,
+    software: HMODULE,
+    flags: u32,
+) -> Result<PrivateRef<Adapter>, HRESULT> {
+    if flags & !KNOWN_CREATE_FLAGS != 0 {
+        // D3D11_CREATE_DEVICE_FLAG: only the defined bits.
+        return Err(E_INVALIDARG);
+    }
+    let given = if adapter.is_null() {
+        None
+    } else {
+        // A foreign IDXGIAdapter cannot host a dxcl device.
+        Some(lookup::<Adapter, _>(adapter).ok_or(E_INVALIDARG)?)
+    };
+    match driver_type {
+        D3D_DRIVER_TYPE_UNKNOWN => {
+            // D3D11CreateDevice: "If you set the pAdapter parameter to a non-NULL value, you must
+            // also set the DriverType parameter to D3D_DRIVER_TYPE_UNKNOWN" (and UNKNOWN needs one).
+            return given.ok_or(E_INVALIDARG);
+        }
+        D3D_DRIVER_TYPE_HARDWARE
+        | D3D_DRIVER_TYPE_REFERENCE
+        | D3D_DRIVER_TYPE_WARP
+        | D3D_DRIVER_TYPE_SOFTWARE => {
+            if given.is_some() {
+                // As above: a non-NULL pAdapter requires D3D_DRIVER_TYPE_UNKNOWN.
+                return Err(E_INVALIDARG);
+            }
+            if (driver_type == D3D_DRIVER_TYPE_SOFTWARE) == software.is_null() {
+                // D3D11CreateDevice: "Software ... must be non-NULL if DriverType is
+                // D3D_DRIVER_TYPE_SOFTWARE"; a module with any other driver type is invalid.
+                return Err(E_INVALIDARG);
+            }
+        }
+        // The NULL reference device renders nothing and has no resources worth sharing.
+        D3D_DRIVER_TYPE_NULL => return Err(DXGI_ERROR_UNSUPPORTED),
+        // D3D_DRIVER_TYPE: only the defined values.
+        _ => return Err(E_INVALIDARG),
+    }
+    // Every driver type lands on the software adapter while no hardware backend exists.
+    let a = Adapter::create_default().ok_or(DXGI_ERROR_UNSUPPORTED)?;
+    // SAFETY: just created; the private reference replaces the creation's public one.
+    let r = PrivateRef::new(unsafe { &*a });
+    // SAFETY: we own the public reference from `create_default`.
+    unsafe { release(a) };
+    Ok(r)
+}
+
+impl Device {
+    /// A new device (one public reference) with its immediate context.
+    pub fn create(
+        adapter: PrivateRef<Adapter>,
+        feature_level: D3D_FEATURE_LEVEL,
+        flags: u32,
+    ) -> *mut Device {
+        let device = into_raw(Device {
+            d3d11: &DEVICE_VTBL,
+            dxgi: &DXGI_DEVICE_VTBL,
+            interop: &super::interop::INTEROP_DEVICE_VTBL,
+            d3d10: ptr::null(),
+            d3d10_multithread: ptr::null(),
+            refs: RefCounts::new_public(),
+            private: PrivateData::default(),
+            backend: adapter.backend.clone(),
+            adapter,
+            context: ptr::null_mut(),
+            feature_level,
+            creation_flags: flags,
+            exception_mode: AtomicU32::new(0),
+            gpu_thread_priority: AtomicI32::new(0),
+            max_frame_latency: AtomicU32::new(3),
+        });
+        let context = Context::create(device);
+        // SAFETY: the device is not yet shared with anyone; setting its context before handing
+        // it out is the last step of construction.
+        unsafe { (*device).context = context };
+        device
+    }
+
+    /// The immediate context object.
+    pub fn context(&self) -> &Context {
+        // SAFETY: the device owns a private reference on its context until it is destroyed.
+        unsafe { &*self.context }
+    }
+
+    /// Face pointer of the immediate context with a new public reference.
+    pub fn immediate_context(&self) -> *mut ID3D11DeviceContext {
+        let ctx = self.context();
+        add_ref(ctx);
+        face(ctx, super::context::CONTEXT_FACE)
+    }
+
+    /// Creates a resource from a description (any API's, translated) and optional initial data,
+    /// one entry per subresource. `Ok(None)` when only validation was asked for.
+    pub fn create_resource(
+        &self,
+        desc: &ResourceDesc,
+        init: Option<&[InitData]>,
+        validate_only: bool,
+    ) -> Result<Option<*mut Resource>, HRESULT> {
+        let desc = desc.validate(init.is_some()).map_err(desc_error)?;
+        if let Some(init) = init {
+            if init.len() < desc.subresource_count() as usize {
+                return Err(E_INVALIDARG);
+            }
+        }
+        let layout = crate::core::ResourceLayout::new(&desc).map_err(desc_error)?;
+        if let Some(init) = init {
+            Resource::check_init_data(&desc, &layout, init)?;
+        }
+        if validate_only {
+            // Create*: "S_FALSE ... if the output pointer is NULL" after validation succeeds.
+            return Ok(None);
+        }
+        Resource::create(self, desc, layout, init).map(Some)
+    }
+
+    /// `CheckFormatSupport` bits for a format, 0 when the runtime cannot create it at all.
+    pub fn format_support(&self, value: u32) -> u32 {
+        let Some(f) = format(value) else { return 0 };
+        let mut bits = 0u32;
+        let dims = [
+            (Dimension::Texture1D, D3D11_FORMAT_SUPPORT_TEXTURE1D),
+            (Dimension::Texture2D, D3D11_FORMAT_SUPPORT_TEXTURE2D),
+            (Dimension::Texture3D, D3D11_FORMAT_SUPPORT_TEXTURE3D),
+        ];
+        for (dim, bit) in dims {
+            if f.allows_dimension(dim) {
+                bits |= bit as u32;
+            }
+        }
+        if bits == 0 {
+            return 0;
+        }
+        // Every creatable format: mip chains, staging copies (CPU access) and, for 2D formats, cube
+        // maps (the runtime's validation takes any 2D format for a cube).
+        bits |= (D3D11_FORMAT_SUPPORT_MIP | D3D11_FORMAT_SUPPORT_CPU_LOCKABLE) as u32;
+        if f.allows_dimension(Dimension::Texture2D) {
+            bits |= D3D11_FORMAT_SUPPORT_TEXTURECUBE as u32;
+        }
+        let bind = f.allowed_bind();
+        // The bind flags a texture of this format may be created with (views are not implemented;
+        // SHADER_LOAD says a SHADER_RESOURCE binding is accepted).
+        let pairs = [
+            (
+                crate::core::flags::BIND_SHADER_RESOURCE,
+                D3D11_FORMAT_SUPPORT_SHADER_LOAD,
+            ),
+            (
+                crate::core::flags::BIND_RENDER_TARGET,
+                D3D11_FORMAT_SUPPORT_RENDER_TARGET,
+            ),
+            (BIND_DEPTH_STENCIL, D3D11_FORMAT_SUPPORT_DEPTH_STENCIL),
+            (
+                crate::core::flags::BIND_UNORDERED_ACCESS,
+                D3D11_FORMAT_SUPPORT_TYPED_UNORDERED_ACCESS_VIEW,
+            ),
+        ];
+        for (b, bit) in pairs {
+            if bind & b != 0 {
+                bits |= bit as u32;
+            }
+        }
+        if f.allows_multisample() {
+            bits |= D3D11_FORMAT_SUPPORT_MULTISAMPLE_RENDERTARGET as u32;
+        }
+        if f.is_typeless() || f.family != f.value {
+            bits |= D3D11_FORMAT_SUPPORT_CAST_WITHIN_BIT_LAYOUT as u32;
+        }
+        bits
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device children: every object that belongs to a device.
+
+/// An object that belongs to a device (for the shared `GetDevice`).
+pub trait DeviceChild: ComObject {
+    fn device(&self) -> &Device;
+}
+
+/// `ID3D11DeviceChild::GetDevice` of face `OFF` of a `T`.
+///
+/// # Safety
+/// `this` is face `OFF` of a live `T`; `out` is null or writable.
+pub unsafe extern "system" fn child_get_device<T: DeviceChild, I, const OFF: usize>(
+    this: *mut I,
+    out: *mut *mut ID3D11Device,
+) {
+    guard((), || {
+        if out.is_null() {
+            return;
+        }
+        // SAFETY: function contract.
+        let obj = unsafe { object::<T, I>(this, OFF) };
+        // SAFETY: non-null and writable (contract).
+        unsafe { hand_out(obj.device(), DEVICE_FACE, out) };
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// ID3D11Device
+
+type D = Device;
+const DO: usize = DEVICE_FACE;
+
+static DEVICE_VTBL: ID3D11DeviceVtbl = ID3D11DeviceVtbl {
+    base: unknown_vtbl::<D, DO>(),
+    CreateBuffer: create_buffer,
+    CreateTexture1D: create_texture1d,
+    CreateTexture2D: create_texture2d,
+    CreateTexture3D: create_texture3d,
+    CreateQuery: create_query,
+    CheckFormatSupport: check_format_support,
+    CheckMultisampleQualityLevels: check_multisample_quality_levels,
+    CheckFeatureSupport: check_feature_support,
+    GetPrivateData: get_private_data::<D, ID3D11Device, DO>,
+    SetPrivateData: set_private_data::<D, ID3D11Device, DO>,
+    SetPrivateDataInterface: set_private_data_interface::<D, ID3D11Device, DO>,
+    GetFeatureLevel: get_feature_level,
+    GetCreationFlags: get_creation_flags,
+    GetDeviceRemovedReason: get_device_removed_reason,
+    GetImmediateContext: get_immediate_context,
+    SetExceptionMode: set_exception_mode,
+    GetExceptionMode: get_exception_mode,
+    ..ID3D11DeviceVtbl::NOT_IMPLEMENTED
+};
+
+/// # Safety
+/// `this` is the D3D11 face of a live device.
+unsafe fn dev<'a>(this: *mut ID3D11Device) -> &'a Device {
+    // SAFETY: function contract.
+    unsafe { object::<Device, _>(this, DO) }
+}
+
+/// The shared body of the Create* methods for resources.
+///
+/// # Safety
+/// `init` is null or readable for `desc.subresource_count()` entries after validation (the
+/// count is computed before reading); `out` is null or writable.
+unsafe fn create_resource_into<I>(
+    device: &Device,
+    desc: ResourceDesc,
+    init: *const D3D11_SUBRESOURCE_DATA,
+    out: *mut *mut I,
+    face_offset: usize,
+) -> HRESULT {
+    // SAFETY: contract.
+    unsafe { clear_out(out) };
+    let init_vec;
+    let init = if init.is_null() {
+        None
+    } else {
+        // The count depends on MipLevels = 0 being resolved: validate once to learn it.
+        let count = match desc.validate(true) {
+            Ok(d) => d.subresource_count() as usize,
+            Err(e) => return desc_error(e),
+        };
+        // SAFETY: D3D11: pInitialData points at one D3D11_SUBRESOURCE_DATA per subresource.
+        let raw = unsafe { std::slice::from_raw_parts(init, count) };
+        init_vec = raw
+            .iter()
+            .map(|d| InitData {
+                data: d.pSysMem.cast(),
+                row_pitch: d.SysMemPitch,
+                slice_pitch: d.SysMemSlicePitch,
+            })
+            .collect::<Vec<_>>();
+        Some(&init_vec[..])
+    };
+    match device.create_resource(&desc, init, out.is_null()) {
+        Ok(None) => S_FALSE,
+        Ok(Some(res)) => {
+            // SAFETY: `out` is non-null here (validate_only was false) and writable; the new
+            // resource's public reference goes to the caller.
+            unsafe { *out = face::<Resource, I>(res, face_offset) };
+            S_OK
+        }
+        Err(hr) => hr,
+    }
+}
+
+unsafe extern "system" fn create_buffer(
+    this: *mut ID3D11Device,
+    desc: *const D3D11_BUFFER_DESC,
+    init: *const D3D11_SUBRESOURCE_DATA,
+    out: *mut *mut ID3D11Buffer,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if desc.is_null() {
+            // SAFETY: COM contract.
+            unsafe { clear_out(out) };
+            // CreateBuffer: pDesc is required.
+            return E_INVALIDARG;
+        }
+        // SAFETY: non-null (COM contract).
+        let d = unsafe { &*desc };
+        let rd = ResourceDesc::buffer(
+            d.ByteWidth,
+            d.Usage as u32,
+            d.BindFlags,
+            d.CPUAccessFlags,
+            d.MiscFlags,
+            d.StructureByteStride,
+        );
+        // SAFETY: COM contract for `this`, `init`, `out`.
+        unsafe { create_resource_into(dev(this), rd, init, out, super::resource::D3D11_FACE) }
+    })
+}
+
+fn texture_desc(
+    dim: Dimension,
+    w: u32,
+    h: u32,
+    d: u32,
+    mips: u32,
+    array: u32,
+    fmt: DXGI_FORMAT,
+) -> ResourceDesc {
+    ResourceDesc {
+        dimension: dim,
+        width: w,
+        height: h,
+        depth: d,
+        array_size: array,
+        mip_levels: mips,
+        format: fmt as u32,
+        sample_count: 1,
+        sample_quality: 0,
+        usage: 0,
+        bind: 0,
+        cpu_access: 0,
+        misc: 0,
+        structure_stride: 0,
+    }
+}
+
+unsafe extern "system" fn create_texture1d(
+    this: *mut ID3D11Device,
+    desc: *const D3D11_TEXTURE1D_DESC,
+    init: *const D3D11_SUBRESOURCE_DATA,
+    out: *mut *mut ID3D11Texture1D,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if desc.is_null() {
+            // SAFETY: COM contract.
+            unsafe { clear_out(out) };
+            // CreateTexture1D: pDesc is required.
+            return E_INVALIDARG;
+        }
+        // SAFETY: non-null (COM contract).
+        let d = unsafe { &*desc };
+        let rd = ResourceDesc {
+            usage: d.Usage as u32,
+            bind: d.BindFlags,
+            cpu_access: d.CPUAccessFlags,
+            misc: d.MiscFlags,
+            ..texture_desc(
+                Dimension::Texture1D,
+                d.Width,
+                1,
+                1,
+                d.MipLevels,
+                d.ArraySize,
+                d.Format,
+            )
+        };
+        // SAFETY: COM contract for `this`, `init`, `out`.
+        unsafe { create_resource_into(dev(this), rd, init, out, super::resource::D3D11_FACE) }
+    })
+}
+
+unsafe extern "system" fn create_texture2d(
+    this: *mut ID3D11Device,
+    desc: *const D3D11_TEXTURE2D_DESC,
+    init: *const D3D11_SUBRESOURCE_DATA,
+    out: *mut *mut ID3D11Texture2D,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if desc.is_null() {
+            // SAFETY: COM contract.
+            unsafe { clear_out(out) };
+            // CreateTexture2D: pDesc is required.
+            return E_INVALIDARG;
+        }
+        // SAFETY: non-null (COM contract).
+        let d = unsafe { &*desc };
+        let rd = ResourceDesc {
+            sample_count: d.SampleDesc.Count,
+            sample_quality: d.SampleDesc.Quality,
+            usage: d.Usage as u32,
+            bind: d.BindFlags,
+            cpu_access: d.CPUAccessFlags,
+            misc: d.MiscFlags,
+            ..texture_desc(
+                Dimension::Texture2D,
+                d.Width,
+                d.Height,
+                1,
+                d.MipLevels,
+                d.ArraySize,
+                d.Format,
+            )
+        };
+        // SAFETY: COM contract for `this`, `init`, `out`.
+        unsafe { create_resource_into(dev(this), rd, init, out, super::resource::D3D11_FACE) }
+    })
+}
+
+unsafe extern "system" fn create_texture3d(
+    this: *mut ID3D11Device,
+    desc: *const D3D11_TEXTURE3D_DESC,
+    init: *const D3D11_SUBRESOURCE_DATA,
+    out: *mut *mut ID3D11Texture3D,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if desc.is_null() {
+            // SAFETY: COM contract.
+            unsafe { clear_out(out) };
+            // CreateTexture3D: pDesc is required.
+            return E_INVALIDARG;
+        }
+        // SAFETY: non-null (COM contract).
+        let d = unsafe { &*desc };
+        let rd = ResourceDesc {
+            usage: d.Usage as u32,
+            bind: d.BindFlags,
+            cpu_access: d.CPUAccessFlags,
+            misc: d.MiscFlags,
+            ..texture_desc(
+                Dimension::Texture3D,
+                d.Width,
+                d.Height,
+                d.Depth,
+                d.MipLevels,
+                1,
+                d.Format,
+            )
+        };
+        // SAFETY: COM contract for `this`, `init`, `out`.
+        unsafe { create_resource_into(dev(this), rd, init, out, super::resource::D3D11_FACE) }
+    })
+}
+
+unsafe extern "system" fn create_query(
+    this: *mut ID3D11Device,
+    desc: *const D3D11_QUERY_DESC,
+    out: *mut *mut ID3D11Query,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract.
+        unsafe { clear_out(out) };
+        if desc.is_null() {
+            // CreateQuery: pQueryDesc is required.
+            return E_INVALIDARG;
+        }
+        // SAFETY: non-null (COM contract).
+        let d = unsafe { *desc };
+        // SAFETY: COM contract.
+        let device = unsafe { dev(this) };
+        match Query::validate(d.Query, d.MiscFlags) {
+            Err(hr) => hr,
+            // CreateQuery: "S_FALSE ... if ppQuery is NULL" once the description is valid.
+            Ok(()) if out.is_null() => S_FALSE,
+            Ok(()) => {
+                let q = Query::create(device, d.Query, d.MiscFlags);
+                // SAFETY: non-null and writable; the public reference goes to the caller.
+                unsafe { *out = face::<Query, ID3D11Query>(q, super::query::QUERY_FACE) };
+                S_OK
+            }
+        }
+    })
+}
+
+unsafe extern "system" fn check_format_support(
+    this: *mut ID3D11Device,
+    fmt: DXGI_FORMAT,
+    out: *mut u32,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if out.is_null() {
+            // CheckFormatSupport: pFormatSupport is required.
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract.
+        let bits = unsafe { dev(this) }.format_support(fmt as u32);
+        // SAFETY: non-null and writable (COM contract).
+        unsafe { *out = bits };
+        // CheckFormatSupport: "E_FAIL if the format is not supported" by the device.
+        if bits == 0 {
+            E_FAIL
+        } else {
+            S_OK
+        }
+    })
+}
+
+unsafe extern "system" fn check_multisample_quality_levels(
+    _this: *mut ID3D11Device,
+    fmt: DXGI_FORMAT,
+    count: u32,
+    out: *mut u32,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if out.is_null() {
+            // CheckMultisampleQualityLevels: pNumQualityLevels is required.
+            return E_INVALIDARG;
+        }
+        // SAFETY: non-null and writable (COM contract).
+        unsafe { *out = 0 };
+        if count == 0 || count > 32 {
+            // "E_FAIL if SampleCount is 0 or greater than D3D11_MAX_MULTISAMPLE_SAMPLE_COUNT (32)".
+            return E_FAIL;
+        }
+        // SAFETY: as above. 0 levels: the combination is not supported.
+        unsafe { *out = multisample_quality_levels(fmt as u32, count) };
+        S_OK
+    })
+}
+
+unsafe extern "system" fn check_feature_support(
+    this: *mut ID3D11Device,
+    feature: D3D11_FEATURE,
+    data: *mut c_void,
+    size: u32,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract.
+        let device = unsafe { dev(this) };
+        match feature {
+            D3D11_FEATURE_THREADING => {
+                if data.is_null() || size as usize != size_of::<D3D11_FEATURE_DATA_THREADING>() {
+                    // CheckFeatureSupport: the data size must match the feature's structure.
+                    return E_INVALIDARG;
+                }
+                // SAFETY: non-null, right size, writable (COM contract). Resources can be created
+                // from any thread; there are no deferred contexts.
+                unsafe {
+                    *data.cast::<D3D11_FEATURE_DATA_THREADING>() = D3D11_FEATURE_DATA_THREADING {
+                        DriverConcurrentCreates: 1,
+                        DriverCommandLists: 0,
+                    }
+                };
+                S_OK
+            }
+            D3D11_FEATURE_FORMAT_SUPPORT => {
+                if data.is_null() || size as usize != size_of::<D3D11_FEATURE_DATA_FORMAT_SUPPORT>()
+                {
+                    // As above.
+                    return E_INVALIDARG;
+                }
+                let d = data.cast::<D3D11_FEATURE_DATA_FORMAT_SUPPORT>();
+                // SAFETY: non-null, right size, readable and writable (COM contract).
+                unsafe {
+                    let bits = device.format_support((*d).InFormat as u32);
+                    (*d).OutFormatSupport = bits;
+                    if bits == 0 {
+                        // As CheckFormatSupport: "E_FAIL" for an unsupported format.
+                        return E_FAIL;
+                    }
+                }
+                S_OK
+            }
+            // Other features describe shader and pipeline capabilities this runtime lacks.
+            _ => E_NOTIMPL,
+        }
+    })
+}
+
+unsafe extern "system" fn get_feature_level(this: *mut ID3D11Device) -> D3D_FEATURE_LEVEL {
+    // SAFETY: COM contract.
+    guard(0, || unsafe { dev(this) }.feature_level)
+}
+
+unsafe extern "system" fn get_creation_flags(this: *mut ID3D11Device) -> u32 {
+    // SAFETY: COM contract.
+    guard(0, || unsafe { dev(this) }.creation_flags)
+}
+
+unsafe extern "system" fn get_device_removed_reason(_this: *mut ID3D11Device) -> HRESULT {
+    // The software adapter is never removed.
+    S_OK
+}
+
+unsafe extern "system" fn get_immediate_context(
+    this: *mut ID3D11Device,
+    out: *mut *mut ID3D11DeviceContext,
+) {
+    guard((), || {
+        if out.is_null() {
+            return;
+        }
+        // SAFETY: COM contract; `out` non-null and writable.
+        unsafe { *out = dev(this).immediate_context() };
+    })
+}
+
+unsafe extern "system" fn set_exception_mode(this: *mut ID3D11Device, flags: u32) -> HRESULT {
+    guard(E_FAIL, || {
+        if flags & !(D3D11_RAISE_FLAG_DRIVER_INTERNAL_ERROR as u32) != 0 {
+            // D3D11_RAISE_FLAG: only D3D11_RAISE_FLAG_DRIVER_INTERNAL_ERROR exists.
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract.
+        unsafe { dev(this) }
+            .exception_mode
+            .store(flags, Ordering::Relaxed);
+        S_OK
+    })
+}
+
+unsafe extern "system" fn get_exception_mode(this: *mut ID3D11Device) -> u32 {
+    // SAFETY: COM contract.
+    guard(0, || {
+        unsafe { dev(this) }.exception_mode.load(Ordering::Relaxed)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// IDXGIDevice1
+
+const XO: usize = DXGI_DEVICE_FACE;
+
+static DXGI_DEVICE_VTBL: IDXGIDevice1Vtbl = IDXGIDevice1Vtbl {
+    base: IDXGIDeviceVtbl {
+        base: IDXGIObjectVtbl {
+            base: unknown_vtbl::<D, XO>(),
+            SetPrivateData: set_private_data::<D, IDXGIObject, XO>,
+            SetPrivateDataInterface: set_private_data_interface::<D, IDXGIObject, XO>,
+            GetPrivateData: get_private_data::<D, IDXGIObject, XO>,
+            GetParent: dxgi_device_get_parent,
+        },
+        GetAdapter: dxgi_device_get_adapter,
+        QueryResourceResidency: dxgi_device_query_resource_residency,
+        SetGPUThreadPriority: dxgi_device_set_gpu_thread_priority,
+        GetGPUThreadPriority: dxgi_device_get_gpu_thread_priority,
+        ..IDXGIDeviceVtbl::NOT_IMPLEMENTED
+    },
+    SetMaximumFrameLatency: dxgi_device_set_maximum_frame_latency,
+    GetMaximumFrameLatency: dxgi_device_get_maximum_frame_latency,
+};
+
+/// # Safety
+/// `this` is the DXGI face of a live device.
+unsafe fn dxgi_dev<'a, I>(this: *mut I) -> &'a Device {
+    // SAFETY: function contract.
+    unsafe { object::<Device, I>(this, XO) }
+}
+
+unsafe extern "system" fn dxgi_device_get_parent(
+    this: *mut IDXGIObject,
+    riid: *const GUID,
+    out: *mut *mut c_void,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract. The parent of a DXGI device is its adapter.
+        unsafe { query_interface(&*dxgi_dev(this).adapter, riid, out) }
+    })
+}
+
+unsafe extern "system" fn dxgi_device_get_adapter(
+    this: *mut IDXGIDevice,
+    out: *mut *mut IDXGIAdapter,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if out.is_null() {
+            // IDXGIDevice::GetAdapter: pAdapter is required.
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract; `out` non-null and writable.
+        unsafe { hand_out(&*dxgi_dev(this).adapter, ADAPTER_FACE, out) };
+        S_OK
+    })
+}
+
+unsafe extern "system" fn dxgi_device_query_resource_residency(
+    _this: *mut IDXGIDevice,
+    resources: *const *mut IUnknown,
+    residency: *mut DXGI_RESIDENCY,
+    count: u32,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if count == 0 {
+            return S_OK;
+        }
+        if resources.is_null() || residency.is_null() {
+            // QueryResourceResidency: both arrays are required.
+            return E_INVALIDARG;
+        }
+        for i in 0..count as usize {
+            // SAFETY: both arrays hold `count` entries (COM contract).
+            let r = unsafe { *resources.add(i) };
+            if Resource::from_any_face(r).is_none() {
+                // Residency can only be told for this device's own resources.
+                return E_INVALIDARG;
+            }
+            // SAFETY: as above. Host memory is always resident.
+            unsafe { *residency.add(i) = DXGI_RESIDENCY_FULLY_RESIDENT };
+        }
+        S_OK
+    })
+}
+
+unsafe extern "system" fn dxgi_device_set_gpu_thread_priority(
+    this: *mut IDXGIDevice,
+    priority: INT,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if !(-7..=7).contains(&priority) {
+            // SetGPUThreadPriority: "a value from -7 to 7 inclusive", else E_INVALIDARG.
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract.
+        unsafe { dxgi_dev(this) }
+            .gpu_thread_priority
+            .store(priority, Ordering::Relaxed);
+        S_OK
+    })
+}
+
+unsafe extern "system" fn dxgi_device_get_gpu_thread_priority(
+    this: *mut IDXGIDevice,
+    out: *mut INT,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if out.is_null() {
+            // GetGPUThreadPriority: pPriority is required.
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract; `out` non-null and writable.
+        unsafe { *out = dxgi_dev(this).gpu_thread_priority.load(Ordering::Relaxed) };
+        S_OK
+    })
+}
+
+unsafe extern "system" fn dxgi_device_set_maximum_frame_latency(
+    this: *mut IDXGIDevice1,
+    latency: u32,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if latency > 16 {
+            // SetMaximumFrameLatency: at most DXGI_MAX_FRAME_LATENCY (16); 0 restores the default 3.
+            return DXGI_ERROR_INVALID_CALL;
+        }
+        let v = if latency == 0 { 3 } else { latency };
+        // SAFETY: COM contract.
+        unsafe { dxgi_dev(this) }
+            .max_frame_latency
+            .store(v, Ordering::Relaxed);
+        S_OK
+    })
+}
+
+unsafe extern "system" fn dxgi_device_get_maximum_frame_latency(
+    this: *mut IDXGIDevice1,
+    out: *mut u32,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if out.is_null() {
+            // GetMaximumFrameLatency: "DXGI_ERROR_INVALID_CALL if pMaxLatency is NULL".
+            return DXGI_ERROR_INVALID_CALL;
+        }
+        // SAFETY: COM contract; `out` non-null and writable.
+        unsafe { *out = dxgi_dev(this).max_frame_latency.load(Ordering::Relaxed) };
+        S_OK
+    })
+}

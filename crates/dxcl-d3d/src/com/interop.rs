@@ -1,0 +1,169 @@
+//! dxcl's private interop faces (`IDxclInteropResource`, `IDxclInteropDevice`), as specified in
+//! docs/architecture.md.
+
+use super::abi::*;
+use super::backend_error;
+use super::device::{Device, INTEROP_DEVICE_FACE};
+use super::guard::guard;
+use super::object::*;
+use super::resource::{Resource, INTEROP_FACE};
+use crate::backend::{BackendKind, MemoryKind};
+
+type R = Resource;
+const RO: usize = INTEROP_FACE;
+
+pub static INTEROP_RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
+    base: unknown_vtbl::<R, RO>(),
+    GetMemory: get_memory,
+    GetSubresourceLayout: get_subresource_layout,
+    ExportMemoryFd: export_memory_fd,
+    WaitForDeviceWork: wait_for_device_work,
+    AddPendingWork: add_pending_work,
+};
+
+/// # Safety
+/// `this` is the interop face of a live resource.
+unsafe fn res<'a>(this: *mut IDxclInteropResource) -> &'a Resource {
+    // SAFETY: function contract.
+    unsafe { object::<Resource, _>(this, RO) }
+}
+
+unsafe extern "system" fn get_memory(
+    this: *mut IDxclInteropResource,
+    out: *mut DXCL_RESOURCE_MEMORY,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if out.is_null() {
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract.
+        let a = unsafe { res(this) }.allocation();
+        let kind = match a.kind {
+            MemoryKind::Host => DXCL_MEMORY_KIND_HOST,
+            MemoryKind::OpaqueFd => DXCL_MEMORY_KIND_OPAQUE_FD,
+        };
+        // SAFETY: non-null and writable (COM contract).
+        unsafe {
+            *out = DXCL_RESOURCE_MEMORY {
+                Kind: kind,
+                Reserved: 0,
+                pHost: a.host.cast(),
+                Size: a.size,
+            }
+        };
+        S_OK
+    })
+}
+
+unsafe extern "system" fn get_subresource_layout(
+    this: *mut IDxclInteropResource,
+    sub: u32,
+    out: *mut DXCL_SUBRESOURCE_LAYOUT,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if out.is_null() {
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract.
+        let Some(s) = unsafe { res(this) }.layout().subresource(sub).copied() else {
+            // GetSubresourceLayout: "E_INVALIDARG past the last" subresource.
+            return E_INVALIDARG;
+        };
+        // SAFETY: non-null and writable (COM contract).
+        unsafe {
+            *out = DXCL_SUBRESOURCE_LAYOUT {
+                Offset: s.offset,
+                Size: s.size,
+                RowPitch: s.row_pitch,
+                DepthPitch: s.depth_pitch,
+                Width: s.width,
+                Height: s.height,
+                Depth: s.depth,
+                Reserved: 0,
+            }
+        };
+        S_OK
+    })
+}
+
+unsafe extern "system" fn export_memory_fd(
+    this: *mut IDxclInteropResource,
+    out: *mut i32,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if out.is_null() {
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract.
+        let r = unsafe { res(this) };
+        // SAFETY: the allocation belongs to the resource's device's backend.
+        match unsafe { r.device_backend().export_fd(r.allocation()) } {
+            Ok(fd) => {
+                // SAFETY: non-null and writable (COM contract).
+                unsafe { *out = fd };
+                S_OK
+            }
+            // ExportMemoryFd: "E_NOTIMPL for HOST" memory.
+            Err(e) => backend_error(e),
+        }
+    })
+}
+
+unsafe extern "system" fn wait_for_device_work(this: *mut IDxclInteropResource) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract.
+        unsafe { res(this) }.wait_idle();
+        S_OK
+    })
+}
+
+unsafe extern "system" fn add_pending_work(
+    this: *mut IDxclInteropResource,
+    wait: PFN_DXCL_PENDING_WAIT,
+    release: PFN_DXCL_PENDING_RELEASE,
+    context: *mut c_void,
+) -> HRESULT {
+    // SAFETY: COM contract.
+    guard(E_FAIL, || {
+        unsafe { res(this) }.add_pending(wait, release, context)
+    })
+}
+
+type D = Device;
+const DO: usize = INTEROP_DEVICE_FACE;
+
+pub static INTEROP_DEVICE_VTBL: IDxclInteropDeviceVtbl = IDxclInteropDeviceVtbl {
+    base: unknown_vtbl::<D, DO>(),
+    GetAdapterInfo: get_adapter_info,
+};
+
+unsafe extern "system" fn get_adapter_info(
+    this: *mut IDxclInteropDevice,
+    out: *mut DXCL_ADAPTER_INFO,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if out.is_null() {
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract.
+        let a = unsafe { object::<Device, _>(this, DO) }.backend.adapter();
+        let backend = match a.backend {
+            BackendKind::Host => DXCL_BACKEND_KIND_HOST,
+            BackendKind::Vulkan => DXCL_BACKEND_KIND_VULKAN,
+        };
+        // SAFETY: non-null and writable (COM contract).
+        unsafe {
+            *out = DXCL_ADAPTER_INFO {
+                Backend: backend,
+                VendorId: a.vendor_id,
+                DeviceId: a.device_id,
+                AdapterLuid: LUID {
+                    LowPart: a.luid.0,
+                    HighPart: a.luid.1,
+                },
+                DeviceUuid: a.uuid,
+            }
+        };
+        S_OK
+    })
+}

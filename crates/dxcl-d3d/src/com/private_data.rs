@@ -1,0 +1,214 @@
+//! `SetPrivateData` / `SetPrivateDataInterface` / `GetPrivateData`, shared by every object (the
+//! D3D11, D3D10 and DXGI faces of one object share one store, as on Windows).
+
+use std::ptr;
+use std::sync::Mutex;
+
+use super::abi::*;
+use super::guard::lock;
+
+enum Entry {
+    Bytes(Vec<u8>),
+    /// An application interface we hold one reference on.
+    Interface(*mut IUnknown),
+}
+
+/// The private data of one object.
+#[derive(Default)]
+pub struct PrivateData {
+    entries: Mutex<Vec<(GUID, Entry)>>,
+}
+
+// SAFETY: stored interface pointers are COM objects, which are used here only through their own
+// AddRef/Release; the list itself is behind a mutex.
+unsafe impl Send for PrivateData {}
+// SAFETY: as above.
+unsafe impl Sync for PrivateData {}
+
+fn same(a: &GUID, b: &GUID) -> bool {
+    a.Data1 == b.Data1 && a.Data2 == b.Data2 && a.Data3 == b.Data3 && a.Data4 == b.Data4
+}
+
+/// Calls `Release` on an application interface.
+///
+/// # Safety
+/// `unk` is a live COM interface pointer on which we own a reference.
+unsafe fn release_unknown(unk: *mut IUnknown) {
+    // SAFETY: COM contract: the first field of an interface is its vtable, whose `Release` takes it.
+    unsafe { ((*(*unk).lpVtbl).Release)(unk) };
+}
+
+impl PrivateData {
+    fn replace(&self, guid: GUID, entry: Option<Entry>) {
+        let old = {
+            let mut entries = lock(&self.entries);
+            let old = entries
+                .iter()
+                .position(|(g, _)| same(g, &guid))
+                .map(|i| entries.remove(i).1);
+            if let Some(e) = entry {
+                entries.push((guid, e));
+            }
+            old
+        };
+        if let Some(Entry::Interface(unk)) = old {
+            // SAFETY: we owned one reference on it since SetPrivateDataInterface.
+            unsafe { release_unknown(unk) };
+        }
+    }
+
+    /// `SetPrivateData`: a size of 0 or null data removes the entry ("if DataSize is 0 or pData is
+    /// NULL, the data associated with the GUID is deleted").
+    ///
+    /// # Safety
+    /// `guid` is null or readable; `data` is null or readable for `size` bytes.
+    pub unsafe fn set(&self, guid: *const GUID, size: u32, data: *const c_void) -> HRESULT {
+        if guid.is_null() {
+            return E_INVALIDARG;
+        }
+        // SAFETY: non-null and readable (contract).
+        let g = unsafe { *guid };
+        if size == 0 || data.is_null() {
+            self.replace(g, None);
+            return S_OK;
+        }
+        // SAFETY: readable for `size` bytes (contract).
+        let bytes =
+            unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) }.to_vec();
+        self.replace(g, Some(Entry::Bytes(bytes)));
+        S_OK
+    }
+
+    /// `SetPrivateDataInterface`: AddRefs the interface; null removes the entry.
+    ///
+    /// # Safety
+    /// `guid` is null or readable; `unk` is null or a live COM interface.
+    pub unsafe fn set_interface(&self, guid: *const GUID, unk: *const IUnknown) -> HRESULT {
+        if guid.is_null() {
+            return E_INVALIDARG;
+        }
+        // SAFETY: non-null and readable (contract).
+        let g = unsafe { *guid };
+        if unk.is_null() {
+            self.replace(g, None);
+            return S_OK;
+        }
+        let unk = unk as *mut IUnknown;
+        // SAFETY: a live COM interface (contract); we keep the reference we take here.
+        unsafe { ((*(*unk).lpVtbl).AddRef)(unk) };
+        self.replace(g, Some(Entry::Interface(unk)));
+        S_OK
+    }
+
+    /// `GetPrivateData`: `DXGI_ERROR_NOT_FOUND` (size set to 0) for an unknown GUID; with null
+    /// `data`, only the size; `DXGI_ERROR_MORE_DATA` (size set to the needed size) when the
+    /// buffer is too small. An interface entry yields the pointer, AddRef'd.
+    ///
+    /// # Safety
+    /// `guid` is null or readable; `size` is null or writable; `data` is null or writable for
+    /// `*size` bytes.
+    pub unsafe fn get(&self, guid: *const GUID, size: *mut u32, data: *mut c_void) -> HRESULT {
+        if guid.is_null() || size.is_null() {
+            return E_INVALIDARG;
+        }
+        // SAFETY: non-null and readable/writable (contract).
+        let (g, capacity) = unsafe { (*guid, *size) };
+        let entries = lock(&self.entries);
+        let Some((_, entry)) = entries.iter().find(|(k, _)| same(k, &g)) else {
+            // SAFETY: as above.
+            unsafe { *size = 0 };
+            return DXGI_ERROR_NOT_FOUND;
+        };
+        let (src, len, unk) = match entry {
+            Entry::Bytes(b) => (b.as_ptr(), b.len(), ptr::null_mut()),
+            Entry::Interface(u) => (
+                u as *const *mut IUnknown as *const u8,
+                size_of::<*mut IUnknown>(),
+                *u,
+            ),
+        };
+        // SAFETY: as above.
+        unsafe { *size = len as u32 };
+        if data.is_null() {
+            return S_OK;
+        }
+        if (capacity as usize) < len {
+            return DXGI_ERROR_MORE_DATA;
+        }
+        if !unk.is_null() {
+            // SAFETY: a live interface we hold a reference on; the caller gets its own.
+            unsafe { ((*(*unk).lpVtbl).AddRef)(unk) };
+        }
+        // SAFETY: `src` is readable for `len` bytes; `data` writable for `capacity >= len`.
+        unsafe { ptr::copy_nonoverlapping(src, data.cast::<u8>(), len) };
+        S_OK
+    }
+}
+
+impl Drop for PrivateData {
+    fn drop(&mut self) {
+        let entries = std::mem::take(self.entries.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for (_, e) in entries {
+            if let Entry::Interface(unk) = e {
+                // SAFETY: we owned one reference on it since SetPrivateDataInterface.
+                unsafe { release_unknown(unk) };
+            }
+        }
+    }
+}
+
+use super::guard::guard;
+use super::object::{object, ComObject};
+
+/// `GetPrivateData` of face `OFF` of a `T` (D3D11, D3D10 and DXGI faces alike).
+///
+/// # Safety
+/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::get`].
+pub unsafe extern "system" fn get_private_data<T: ComObject, I, const OFF: usize>(
+    this: *mut I,
+    guid: *const GUID,
+    size: *mut u32,
+    data: *mut c_void,
+) -> HRESULT {
+    // SAFETY: function contract.
+    guard(E_FAIL, || unsafe {
+        object::<T, I>(this, OFF)
+            .private_data()
+            .get(guid, size, data)
+    })
+}
+
+/// `SetPrivateData` of face `OFF` of a `T`.
+///
+/// # Safety
+/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::set`].
+pub unsafe extern "system" fn set_private_data<T: ComObject, I, const OFF: usize>(
+    this: *mut I,
+    guid: *const GUID,
+    size: u32,
+    data: *const c_void,
+) -> HRESULT {
+    // SAFETY: function contract.
+    guard(E_FAIL, || unsafe {
+        object::<T, I>(this, OFF)
+            .private_data()
+            .set(guid, size, data)
+    })
+}
+
+/// `SetPrivateDataInterface` of face `OFF` of a `T`.
+///
+/// # Safety
+/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::set_interface`].
+pub unsafe extern "system" fn set_private_data_interface<T: ComObject, I, const OFF: usize>(
+    this: *mut I,
+    guid: *const GUID,
+    unk: *const IUnknown,
+) -> HRESULT {
+    // SAFETY: function contract.
+    guard(E_FAIL, || unsafe {
+        object::<T, I>(this, OFF)
+            .private_data()
+            .set_interface(guid, unk)
+    })
+}
