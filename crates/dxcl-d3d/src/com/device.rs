@@ -780,8 +780,8 @@ unsafe extern "system" fn set_exception_mode(this: *mut ID3D11Device, flags: u32
 }
 
 unsafe extern "system" fn get_exception_mode(this: *mut ID3D11Device) -> u32 {
-    // SAFETY: COM contract.
     guard(0, || {
+        // SAFETY: COM contract: `this` is this face of a live object.
         unsafe { dev(this) }.exception_mode.load(Ordering::Relaxed)
     })
 }

@@ -123,8 +123,8 @@ unsafe extern "system" fn add_pending_work(
     release: PFN_DXCL_PENDING_RELEASE,
     context: *mut c_void,
 ) -> HRESULT {
-    // SAFETY: COM contract.
     guard(E_FAIL, || {
+        // SAFETY: COM contract: `this` is this face of a live object.
         unsafe { res(this) }.add_pending(wait, release, context)
     })
 }

@@ -630,8 +630,8 @@ unsafe extern "system" fn resource_get_type(
 }
 
 unsafe extern "system" fn resource_set_eviction_priority(this: *mut ID3D11Resource, p: u32) {
-    // SAFETY: COM contract.
     guard((), || {
+        // SAFETY: COM contract: `this` is this face of a live object.
         unsafe { res(this) }
             .eviction_priority
             .store(p, Ordering::Relaxed)
@@ -639,8 +639,8 @@ unsafe extern "system" fn resource_set_eviction_priority(this: *mut ID3D11Resour
 }
 
 unsafe extern "system" fn resource_get_eviction_priority(this: *mut ID3D11Resource) -> u32 {
-    // SAFETY: COM contract.
     guard(0, || {
+        // SAFETY: COM contract: `this` is this face of a live object.
         unsafe { res(this) }
             .eviction_priority
             .load(Ordering::Relaxed)
