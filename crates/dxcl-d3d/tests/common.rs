@@ -1,5 +1,6 @@
 //! Helpers for driving the runtime through its C ABI, as a C program would.
 #![allow(dead_code)]
+// Each test binary uses a different subset of the helpers.
 
 use std::ptr;
 
@@ -121,4 +122,10 @@ pub fn map<R>(
     };
     let hr = call!(ctx, Map(r.cast(), sub, ty, 0, &mut m));
     (hr, m)
+}
+
+/// The bytes at a mapped pointer.
+pub fn bytes<'a>(p: *const c_void, len: usize) -> &'a [u8] {
+    // SAFETY: tests pass pointers from Map/GetMemory that span `len` bytes.
+    unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
 }
