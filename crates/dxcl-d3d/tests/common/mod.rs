@@ -15,7 +15,7 @@ macro_rules! call {
     ($obj:expr, $($path:ident).* ( $($arg:expr),* )) => {{
         let o = $obj;
         // SAFETY: test code drives live COM objects through their vtables.
-        unsafe { ((*(*o).lpVtbl).$($path).*)(o $(, $arg)*) }
+        unsafe { ((*(*o).lpVtbl).$($path).*)(o.cast() $(, $arg)*) }
     }};
 }
 
