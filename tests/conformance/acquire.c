@@ -1,0 +1,425 @@
+/* Acquire and release: the state machine (ALREADY_ACQUIRED, NOT_ACQUIRED), (0, NULL), argument errors,
+ * events and their command types, wait lists, and that every enqueue call using a Direct3D object that
+ * is not acquired returns CL_D3D1x_RESOURCE_NOT_ACQUIRED and does nothing. */
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define BUF_SIZE 4096
+#define TEX_W 16
+#define TEX_H 16
+
+typedef struct env {
+    const sharing *s;
+    gfx *g;
+    cl_context ctx;
+    cl_device_id dev;
+    cl_command_queue q, q2;
+    res rb, rt;       /* D3D buffer and 2D texture (R8G8B8A8_UNORM) */
+    cl_mem mb, mt;    /* their cl_mems */
+    cl_mem pb, pi;    /* plain OpenCL buffer and image of the same context */
+    unsigned char b_init[BUF_SIZE], t_init[TEX_W * TEX_H * 4];
+} env;
+
+static void check_event(env *E, cl_event ev, cl_command_queue q, cl_command_type want)
+{
+    CHECK(ev != NULL);
+    if (!ev)
+        return;
+    cl_command_type type = 0;
+    CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL), CL_SUCCESS);
+    CHECK(type == want);
+    cl_command_queue eq = NULL;
+    CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof eq, &eq, NULL), CL_SUCCESS);
+    CHECK(eq == q);
+    cl_context ec = NULL;
+    CHECK_ERR(clGetEventInfo(ev, CL_EVENT_CONTEXT, sizeof ec, &ec, NULL), CL_SUCCESS);
+    CHECK(ec == E->ctx);
+    CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+    cl_int status = 1;
+    CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL), CL_SUCCESS);
+    CHECK(status == CL_COMPLETE);
+    clReleaseEvent(ev);
+}
+
+static void arguments(env *E)
+{
+    const sharing *s = E->s;
+    cl_event ev = NULL;
+    cl_mem both[2] = {E->mb, E->mt};
+    h_at("%s: (0, NULL)", s->name);
+    /* "If num_objects is 0 and mem_objects is NULL then the function does nothing and returns CL_SUCCESS." */
+    CHECK_ERR(sh_acquire(s, E->q, 0, NULL, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_ERR(sh_release(s, E->q, 0, NULL, 0, NULL, NULL), CL_SUCCESS);
+
+    /* CL_INVALID_VALUE if num_objects is zero and mem_objects is not a NULL value or if num_objects > 0
+     * and mem_objects is NULL. */
+    h_at("%s: CL_INVALID_VALUE", s->name);
+    CHECK_ERR(sh_acquire(s, E->q, 0, both, 0, NULL, NULL), CL_INVALID_VALUE);
+    CHECK_ERR(sh_acquire(s, E->q, 1, NULL, 0, NULL, NULL), CL_INVALID_VALUE);
+    CHECK_ERR(sh_release(s, E->q, 0, both, 0, NULL, NULL), CL_INVALID_VALUE);
+    CHECK_ERR(sh_release(s, E->q, 2, NULL, 0, NULL, NULL), CL_INVALID_VALUE);
+
+    /* CL_INVALID_MEM_OBJECT if memory objects in mem_objects are not valid OpenCL memory objects or if
+     * memory objects in mem_objects have not been created from Direct3D resources. */
+    h_at("%s: CL_INVALID_MEM_OBJECT", s->name);
+    cl_mem with_plain[2] = {E->mb, E->pb};
+    cl_mem with_image[1] = {E->pi};
+    cl_mem with_null[2] = {E->mt, NULL};
+    CHECK_ERR(sh_acquire(s, E->q, 1, &E->pb, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+    CHECK_ERR(sh_acquire(s, E->q, 2, with_plain, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+    CHECK_ERR(sh_acquire(s, E->q, 1, with_image, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+    CHECK_ERR(sh_acquire(s, E->q, 2, with_null, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->pb, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+    CHECK_ERR(sh_release(s, E->q, 2, with_null, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+    /* A failed call acquires nothing: the D3D objects in those lists are still not acquired. */
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 0, NULL, NULL), s->err_not_acquired);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mt, 0, NULL, NULL), s->err_not_acquired);
+
+    /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
+    h_at("%s: CL_INVALID_COMMAND_QUEUE", s->name);
+    CHECK_ERR(sh_acquire(s, NULL, 1, &E->mb, 0, NULL, NULL), CL_INVALID_COMMAND_QUEUE);
+    CHECK_ERR(sh_release(s, NULL, 1, &E->mb, 0, NULL, NULL), CL_INVALID_COMMAND_QUEUE);
+
+    /* CL_INVALID_CONTEXT if context associated with command_queue was not created from a Direct3D
+     * context: a queue of a context without Direct3D, and of a context of the other Direct3D version. */
+    h_at("%s: CL_INVALID_CONTEXT", s->name);
+    cl_int e;
+    cl_context plain = clCreateContext(NULL, 1, &E->dev, NULL, NULL, &e);
+    if (plain) {
+        cl_command_queue pq = h_queue(plain, E->dev);
+        if (pq) {
+            CHECK_ERR(sh_acquire(s, pq, 1, &E->mb, 0, NULL, NULL), CL_INVALID_CONTEXT);
+            CHECK_ERR(sh_release(s, pq, 1, &E->mb, 0, NULL, NULL), CL_INVALID_CONTEXT);
+            clReleaseCommandQueue(pq);
+        }
+        clReleaseContext(plain);
+    }
+    gfx og;
+    if (gfx_open(&og, s->api == API_D3D11 ? API_D3D10 : API_D3D11)) {
+        cl_context_properties prop = s->api == API_D3D11 ? CL_CONTEXT_D3D10_DEVICE_KHR : CL_CONTEXT_D3D11_DEVICE_KHR;
+        cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)s->platform, prop,
+                                         (cl_context_properties)og.device, 0};
+        cl_context octx = clCreateContext(props, 1, &E->dev, NULL, NULL, &e);
+        CHECK_ERR(e, CL_SUCCESS);
+        if (octx) {
+            cl_command_queue oq = h_queue(octx, E->dev);
+            if (oq) {
+                CHECK_ERR(sh_acquire(s, oq, 1, &E->mb, 0, NULL, NULL), CL_INVALID_CONTEXT);
+                CHECK_ERR(sh_release(s, oq, 1, &E->mb, 0, NULL, NULL), CL_INVALID_CONTEXT);
+                clReleaseCommandQueue(oq);
+            }
+            clReleaseContext(octx);
+        }
+        gfx_close(&og);
+    }
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 0, NULL, NULL), s->err_not_acquired);
+
+    /* CL_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL and num_events_in_wait_list > 0, or
+     * event_wait_list is not NULL and num_events_in_wait_list is 0, or if event objects in
+     * event_wait_list are not valid events. */
+    h_at("%s: CL_INVALID_EVENT_WAIT_LIST", s->name);
+    cl_event marker = NULL;
+    CHECK_ERR(clEnqueueMarkerWithWaitList(E->q, 0, NULL, &marker), CL_SUCCESS);
+    cl_event bad[2] = {marker, NULL};
+    CHECK_ERR(sh_acquire(s, E->q, 1, &E->mb, 1, NULL, NULL), CL_INVALID_EVENT_WAIT_LIST);
+    CHECK_ERR(sh_acquire(s, E->q, 1, &E->mb, 0, &marker, NULL), CL_INVALID_EVENT_WAIT_LIST);
+    CHECK_ERR(sh_acquire(s, E->q, 1, &E->mb, 2, bad, NULL), CL_INVALID_EVENT_WAIT_LIST);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 1, NULL, NULL), CL_INVALID_EVENT_WAIT_LIST);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 0, &marker, NULL), CL_INVALID_EVENT_WAIT_LIST);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 0, NULL, NULL), s->err_not_acquired);
+    /* A valid wait list works. */
+    h_at("%s: valid wait list", s->name);
+    CHECK_ERR(sh_acquire(s, E->q, 1, &E->mb, 1, &marker, &ev), CL_SUCCESS);
+    check_event(E, ev, E->q, s->cmd_acquire);
+    ev = NULL;
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 1, &marker, &ev), CL_SUCCESS);
+    check_event(E, ev, E->q, s->cmd_release);
+    clReleaseEvent(marker);
+}
+
+static void state_machine(env *E)
+{
+    const sharing *s = E->s;
+    cl_event ev = NULL;
+    cl_mem both[2] = {E->mb, E->mt};
+    h_at("%s: state machine", s->name);
+    /* CL_D3D1x_RESOURCE_NOT_ACQUIRED if memory objects in mem_objects have not previously been
+     * acquired... */
+    CHECK_ERR(sh_release(s, E->q, 2, both, 0, NULL, NULL), s->err_not_acquired);
+    CHECK_ERR(sh_acquire(s, E->q, 2, both, 0, NULL, &ev), CL_SUCCESS);
+    check_event(E, ev, E->q, s->cmd_acquire);
+    /* CL_D3D1x_RESOURCE_ALREADY_ACQUIRED if memory objects in mem_objects have previously been acquired
+     * ... but have not been released; acquisition is the context's, so from any of its queues. */
+    ev = (cl_event)0x1;
+    CHECK_ERR(sh_acquire(s, E->q, 1, &E->mb, 0, NULL, &ev), s->err_already);
+    CHECK(ev == (cl_event)0x1); /* no event comes back from a failed call */
+    CHECK_ERR(sh_acquire(s, E->q2, 1, &E->mt, 0, NULL, NULL), s->err_already);
+    /* "The Direct3D objects are acquired by the OpenCL context associated with command_queue and can
+     * therefore be used by all command-queues associated with the OpenCL context." */
+    unsigned char got[BUF_SIZE];
+    CHECK_ERR(clEnqueueReadBuffer(E->q2, E->mb, CL_TRUE, 0, BUF_SIZE, got, 0, NULL, NULL), CL_SUCCESS);
+    CHECK(memcmp(got, E->b_init, BUF_SIZE) == 0);
+    /* Released through the other queue. */
+    ev = NULL;
+    CHECK_ERR(sh_release(s, E->q2, 1, &E->mb, 0, NULL, &ev), CL_SUCCESS);
+    check_event(E, ev, E->q2, s->cmd_release);
+    /* ...or have been released since the last time that they were acquired. */
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 0, NULL, NULL), s->err_not_acquired);
+    /* A list with one acquired object fails whole: the other one is not acquired by it, */
+    h_at("%s: partly acquired lists", s->name);
+    CHECK_ERR(sh_acquire(s, E->q, 2, both, 0, NULL, NULL), s->err_already);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 0, NULL, NULL), s->err_not_acquired);
+    /* and a release list with one object not acquired releases nothing. */
+    CHECK_ERR(sh_release(s, E->q, 2, both, 0, NULL, NULL), s->err_not_acquired);
+    CHECK_ERR(sh_acquire(s, E->q, 1, &E->mt, 0, NULL, NULL), s->err_already);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mt, 0, NULL, NULL), CL_SUCCESS);
+    /* Many cycles. */
+    h_at("%s: cycles", s->name);
+    int ok = 1;
+    for (int i = 0; i < 50; i++) {
+        ok &= sh_acquire(s, E->q, 2, both, 0, NULL, NULL) == CL_SUCCESS;
+        ok &= sh_release(s, i & 1 ? E->q2 : E->q, 2, both, 0, NULL, NULL) == CL_SUCCESS;
+    }
+    CHECK(ok);
+    CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+    CHECK_ERR(clFinish(E->q2), CL_SUCCESS);
+}
+
+typedef struct later {
+    cl_event ev;
+    volatile int fired;
+} later;
+
+static void *complete_later(void *arg)
+{
+    later *l = arg;
+    usleep(300 * 1000);
+    l->fired = 1;
+    clSetUserEventStatus(l->ev, CL_COMPLETE);
+    return NULL;
+}
+
+/* The acquire waits for its wait list: with a user event still pending it does not complete. */
+static void waits_for_wait_list(env *E)
+{
+    const sharing *s = E->s;
+    h_at("%s: acquire waits for a user event", s->name);
+    cl_int e;
+    later l = {clCreateUserEvent(E->ctx, &e), 0};
+    CHECK_ERR(e, CL_SUCCESS);
+    if (!l.ev)
+        return;
+    pthread_t t;
+    pthread_create(&t, NULL, complete_later, &l);
+    cl_event ev = NULL;
+    CHECK_ERR(sh_acquire(s, E->q, 1, &E->mb, 1, &l.ev, &ev), CL_SUCCESS);
+    if (ev) {
+        cl_int status = CL_COMPLETE;
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+        if (!l.fired)
+            CHECK(status != CL_COMPLETE);
+        CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+        CHECK(l.fired);
+        clReleaseEvent(ev);
+    }
+    pthread_join(t, NULL);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+    clReleaseEvent(l.ev);
+}
+
+/* Every enqueue call that uses a Direct3D object that is not acquired: "the call attempting to use that
+ * OpenCL memory object will return CL_D3D1x_RESOURCE_NOT_ACQUIRED", and nothing happens. */
+static void not_acquired(env *E, const char *when)
+{
+    const sharing *s = E->s;
+    cl_int want = s->err_not_acquired, e;
+    unsigned char host[BUF_SIZE], sentinel[BUF_SIZE];
+    memset(sentinel, 0x5a, sizeof sentinel);
+    memset(host, 0x5a, sizeof host);
+    unsigned char pat[BUF_SIZE];
+    fill_pattern(pat, sizeof pat, 77);
+    size_t o3[3] = {0, 0, 0}, r3[3] = {4, 4, 1}, b3[3] = {16, 4, 1};
+    cl_event ev;
+#define NA(call)                                                                                          \
+    do {                                                                                                  \
+        h_at("%s: not acquired (%s): %s", s->name, when, #call);                                         \
+        ev = NULL;                                                                                        \
+        CHECK_ERR(call, want);                                                                            \
+        CHECK(ev == NULL);                                                                                \
+    } while (0)
+    /* Buffer. */
+    NA(clEnqueueReadBuffer(E->q, E->mb, CL_TRUE, 0, 64, host, 0, NULL, &ev));
+    NA(clEnqueueWriteBuffer(E->q, E->mb, CL_TRUE, 0, 64, pat, 0, NULL, &ev));
+    NA(clEnqueueCopyBuffer(E->q, E->mb, E->pb, 0, 0, 64, 0, NULL, &ev));
+    NA(clEnqueueCopyBuffer(E->q, E->pb, E->mb, 0, 0, 64, 0, NULL, &ev));
+    cl_uint pattern = 0xdeadbeef;
+    NA(clEnqueueFillBuffer(E->q, E->mb, &pattern, sizeof pattern, 0, 64, 0, NULL, &ev));
+    NA(clEnqueueReadBufferRect(E->q, E->mb, CL_TRUE, o3, o3, b3, 0, 0, 0, 0, host, 0, NULL, &ev));
+    NA(clEnqueueWriteBufferRect(E->q, E->mb, CL_TRUE, o3, o3, b3, 0, 0, 0, 0, pat, 0, NULL, &ev));
+    NA(clEnqueueCopyBufferRect(E->q, E->pb, E->mb, o3, o3, b3, 0, 0, 0, 0, 0, NULL, &ev));
+    NA(clEnqueueCopyBufferToImage(E->q, E->mb, E->pi, 0, o3, r3, 0, NULL, &ev));
+    NA(clEnqueueCopyImageToBuffer(E->q, E->pi, E->mb, o3, r3, 0, 0, NULL, &ev));
+    NA(clEnqueueMigrateMemObjects(E->q, 1, &E->mb, 0, 0, NULL, &ev));
+    h_at("%s: not acquired (%s): clEnqueueMapBuffer", s->name, when);
+    e = CL_SUCCESS;
+    ev = NULL;
+    void *mapped = clEnqueueMapBuffer(E->q, E->mb, CL_TRUE, CL_MAP_WRITE, 0, 64, 0, NULL, &ev, &e);
+    CHECK(mapped == NULL);
+    CHECK_ERR(e, want);
+    CHECK(ev == NULL);
+    if (mapped)
+        clEnqueueUnmapMemObject(E->q, E->mb, mapped, 0, NULL, NULL);
+    cl_kernel k = h_kernel(E->ctx, E->dev, "inc_bytes");
+    if (k) {
+        cl_uint n = BUF_SIZE;
+        clSetKernelArg(k, 0, sizeof E->mb, &E->mb);
+        clSetKernelArg(k, 1, sizeof n, &n);
+        size_t gsz = BUF_SIZE;
+        NA(clEnqueueNDRangeKernel(E->q, k, 1, NULL, &gsz, NULL, 0, NULL, &ev));
+        NA(clEnqueueTask(E->q, k, 0, NULL, &ev));
+        clReleaseKernel(k);
+    }
+    /* Image. */
+    NA(clEnqueueReadImage(E->q, E->mt, CL_TRUE, o3, r3, 0, 0, host, 0, NULL, &ev));
+    NA(clEnqueueWriteImage(E->q, E->mt, CL_TRUE, o3, r3, 0, 0, pat, 0, NULL, &ev));
+    NA(clEnqueueCopyImage(E->q, E->mt, E->pi, o3, o3, r3, 0, NULL, &ev));
+    NA(clEnqueueCopyImage(E->q, E->pi, E->mt, o3, o3, r3, 0, NULL, &ev));
+    size_t far[3] = {8, 8, 0};
+    NA(clEnqueueCopyImage(E->q, E->mt, E->mt, o3, far, r3, 0, NULL, &ev));
+    float color[4] = {1, 0, 1, 0};
+    NA(clEnqueueFillImage(E->q, E->mt, color, o3, r3, 0, NULL, &ev));
+    NA(clEnqueueCopyImageToBuffer(E->q, E->mt, E->pb, o3, r3, 0, 0, NULL, &ev));
+    NA(clEnqueueCopyBufferToImage(E->q, E->pb, E->mt, 0, o3, r3, 0, NULL, &ev));
+    h_at("%s: not acquired (%s): clEnqueueMapImage", s->name, when);
+    e = CL_SUCCESS;
+    ev = NULL;
+    size_t rp = 0;
+    mapped = clEnqueueMapImage(E->q, E->mt, CL_TRUE, CL_MAP_READ, o3, r3, &rp, NULL, 0, NULL, &ev, &e);
+    CHECK(mapped == NULL);
+    CHECK_ERR(e, want);
+    CHECK(ev == NULL);
+    if (mapped)
+        clEnqueueUnmapMemObject(E->q, E->mt, mapped, 0, NULL, NULL);
+    k = h_kernel(E->ctx, E->dev, "read2d_f");
+    if (k) {
+        clSetKernelArg(k, 0, sizeof E->mt, &E->mt);
+        clSetKernelArg(k, 1, sizeof E->pb, &E->pb);
+        size_t gsz[2] = {4, 4};
+        NA(clEnqueueNDRangeKernel(E->q, k, 2, NULL, gsz, NULL, 0, NULL, &ev));
+        clReleaseKernel(k);
+    }
+#undef NA
+    /* Nothing happened: the host memory is untouched, the plain buffer too, and the D3D data is what it
+     * was (seen from D3D and, after an acquire, from OpenCL). */
+    h_at("%s: not acquired (%s): nothing happened", s->name, when);
+    CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+    CHECK(memcmp(host, sentinel, sizeof host) == 0);
+    unsigned char got[BUF_SIZE];
+    CHECK_ERR(clEnqueueReadBuffer(E->q, E->pb, CL_TRUE, 0, BUF_SIZE, got, 0, NULL, NULL), CL_SUCCESS);
+    CHECK(memcmp(got, sentinel, BUF_SIZE) == 0);
+    unsigned char tex[TEX_W * TEX_H * 4];
+    if (gfx_read(E->g, &E->rb, 0, got))
+        CHECK(memcmp(got, E->b_init, BUF_SIZE) == 0);
+    if (gfx_read(E->g, &E->rt, 0, tex))
+        CHECK(memcmp(tex, E->t_init, sizeof tex) == 0);
+    cl_mem both[2] = {E->mb, E->mt};
+    CHECK_ERR(sh_acquire(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_ERR(clEnqueueReadBuffer(E->q, E->mb, CL_TRUE, 0, BUF_SIZE, got, 0, NULL, NULL), CL_SUCCESS);
+    CHECK(memcmp(got, E->b_init, BUF_SIZE) == 0);
+    size_t full[3] = {TEX_W, TEX_H, 1};
+    CHECK_ERR(clEnqueueReadImage(E->q, E->mt, CL_TRUE, o3, full, 0, 0, tex, 0, NULL, NULL), CL_SUCCESS);
+    CHECK(memcmp(tex, E->t_init, sizeof tex) == 0);
+    /* While acquired the same calls work. */
+    h_at("%s: acquired (%s): calls work", s->name, when);
+    CHECK_ERR(clEnqueueCopyBuffer(E->q, E->mb, E->pb, 0, 0, 64, 0, NULL, NULL), CL_SUCCESS);
+    void *p = clEnqueueMapBuffer(E->q, E->mb, CL_TRUE, CL_MAP_READ, 0, 64, 0, NULL, NULL, &e);
+    CHECK_ERR(e, CL_SUCCESS);
+    if (p) {
+        CHECK(memcmp(p, E->b_init, 64) == 0);
+        CHECK_ERR(clEnqueueUnmapMemObject(E->q, E->mb, p, 0, NULL, NULL), CL_SUCCESS);
+    }
+    CHECK_ERR(clEnqueueCopyImage(E->q, E->mt, E->pi, o3, o3, r3, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_ERR(sh_release(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+    /* Put the plain buffer back to the sentinel for the next round. */
+    CHECK_ERR(clEnqueueWriteBuffer(E->q, E->pb, CL_TRUE, 0, BUF_SIZE, sentinel, 0, NULL, NULL), CL_SUCCESS);
+}
+
+int main(void)
+{
+    h_begin("acquire", 300);
+    cl_platform_id p = h_platform();
+    CHECK(p != NULL);
+    for (int i = 0; p && i < 4; i++) {
+        int api, nv;
+        if (!h_combo(i, &api, &nv))
+            continue;
+        sharing s;
+        CHECK(sharing_init(&s, p, api, nv));
+        gfx g;
+        if (!gfx_open(&g, api))
+            continue;
+        env *E = calloc(1, sizeof *E);
+        E->s = &s;
+        E->g = &g;
+        E->ctx = h_context(&s, &g, -1, &E->dev, NULL);
+        if (E->ctx) {
+            E->q = h_queue(E->ctx, E->dev);
+            E->q2 = h_queue(E->ctx, E->dev);
+        }
+        fill_pattern(E->b_init, BUF_SIZE, 11);
+        fill_pattern(E->t_init, sizeof E->t_init, 12);
+        cl_int e1 = 1, e2 = 1, e;
+        if (E->q && E->q2 &&
+            SUCCEEDED(gfx_buffer(&g, &E->rb, BUF_SIZE, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0,
+                                 E->b_init)) &&
+            SUCCEEDED(gfx_tex2d(&g, &E->rt, TEX_W, TEX_H, 1, 1, DXGI_FORMAT_R8G8B8A8_UNORM, 1, D3D11_USAGE_DEFAULT,
+                                D3D11_BIND_SHADER_RESOURCE, 0, 0, E->t_init))) {
+            h_at("%s: setup", s.name);
+            E->mb = sh_create_buffer(&s, E->ctx, 0, E->rb.p, &e1);
+            E->mt = sh_create_tex2d(&s, E->ctx, 0, E->rt.p, 0, &e2);
+            CHECK_ERR(e1, CL_SUCCESS);
+            CHECK_ERR(e2, CL_SUCCESS);
+            unsigned char sentinel[BUF_SIZE];
+            memset(sentinel, 0x5a, sizeof sentinel);
+            E->pb = clCreateBuffer(E->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, BUF_SIZE, sentinel, &e);
+            cl_image_format imf = {CL_RGBA, CL_UNORM_INT8};
+            cl_image_desc desc;
+            memset(&desc, 0, sizeof desc);
+            desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+            desc.image_width = desc.image_height = 16;
+            E->pi = clCreateImage(E->ctx, CL_MEM_READ_WRITE, &imf, &desc, NULL, &e);
+            if (E->mb && E->mt && E->pb && E->pi) {
+                arguments(E);
+                state_machine(E);
+                waits_for_wait_list(E);
+                not_acquired(E, "never acquired");
+                not_acquired(E, "after release");
+            }
+            if (E->mb)
+                clReleaseMemObject(E->mb);
+            if (E->mt)
+                clReleaseMemObject(E->mt);
+            if (E->pb)
+                clReleaseMemObject(E->pb);
+            if (E->pi)
+                clReleaseMemObject(E->pi);
+        }
+        res_free(&E->rb);
+        res_free(&E->rt);
+        h_drop_program();
+        if (E->q)
+            clReleaseCommandQueue(E->q);
+        if (E->q2)
+            clReleaseCommandQueue(E->q2);
+        if (E->ctx)
+            clReleaseContext(E->ctx);
+        free(E);
+        gfx_close(&g);
+    }
+    return h_end();
+}

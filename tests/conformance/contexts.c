@@ -1,0 +1,229 @@
+/* Contexts: CL_CONTEXT_D3D1x_DEVICE with clCreateContext and clCreateContextFromType, the properties
+ * query, PREFER_SHARED_RESOURCES, the Direct3D device's reference count, and every context error the
+ * specs name. Builds no kernel: this is the program run under valgrind. */
+#include "harness.h"
+
+/* CL_CONTEXT_PROPERTIES must return exactly the list the application passed. */
+static void check_properties(cl_context ctx, const cl_context_properties *want, size_t count)
+{
+    size_t size = 0;
+    CHECK_ERR(clGetContextInfo(ctx, CL_CONTEXT_PROPERTIES, 0, NULL, &size), CL_SUCCESS);
+    CHECK(size == count * sizeof *want);
+    cl_context_properties got[16];
+    memset(got, 0xab, sizeof got);
+    if (size <= sizeof got) {
+        CHECK_ERR(clGetContextInfo(ctx, CL_CONTEXT_PROPERTIES, sizeof got, got, NULL), CL_SUCCESS);
+        CHECK(memcmp(got, want, count * sizeof *want) == 0);
+    }
+}
+
+static void test_create(const sharing *s, gfx *g, cl_device_id dev)
+{
+    ULONG refs = com_refcount(g->device);
+    cl_int e = 1;
+    cl_context_properties platform = (cl_context_properties)s->platform;
+    cl_context_properties d3d = (cl_context_properties)g->device;
+
+    /* clCreateContext, platform first. */
+    h_at("%s: clCreateContext", s->name);
+    cl_context_properties p1[] = {CL_CONTEXT_PLATFORM, platform, s->ctx_device, d3d, 0};
+    cl_context ctx = clCreateContext(p1, 1, &dev, NULL, NULL, &e);
+    CHECK_ERR(e, CL_SUCCESS);
+    CHECK(ctx != NULL);
+    if (ctx) {
+        check_properties(ctx, p1, 5);
+        /* "will increment the internal Direct3D reference count on the specified Direct3D device" */
+        CHECK(com_refcount(g->device) == refs + 1);
+        /* Retaining the context takes no second device reference; the last release drops it. */
+        CHECK_ERR(clRetainContext(ctx), CL_SUCCESS);
+        CHECK(com_refcount(g->device) == refs + 1);
+        CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
+        CHECK(com_refcount(g->device) == refs + 1);
+        if (s->prefer_shared) {
+            /* KHR: CL_CONTEXT_D3D1x_PREFER_SHARED_RESOURCES_KHR is a cl_bool. */
+            h_at("%s: PREFER_SHARED_RESOURCES", s->name);
+            cl_bool pref = 0xdead;
+            size_t size = 0;
+            CHECK_ERR(clGetContextInfo(ctx, s->prefer_shared, sizeof pref, &pref, &size), CL_SUCCESS);
+            CHECK(size == sizeof(cl_bool));
+            CHECK(pref == CL_TRUE || pref == CL_FALSE);
+            CHECK_ERR(clGetContextInfo(ctx, s->prefer_shared, 0, NULL, &size), CL_SUCCESS);
+            CHECK(size == sizeof(cl_bool));
+            /* Core rule: a param_value_size smaller than the return type is CL_INVALID_VALUE. */
+            char tiny;
+            CHECK_ERR(clGetContextInfo(ctx, s->prefer_shared, 1, &tiny, NULL), CL_INVALID_VALUE);
+        }
+        h_at("%s: clReleaseContext", s->name);
+        CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
+        /* "decremented when the OpenCL reference count on the returned OpenCL context drops to zero" */
+        CHECK(com_refcount(g->device) == refs);
+    }
+
+    /* D3D property first, then the platform, with user sync on and off: the list comes back as given. */
+    for (int sync = 0; sync < 2; sync++) {
+        h_at("%s: D3D first, INTEROP_USER_SYNC=%d", s->name, sync);
+        cl_context_properties p2[] = {s->ctx_device, d3d, CL_CONTEXT_INTEROP_USER_SYNC, sync ? CL_TRUE : CL_FALSE,
+                                      CL_CONTEXT_PLATFORM, platform, 0};
+        ctx = clCreateContext(p2, 1, &dev, NULL, NULL, &e);
+        CHECK_ERR(e, CL_SUCCESS);
+        if (ctx) {
+            check_properties(ctx, p2, 7);
+            CHECK(com_refcount(g->device) == refs + 1);
+            CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
+        }
+        CHECK(com_refcount(g->device) == refs);
+    }
+
+    /* clCreateContextFromType, errcode_ret NULL. */
+    h_at("%s: clCreateContextFromType", s->name);
+    ctx = clCreateContextFromType(p1, CL_DEVICE_TYPE_ALL, NULL, NULL, NULL);
+    CHECK(ctx != NULL);
+    if (ctx) {
+        check_properties(ctx, p1, 5);
+        CHECK(com_refcount(g->device) == refs + 1);
+        cl_uint ndev = 0;
+        CHECK_ERR(clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof ndev, &ndev, NULL), CL_SUCCESS);
+        CHECK(ndev >= 1);
+        /* A second context holds a second reference. */
+        cl_context ctx2 = clCreateContextFromType(p1, CL_DEVICE_TYPE_DEFAULT, NULL, NULL, &e);
+        CHECK_ERR(e, CL_SUCCESS);
+        if (ctx2) {
+            CHECK(com_refcount(g->device) == refs + 2);
+            CHECK_ERR(clReleaseContext(ctx2), CL_SUCCESS);
+        }
+        CHECK(com_refcount(g->device) == refs + 1);
+        CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
+    }
+    CHECK(com_refcount(g->device) == refs);
+
+    /* "If a property is not specified in properties, then its default value (NULL) is used": a NULL
+     * device is the default, i.e. a context without Direct3D sharing, not an error ("CL_INVALID_D3D1x_DEVICE
+     * if the value of the property ... is non-NULL and does not specify a valid Direct3D device"). */
+    h_at("%s: NULL D3D device", s->name);
+    cl_context_properties p3[] = {CL_CONTEXT_PLATFORM, platform, s->ctx_device, 0, 0};
+    ctx = clCreateContext(p3, 1, &dev, NULL, NULL, &e);
+    CHECK_ERR(e, CL_SUCCESS);
+    if (ctx) {
+        check_properties(ctx, p3, 5);
+        /* It has no D3D device, so D3D objects cannot be made in it: "CL_INVALID_CONTEXT if context is not
+         * a valid context" / "created from a Direct3D device". */
+        res buf;
+        if (SUCCEEDED(gfx_buffer(g, &buf, 64, D3D11_USAGE_DEFAULT, D3D11_BIND_VERTEX_BUFFER, 0, 0, NULL))) {
+            cl_mem m = sh_create_buffer(s, ctx, CL_MEM_READ_WRITE, buf.p, &e);
+            CHECK(m == NULL);
+            CHECK_ERR(e, CL_INVALID_CONTEXT);
+            res_free(&buf);
+        }
+        CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
+    }
+}
+
+static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
+{
+    ULONG refs = com_refcount(g->device);
+    cl_int e;
+    cl_context ctx;
+    cl_context_properties platform = (cl_context_properties)s->platform;
+    cl_context_properties d3d = (cl_context_properties)g->device;
+
+    /* CL_INVALID_D3D1x_DEVICE if the value of the property is non-NULL and does not specify a valid
+     * Direct3D device: a COM object that is not one (it answers E_NOINTERFACE). (A device of the other
+     * Direct3D version is not used here: a runtime may give one device both faces, as DXVK does.) */
+    h_at("%s: not a D3D device", s->name);
+    fake_com fake;
+    fake_com_init(&fake);
+    cl_context_properties pf[] = {CL_CONTEXT_PLATFORM, platform, s->ctx_device, (cl_context_properties)&fake, 0};
+    e = CL_SUCCESS;
+    ctx = clCreateContext(pf, 1, &dev, NULL, NULL, &e);
+    CHECK(ctx == NULL);
+    CHECK_ERR(e, s->err_device);
+    e = CL_SUCCESS;
+    ctx = clCreateContextFromType(pf, CL_DEVICE_TYPE_ALL, NULL, NULL, &e);
+    CHECK(ctx == NULL);
+    CHECK_ERR(e, s->err_device);
+    CHECK(!fake.misused);
+    CHECK(fake.refs == 1);
+    /* CL_INVALID_OPERATION if Direct3D interoperability is specified ... and interoperability with
+     * another graphics API is also specified: D3D10 and D3D11 together, */
+    if (other->device) {
+        h_at("%s: D3D10 and D3D11 together", s->name);
+        cl_context_properties other_prop =
+            s->api == API_D3D11 ? CL_CONTEXT_D3D10_DEVICE_KHR : CL_CONTEXT_D3D11_DEVICE_KHR;
+        cl_context_properties pb[] = {CL_CONTEXT_PLATFORM, platform, s->ctx_device, d3d, other_prop,
+                                      (cl_context_properties)other->device, 0};
+        e = CL_SUCCESS;
+        ctx = clCreateContext(pb, 1, &dev, NULL, NULL, &e);
+        CHECK(ctx == NULL);
+        CHECK_ERR(e, CL_INVALID_OPERATION);
+        e = CL_SUCCESS;
+        ctx = clCreateContextFromType(pb, CL_DEVICE_TYPE_ALL, NULL, NULL, &e);
+        CHECK(ctx == NULL);
+        CHECK_ERR(e, CL_INVALID_OPERATION);
+    }
+    /* and Direct3D with OpenGL (CL_GL_CONTEXT_KHR, 0x2008). */
+    h_at("%s: D3D and OpenGL together", s->name);
+    cl_context_properties pg[] = {CL_CONTEXT_PLATFORM, platform, s->ctx_device, d3d, 0x2008,
+                                  (cl_context_properties)0x1234, 0};
+    e = CL_SUCCESS;
+    ctx = clCreateContext(pg, 1, &dev, NULL, NULL, &e);
+    CHECK(ctx == NULL);
+    CHECK_ERR(e, CL_INVALID_OPERATION);
+
+    /* Core rules the layer must keep for its own property: the same property twice is
+     * CL_INVALID_PROPERTY ("if the same property name is specified more than once"), */
+    h_at("%s: D3D property twice", s->name);
+    cl_context_properties pd[] = {CL_CONTEXT_PLATFORM, platform, s->ctx_device, d3d, s->ctx_device, d3d, 0};
+    e = CL_SUCCESS;
+    ctx = clCreateContext(pd, 1, &dev, NULL, NULL, &e);
+    CHECK(ctx == NULL);
+    CHECK_ERR(e, CL_INVALID_PROPERTY);
+    /* and so is a value that is not valid for a supported property (INTEROP_USER_SYNC is a cl_bool). */
+    h_at("%s: INTEROP_USER_SYNC = 2", s->name);
+    cl_context_properties pu[] = {CL_CONTEXT_PLATFORM, platform, s->ctx_device, d3d, CL_CONTEXT_INTEROP_USER_SYNC,
+                                  2, 0};
+    e = CL_SUCCESS;
+    ctx = clCreateContext(pu, 1, &dev, NULL, NULL, &e);
+    CHECK(ctx == NULL);
+    CHECK_ERR(e, CL_INVALID_PROPERTY);
+    /* Core errors still come through unchanged: no devices. */
+    h_at("%s: core errors", s->name);
+    cl_context_properties p1[] = {CL_CONTEXT_PLATFORM, platform, s->ctx_device, d3d, 0};
+    e = CL_SUCCESS;
+    ctx = clCreateContext(p1, 0, NULL, NULL, NULL, &e);
+    CHECK(ctx == NULL);
+    CHECK_ERR(e, CL_INVALID_VALUE);
+    /* No failed creation keeps a device reference. */
+    h_at("%s: refcount after errors", s->name);
+    CHECK(com_refcount(g->device) == refs);
+}
+
+int main(void)
+{
+    h_begin("contexts", 300);
+    cl_platform_id p = h_platform();
+    CHECK(p != NULL);
+    for (int i = 0; p && i < 4; i++) {
+        int api, nv;
+        if (!h_combo(i, &api, &nv))
+            continue;
+        sharing s;
+        h_at("%s: lookup", api == API_D3D11 ? (nv ? "D3D11/NV" : "D3D11/KHR") : (nv ? "D3D10/NV" : "D3D10/KHR"));
+        CHECK(sharing_init(&s, p, api, nv));
+        gfx g, other;
+        memset(&other, 0, sizeof other);
+        if (!gfx_open(&g, api))
+            continue;
+        gfx_open(&other, api == API_D3D11 ? API_D3D10 : API_D3D11);
+        cl_device_id dev = NULL;
+        h_at("%s: device", s.name);
+        CHECK_ERR(sh_get_device_ids(&s, p, s.src_device, g.device, s.set_preferred, 1, &dev, NULL), CL_SUCCESS);
+        if (dev) {
+            test_create(&s, &g, dev);
+            test_errors(&s, &g, &other, dev);
+        }
+        if (other.device)
+            gfx_close(&other);
+        gfx_close(&g);
+    }
+    return h_end();
+}

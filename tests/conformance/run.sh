@@ -1,0 +1,48 @@
+#!/bin/sh
+# Runs the suite: run.sh BUILD_DIR "VALGRIND CMD" "PROGRAMS" "PROGRAMS RUN AGAIN WITH THE STAGING STRATEGY"
+# Every program runs even when an earlier one failed; a program that ends without its
+# "<name>: N passed, N failed" line (a crash) counts as one failure. The last line sums them all.
+build=$1
+valgrind=$2
+programs=$3
+staged=$4
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+one() { # label, command...
+    label=$1
+    shift
+    start=$(date +%s)
+    "$@" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    last=$(tail -n 1 "$log")
+    p=$(printf '%s\n' "$last" | sed -n 's/^[A-Za-z0-9_]*: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
+    f=$(printf '%s\n' "$last" | sed -n 's/^[A-Za-z0-9_]*: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
+    if [ -z "$p" ]; then
+        echo "FAIL $label: ended without its result line (exit status $rc)"
+        p=0
+        f=1
+    elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "FAIL $label: exit status $rc"
+        f=1
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    echo "   ($label: $(($(date +%s) - start)) s)"
+}
+
+for prog in $programs; do
+    one "$prog" "$build/$prog"
+done
+for prog in $staged; do
+    one "$prog (staging)" env DXCL_STRATEGY=staging "$build/$prog"
+done
+if [ -n "$valgrind" ]; then
+    # shellcheck disable=SC2086 # the valgrind command is a word list
+    one "contexts (valgrind)" env DXCL_CONFORMANCE_ONLY=D3D11/KHR $valgrind "$build/contexts"
+fi
+echo "conformance: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
