@@ -1,1 +1,86 @@
-fn main() {}
+//! `dxcl`: the command line of the dxcl project.
+//!
+//! - `dxcl info`: OpenCL platforms and devices, Direct3D adapters, which extensions the layer adds
+//!   where, and which sharing strategy each (adapter, device) pairing gets.
+//! - `dxcl demo [--size N] [--out FILE]`: the main job on the embedded default.
+
+mod cl;
+mod d3d;
+mod demo;
+mod info;
+mod sharing;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: dxcl info\n       dxcl demo [--size N] [--out FILE.png]";
+
+/// Points the loader at the layer installed beside this program, unless the user chose one.
+/// Must run before the first OpenCL call: the loader reads `OPENCL_LAYERS` once, at start-up.
+fn ensure_layer() {
+    if std::env::var_os("OPENCL_LAYERS").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let Some(dir) = exe.parent() else { return };
+    // Installed layout (bin/dxcl, lib/libdxcl_layer.so), then cargo's (target/<profile>/).
+    for candidate in [
+        dir.join("../lib/libdxcl_layer.so"),
+        dir.join("libdxcl_layer.so"),
+    ] {
+        if let Ok(path) = candidate.canonicalize() {
+            std::env::set_var("OPENCL_LAYERS", path);
+            return;
+        }
+    }
+}
+
+fn parse_demo(args: &[String]) -> Result<demo::Options, String> {
+    let mut opts = demo::Options {
+        size: 512,
+        out: PathBuf::from("dxcl-demo.png"),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--size" => {
+                let v = it.next().ok_or("--size needs a value")?;
+                opts.size = v.parse().map_err(|_| format!("bad size {v}"))?;
+                if !(1..=8192).contains(&opts.size) {
+                    return Err("--size must be 1..=8192".into());
+                }
+            }
+            "--out" => opts.out = PathBuf::from(it.next().ok_or("--out needs a value")?),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(opts)
+}
+
+fn main() -> ExitCode {
+    ensure_layer();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("info") => info::run(),
+        Some("demo") => match parse_demo(&args[1..]) {
+            Ok(opts) => demo::run(&opts),
+            Err(e) => {
+                eprintln!("dxcl: {e}\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        },
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dxcl: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

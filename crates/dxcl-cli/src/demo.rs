@@ -1,0 +1,504 @@
+//! `dxcl demo`: the main job on the embedded default. Direct3D 11 fills a texture, an OpenCL kernel
+//! processes it in place through `cl_khr_d3d11_sharing`, Direct3D reads it back right after the
+//! release (no `clFinish`: the release's synchronisation guarantee is what makes this correct), the
+//! result is checked against the CPU and written to a PNG file.
+
+use crate::cl::{self, check as cl_check};
+use crate::d3d::{self, check as hr_check, Com};
+use crate::sharing::{self, *};
+use dxcl_abi::interop::*;
+use dxcl_abi::*;
+use opencl_sys::*;
+use std::ffi::{c_void, CString};
+use std::path::PathBuf;
+use std::ptr;
+use std::time::{Duration, Instant};
+
+pub struct Options {
+    pub size: u32,
+    pub out: PathBuf,
+}
+
+/// Inverts red, green and blue; alpha stays. Exact in UNORM8: (255 - x) / 255 converts back to 255 - x.
+const KERNEL_READ_WRITE: &str = r#"
+__kernel void invert(__read_write image2d_t img) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    float4 v = read_imagef(img, p);
+    write_imagef(img, p, (float4)(1.0f - v.x, 1.0f - v.y, 1.0f - v.z, v.w));
+}
+"#;
+
+/// For devices without read-write images: into a scratch image, then copied back in place.
+const KERNEL_TWO_IMAGES: &str = r#"
+__kernel void invert(__read_only image2d_t src, __write_only image2d_t dst) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    float4 v = read_imagef(src, p);
+    write_imagef(dst, p, (float4)(1.0f - v.x, 1.0f - v.y, 1.0f - v.z, v.w));
+}
+"#;
+
+/// The picture Direct3D starts from: colour bands, a gradient and a ring, so mistakes show.
+fn source_pixel(x: u32, y: u32, size: u32) -> [u8; 4] {
+    let cx = x as f32 / size as f32 - 0.5;
+    let cy = y as f32 / size as f32 - 0.5;
+    let ring = (((cx * cx + cy * cy).sqrt() * 24.0).sin() * 0.5 + 0.5) * 255.0;
+    [
+        (x * 255 / size.max(1)) as u8,
+        (y * 255 / size.max(1)) as u8,
+        ring as u8,
+        255,
+    ]
+}
+
+struct Timings {
+    acquire: Duration,
+    kernel: Duration,
+    release: Duration,
+    readback: Duration,
+}
+
+/// Releases an OpenCL object on drop.
+struct ClHandle<T: Copy>(T, unsafe extern "system" fn(T) -> cl_int);
+
+impl<T: Copy> Drop for ClHandle<T> {
+    fn drop(&mut self) {
+        // SAFETY: the handle holds one reference, released once.
+        unsafe { (self.1)(self.0) };
+    }
+}
+
+fn find_platform() -> Result<cl_platform_id, Box<dyn std::error::Error>> {
+    for p in cl::platforms()? {
+        let exts = cl::platform_string(p, CL_PLATFORM_EXTENSIONS)?;
+        if exts.split_whitespace().any(|e| e == "cl_khr_d3d11_sharing") {
+            return Ok(p);
+        }
+    }
+    Err("no OpenCL platform offers cl_khr_d3d11_sharing: is OPENCL_LAYERS pointing at libdxcl_layer.so?".into())
+}
+
+pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    let size = opts.size;
+    let (device, context) = d3d::create_device_on(ptr::null_mut())?;
+
+    // Direct3D produces the texture: created empty, then written with UpdateSubresource.
+    let desc = D3D11_TEXTURE2D_DESC {
+        Width: size,
+        Height: size,
+        MipLevels: 1,
+        ArraySize: 1,
+        Format: DXGI_FORMAT_R8G8B8A8_UNORM,
+        SampleDesc: DXGI_SAMPLE_DESC {
+            Count: 1,
+            Quality: 0,
+        },
+        Usage: D3D11_USAGE_DEFAULT,
+        BindFlags: (D3D11_BIND_SHADER_RESOURCE | D3D11_BIND_RENDER_TARGET) as u32,
+        CPUAccessFlags: 0,
+        MiscFlags: 0,
+    };
+    let mut texture: *mut ID3D11Texture2D = ptr::null_mut();
+    let dev = device.as_ptr();
+    // SAFETY: `dev` is live; `desc` and the out pointer are valid.
+    hr_check("ID3D11Device::CreateTexture2D", unsafe {
+        ((*(*dev).lpVtbl).CreateTexture2D)(dev, &desc, ptr::null(), &mut texture)
+    })?;
+    // SAFETY: success gave us one reference.
+    let texture = unsafe { Com::from_raw(texture) }.ok_or("CreateTexture2D returned no texture")?;
+    let source: Vec<u8> = (0..size)
+        .flat_map(|y| (0..size).flat_map(move |x| source_pixel(x, y, size)))
+        .collect();
+    let ctx = context.as_ptr();
+    // SAFETY: `source` holds `size` rows of `size * 4` bytes, the pitch given.
+    unsafe {
+        ((*(*ctx).lpVtbl).UpdateSubresource)(
+            ctx,
+            texture.as_ptr().cast(),
+            0,
+            ptr::null(),
+            source.as_ptr().cast(),
+            size * 4,
+            0,
+        )
+    };
+
+    // OpenCL: the platform with the extension, a device the layer matches to this D3D device.
+    let platform = find_platform()?;
+    // SAFETY: names and types agree with cl_d3d11.h.
+    let (get_ids, create_tex, acquire, release) = unsafe {
+        (
+            sharing::lookup::<GetDeviceIDsFromD3D11>(platform, "clGetDeviceIDsFromD3D11KHR"),
+            sharing::lookup::<CreateFromD3D11Texture2D>(platform, "clCreateFromD3D11Texture2DKHR"),
+            sharing::lookup::<EnqueueD3D11Objects>(platform, "clEnqueueAcquireD3D11ObjectsKHR"),
+            sharing::lookup::<EnqueueD3D11Objects>(platform, "clEnqueueReleaseD3D11ObjectsKHR"),
+        )
+    };
+    let (Some(get_ids), Some(create_tex), Some(acquire), Some(release)) =
+        (get_ids, create_tex, acquire, release)
+    else {
+        return Err("the platform lists cl_khr_d3d11_sharing but lacks its entry points".into());
+    };
+    let mut cl_device: cl_device_id = ptr::null_mut();
+    // SAFETY: one entry asked for, one offered.
+    cl_check("clGetDeviceIDsFromD3D11KHR", unsafe {
+        get_ids(
+            platform,
+            CL_D3D11_DEVICE_KHR,
+            dev.cast(),
+            CL_PREFERRED_DEVICES_FOR_D3D11_KHR,
+            1,
+            &mut cl_device,
+            ptr::null_mut(),
+        )
+    })?;
+    let props: [cl_context_properties; 5] = [
+        CL_CONTEXT_PLATFORM as cl_context_properties,
+        platform as cl_context_properties,
+        CL_CONTEXT_D3D11_DEVICE_KHR,
+        dev as cl_context_properties,
+        0,
+    ];
+    let mut err = 0;
+    // SAFETY: a zero-terminated property list and one valid device.
+    let cl_context = unsafe {
+        cl::clCreateContext(
+            props.as_ptr(),
+            1,
+            &cl_device,
+            ptr::null(),
+            ptr::null_mut(),
+            &mut err,
+        )
+    };
+    cl_check("clCreateContext", err)?;
+    let cl_context = ClHandle(cl_context, cl::clReleaseContext);
+    // SAFETY: valid context and device, no properties.
+    let queue = unsafe {
+        cl::clCreateCommandQueueWithProperties(cl_context.0, cl_device, ptr::null(), &mut err)
+    };
+    cl_check("clCreateCommandQueueWithProperties", err)?;
+    let queue = ClHandle(queue, cl::clReleaseCommandQueue);
+
+    let read_write: cl_uint =
+        cl::device_value(cl_device, CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS).unwrap_or(0);
+    let (source_code, options) = if read_write > 0 {
+        (KERNEL_READ_WRITE, "-cl-std=CL3.0")
+    } else {
+        (KERNEL_TWO_IMAGES, "")
+    };
+    let src = CString::new(source_code)?;
+    let src_ptr = src.as_ptr();
+    // SAFETY: one NUL-terminated source string.
+    let program =
+        unsafe { cl::clCreateProgramWithSource(cl_context.0, 1, &src_ptr, ptr::null(), &mut err) };
+    cl_check("clCreateProgramWithSource", err)?;
+    let program = ClHandle(program, cl::clReleaseProgram);
+    let options = CString::new(options)?;
+    // SAFETY: valid program, one device, NUL-terminated options.
+    let status = unsafe {
+        cl::clBuildProgram(
+            program.0,
+            1,
+            &cl_device,
+            options.as_ptr(),
+            ptr::null(),
+            ptr::null_mut(),
+        )
+    };
+    if status != CL_SUCCESS {
+        return Err(format!(
+            "clBuildProgram failed ({status}):\n{}",
+            cl::build_log(program.0, cl_device)
+        )
+        .into());
+    }
+    let kname = CString::new("invert")?;
+    // SAFETY: valid program and kernel name.
+    let kernel = unsafe { cl::clCreateKernel(program.0, kname.as_ptr(), &mut err) };
+    cl_check("clCreateKernel", err)?;
+    let kernel = ClHandle(kernel, cl::clReleaseKernel);
+
+    // The shared image: the texture's subresource 0, no copy made.
+    // SAFETY: valid context and texture; `err` receives the status.
+    let image = unsafe {
+        create_tex(
+            cl_context.0,
+            CL_MEM_READ_WRITE,
+            texture.as_ptr(),
+            0,
+            &mut err,
+        )
+    };
+    cl_check("clCreateFromD3D11Texture2DKHR", err)?;
+    let image = ClHandle(image, cl::clReleaseMemObject);
+    let zero_copy = zero_copy_evidence(&texture, image.0);
+
+    let scratch = if read_write > 0 {
+        None
+    } else {
+        let format = cl_image_format {
+            image_channel_order: CL_RGBA,
+            image_channel_data_type: CL_UNORM_INT8,
+        };
+        // SAFETY: cl_image_desc is plain data; all-zero is its "unset" value.
+        let mut idesc: cl_image_desc = unsafe { std::mem::zeroed() };
+        idesc.image_type = CL_MEM_OBJECT_IMAGE2D;
+        idesc.image_width = size as usize;
+        idesc.image_height = size as usize;
+        // SAFETY: valid context, format and description; no host pointer.
+        let m = unsafe {
+            cl::clCreateImage(
+                cl_context.0,
+                CL_MEM_READ_WRITE,
+                &format,
+                &idesc,
+                ptr::null_mut(),
+                &mut err,
+            )
+        };
+        cl_check("clCreateImage", err)?;
+        Some(ClHandle(m, cl::clReleaseMemObject))
+    };
+
+    let t0 = Instant::now();
+    // SAFETY: one valid cl_mem, no events.
+    cl_check("clEnqueueAcquireD3D11ObjectsKHR", unsafe {
+        acquire(queue.0, 1, &image.0, 0, ptr::null(), ptr::null_mut())
+    })?;
+    let t1 = Instant::now();
+    let global = [size as usize, size as usize];
+    // SAFETY: arguments are cl_mem handles of the kernel's image parameters.
+    unsafe {
+        cl_check(
+            "clSetKernelArg",
+            cl::clSetKernelArg(
+                kernel.0,
+                0,
+                std::mem::size_of::<cl_mem>(),
+                (&image.0 as *const cl_mem).cast(),
+            ),
+        )?;
+        if let Some(s) = &scratch {
+            cl_check(
+                "clSetKernelArg",
+                cl::clSetKernelArg(
+                    kernel.0,
+                    1,
+                    std::mem::size_of::<cl_mem>(),
+                    (&s.0 as *const cl_mem).cast(),
+                ),
+            )?;
+        }
+        cl_check(
+            "clEnqueueNDRangeKernel",
+            cl::clEnqueueNDRangeKernel(
+                queue.0,
+                kernel.0,
+                2,
+                ptr::null(),
+                global.as_ptr(),
+                ptr::null(),
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            ),
+        )?;
+        if let Some(s) = &scratch {
+            let origin = [0usize; 3];
+            let region = [size as usize, size as usize, 1];
+            cl_check(
+                "clEnqueueCopyImage",
+                cl::clEnqueueCopyImage(
+                    queue.0,
+                    s.0,
+                    image.0,
+                    origin.as_ptr(),
+                    origin.as_ptr(),
+                    region.as_ptr(),
+                    0,
+                    ptr::null(),
+                    ptr::null_mut(),
+                ),
+            )?;
+        }
+    }
+    let t2 = Instant::now();
+    // SAFETY: one valid, acquired cl_mem, no events.
+    cl_check("clEnqueueReleaseD3D11ObjectsKHR", unsafe {
+        release(queue.0, 1, &image.0, 0, ptr::null(), ptr::null_mut())
+    })?;
+    let t3 = Instant::now();
+
+    // Direct3D reads the result straight away: staging copy, then Map. No clFinish.
+    let result = read_back(&device, &context, &texture, size)?;
+    let t4 = Instant::now();
+    let timings = Timings {
+        acquire: t1 - t0,
+        kernel: t2 - t1,
+        release: t3 - t2,
+        readback: t4 - t3,
+    };
+
+    let mismatches = source
+        .chunks_exact(4)
+        .zip(result.chunks_exact(4))
+        .filter(|(s, r)| {
+            r[0] != 255 - s[0] || r[1] != 255 - s[1] || r[2] != 255 - s[2] || r[3] != s[3]
+        })
+        .count();
+    write_png(&opts.out, size, &result)?;
+
+    let device_name = cl::device_string(cl_device, CL_DEVICE_NAME)?;
+    let platform_name = cl::platform_string(platform, CL_PLATFORM_NAME)?;
+    println!(
+        "dxcl demo: {size}x{size} DXGI_FORMAT_R8G8B8A8_UNORM texture, Direct3D 11 software adapter"
+    );
+    println!("  OpenCL device: {device_name} ({platform_name})");
+    println!(
+        "  kernel: invert RGB in place ({})",
+        if scratch.is_none() {
+            "read-write image"
+        } else {
+            "scratch image + clEnqueueCopyImage"
+        }
+    );
+    println!("  sharing: {zero_copy}");
+    println!(
+        "  timings: acquire {:.3} ms, kernel enqueue {:.3} ms, release {:.3} ms, D3D read-back (waits for CL) {:.3} ms",
+        ms(timings.acquire),
+        ms(timings.kernel),
+        ms(timings.release),
+        ms(timings.readback)
+    );
+    println!(
+        "  check: {} of {} pixels wrong",
+        mismatches,
+        size as usize * size as usize
+    );
+    println!("  image: {}", opts.out.display());
+    if mismatches != 0 {
+        return Err(format!("{mismatches} pixels differ from the CPU reference").into());
+    }
+    println!("dxcl demo: OK");
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Whether the CL image uses the texture's own memory: the layer's host-pointer strategy creates it
+/// with CL_MEM_USE_HOST_PTR at the subresource's address, which CL_MEM_HOST_PTR reports back.
+fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> String {
+    let mut host: *mut c_void = ptr::null_mut();
+    // SAFETY: a pointer-sized query into a pointer.
+    let status = unsafe {
+        cl::clGetMemObjectInfo(
+            image,
+            CL_MEM_HOST_PTR,
+            std::mem::size_of::<*mut c_void>(),
+            (&mut host as *mut *mut c_void).cast(),
+            ptr::null_mut(),
+        )
+    };
+    let Some(interop) = texture.query::<IDxclInteropResource>() else {
+        return "staging copy (the texture has no dxcl interop interface)".into();
+    };
+    let mut mem = DXCL_RESOURCE_MEMORY::default();
+    let mut layout = DXCL_SUBRESOURCE_LAYOUT::default();
+    let p = interop.as_ptr();
+    // SAFETY: `p` is live; the out structs are valid.
+    let ok = unsafe {
+        SUCCEEDED(((*(*p).lpVtbl).GetMemory)(p, &mut mem))
+            && SUCCEEDED(((*(*p).lpVtbl).GetSubresourceLayout)(p, 0, &mut layout))
+    };
+    if status == CL_SUCCESS && ok && !host.is_null() && mem.Kind == DXCL_MEMORY_KIND_HOST {
+        let texel0 = (mem.pHost as usize).wrapping_add(layout.Offset as usize);
+        if host as usize == texel0 {
+            return format!(
+                "zero-copy host pointer: the CL image's CL_MEM_HOST_PTR is the texture's memory ({host:p}, row pitch {} bytes)",
+                layout.RowPitch
+            );
+        }
+    }
+    "staging copy (the CL image has its own memory)".into()
+}
+
+fn read_back(
+    device: &Com<ID3D11Device>,
+    context: &Com<ID3D11DeviceContext>,
+    texture: &Com<ID3D11Texture2D>,
+    size: u32,
+) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let desc = D3D11_TEXTURE2D_DESC {
+        Width: size,
+        Height: size,
+        MipLevels: 1,
+        ArraySize: 1,
+        Format: DXGI_FORMAT_R8G8B8A8_UNORM,
+        SampleDesc: DXGI_SAMPLE_DESC {
+            Count: 1,
+            Quality: 0,
+        },
+        Usage: D3D11_USAGE_STAGING,
+        BindFlags: 0,
+        CPUAccessFlags: D3D11_CPU_ACCESS_READ as u32,
+        MiscFlags: 0,
+    };
+    let dev = device.as_ptr();
+    let mut staging: *mut ID3D11Texture2D = ptr::null_mut();
+    // SAFETY: `dev` is live; `desc` and the out pointer are valid.
+    hr_check("ID3D11Device::CreateTexture2D", unsafe {
+        ((*(*dev).lpVtbl).CreateTexture2D)(dev, &desc, ptr::null(), &mut staging)
+    })?;
+    // SAFETY: success gave us one reference.
+    let staging = unsafe { Com::from_raw(staging) }.ok_or("no staging texture")?;
+    let ctx = context.as_ptr();
+    let mut mapped = D3D11_MAPPED_SUBRESOURCE::default();
+    // SAFETY: both resources are live and ours; `mapped` is a valid out struct.
+    unsafe {
+        ((*(*ctx).lpVtbl).CopyResource)(ctx, staging.as_ptr().cast(), texture.as_ptr().cast());
+        hr_check(
+            "ID3D11DeviceContext::Map",
+            ((*(*ctx).lpVtbl).Map)(
+                ctx,
+                staging.as_ptr().cast(),
+                0,
+                D3D11_MAP_READ,
+                0,
+                &mut mapped,
+            ),
+        )?;
+    }
+    let row = size as usize * 4;
+    let mut out = vec![0u8; row * size as usize];
+    for y in 0..size as usize {
+        // SAFETY: a mapped subresource holds `size` rows of at least `row` bytes, RowPitch apart.
+        let src = unsafe {
+            std::slice::from_raw_parts(
+                (mapped.pData as *const u8).add(y * mapped.RowPitch as usize),
+                row,
+            )
+        };
+        out[y * row..(y + 1) * row].copy_from_slice(src);
+    }
+    // SAFETY: the subresource was mapped above.
+    unsafe { ((*(*ctx).lpVtbl).Unmap)(ctx, staging.as_ptr().cast(), 0) };
+    Ok(out)
+}
+
+fn write_png(
+    path: &std::path::Path,
+    size: u32,
+    rgba: &[u8],
+) -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut encoder = png::Encoder::new(file, size, size);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.write_header()?.write_image_data(rgba)?;
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! `dxcl info`: what the layer adds where, which D3D adapters exist, and which sharing strategy
+//! each (adapter, CL device) pairing gets.
+
+use crate::{cl, d3d, sharing};
+use dxcl_abi::interop::DXCL_BACKEND_KIND_HOST;
+use dxcl_layer::strategy;
+use opencl_sys::*;
+
+const EXTENSIONS: [&str; 4] = [
+    "cl_khr_d3d10_sharing",
+    "cl_khr_d3d11_sharing",
+    "cl_nv_d3d10_sharing",
+    "cl_nv_d3d11_sharing",
+];
+
+fn d3d_extensions(list: &str) -> Vec<&'static str> {
+    let words: Vec<&str> = list.split_whitespace().collect();
+    EXTENSIONS
+        .iter()
+        .copied()
+        .filter(|e| words.contains(e))
+        .collect()
+}
+
+fn device_type(t: cl_device_type) -> &'static str {
+    match t {
+        t if t & CL_DEVICE_TYPE_GPU != 0 => "GPU",
+        t if t & CL_DEVICE_TYPE_CPU != 0 => "CPU",
+        t if t & CL_DEVICE_TYPE_ACCELERATOR != 0 => "accelerator",
+        _ => "other",
+    }
+}
+
+fn yes(b: cl_bool) -> &'static str {
+    if b != 0 {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+pub fn run() -> Result<(), Box<dyn std::error::Error>> {
+    println!(
+        "OPENCL_LAYERS={}",
+        std::env::var("OPENCL_LAYERS").unwrap_or_else(|_| "(unset)".into())
+    );
+    let adapters = d3d::adapters()?;
+    println!("Direct3D adapters (dxcl runtime):");
+    for (i, a) in adapters.iter().enumerate() {
+        println!(
+            "  [{i}] {} — vendor 0x{:04x}, device 0x{:04x}, LUID {:08x}:{:08x}, backend {}{}",
+            a.description,
+            a.vendor_id,
+            a.device_id,
+            a.luid.HighPart,
+            a.luid.LowPart,
+            a.backend.map(d3d::backend_name).unwrap_or("unknown"),
+            if a.flags & dxcl_abi::DXGI_ADAPTER_FLAG_SOFTWARE as u32 != 0 {
+                ", software"
+            } else {
+                ""
+            }
+        );
+    }
+
+    println!("OpenCL platforms:");
+    for (pi, p) in cl::platforms()?.into_iter().enumerate() {
+        let name = cl::platform_string(p, CL_PLATFORM_NAME)?;
+        let version = cl::platform_string(p, CL_PLATFORM_VERSION)?;
+        let exts = cl::platform_string(p, CL_PLATFORM_EXTENSIONS)?;
+        let added = d3d_extensions(&exts);
+        println!("  [{pi}] {name} — {version}");
+        println!(
+            "      D3D sharing extensions: {}",
+            if added.is_empty() {
+                "none (is the layer loaded?)".into()
+            } else {
+                added.join(" ")
+            }
+        );
+        let devices = cl::devices(p)?;
+        for (di, d) in devices.iter().enumerate() {
+            let dname = cl::device_string(*d, CL_DEVICE_NAME)?;
+            let ty: cl_device_type = cl::device_value(*d, CL_DEVICE_TYPE)?;
+            let images: cl_bool = cl::device_value(*d, CL_DEVICE_IMAGE_SUPPORT)?;
+            let unified: cl_bool = cl::device_value(*d, CL_DEVICE_HOST_UNIFIED_MEMORY)?;
+            let dexts = cl::device_string(*d, CL_DEVICE_EXTENSIONS)?;
+            println!(
+                "      device [{di}] {dname} ({}): images {}, host-unified memory {}, D3D extensions: {}",
+                device_type(ty),
+                yes(images),
+                yes(unified),
+                d3d_extensions(&dexts).len()
+            );
+        }
+        for (ai, a) in adapters.iter().enumerate() {
+            let matched = sharing::devices_for_adapter(p, a.adapter.as_ptr())?;
+            let indices: Vec<String> = matched
+                .iter()
+                .filter_map(|m| devices.iter().position(|d| d == m))
+                .map(|i| format!("[{i}]"))
+                .collect();
+            println!(
+                "      adapter [{ai}] → preferred CL devices (clGetDeviceIDsFromD3D11KHR): {}",
+                if indices.is_empty() {
+                    "none".into()
+                } else {
+                    indices.join(" ")
+                }
+            );
+            for m in &matched {
+                let unified: cl_bool = cl::device_value(*m, CL_DEVICE_HOST_UNIFIED_MEMORY)?;
+                let inputs = strategy::Inputs {
+                    interop_resource: a.backend.is_some(),
+                    host_memory: a.backend == Some(DXCL_BACKEND_KIND_HOST),
+                    devices_host_unified: unified != 0,
+                    forced_staging: strategy::forced_staging_from_env(),
+                };
+                let di = devices.iter().position(|d| d == m).unwrap_or(0);
+                println!(
+                    "        sharing adapter [{ai}] ↔ device [{di}]: {}",
+                    strategy::describe(&inputs)
+                );
+            }
+        }
+    }
+    Ok(())
+}

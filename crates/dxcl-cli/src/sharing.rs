@@ -1,0 +1,93 @@
+//! The sharing entry points, looked up through the loader as every application must.
+
+use crate::cl;
+use dxcl_abi::{ID3D11Texture2D, IDXGIAdapter1};
+use opencl_sys::*;
+use std::ffi::{c_void, CString};
+
+pub const CL_D3D11_DXGI_ADAPTER_KHR: cl_uint = 0x401A;
+pub const CL_D3D11_DEVICE_KHR: cl_uint = 0x4019;
+pub const CL_PREFERRED_DEVICES_FOR_D3D11_KHR: cl_uint = 0x401B;
+pub const CL_CONTEXT_D3D11_DEVICE_KHR: cl_context_properties = 0x401D;
+
+pub type GetDeviceIDsFromD3D11 = unsafe extern "system" fn(
+    cl_platform_id,
+    cl_uint,
+    *mut c_void,
+    cl_uint,
+    cl_uint,
+    *mut cl_device_id,
+    *mut cl_uint,
+) -> cl_int;
+pub type CreateFromD3D11Texture2D = unsafe extern "system" fn(
+    cl_context,
+    cl_mem_flags,
+    *mut ID3D11Texture2D,
+    cl_uint,
+    *mut cl_int,
+) -> cl_mem;
+pub type EnqueueD3D11Objects = unsafe extern "system" fn(
+    cl_command_queue,
+    cl_uint,
+    *const cl_mem,
+    cl_uint,
+    *const cl_event,
+    *mut cl_event,
+) -> cl_int;
+
+/// Looks an extension function up for `platform`; `None` when the platform does not have it.
+///
+/// # Safety
+/// `F` must be the function pointer type of the entry point called `name`.
+pub unsafe fn lookup<F: Copy>(platform: cl_platform_id, name: &str) -> Option<F> {
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
+    let cname = CString::new(name).ok()?;
+    // SAFETY: a plain query of the loader with a valid C string.
+    let f = unsafe { cl::clGetExtensionFunctionAddressForPlatform(platform, cname.as_ptr()) };
+    // SAFETY: the caller names the type of this entry point, and `F` is pointer-sized.
+    (!f.is_null()).then(|| unsafe { std::mem::transmute_copy::<*mut c_void, F>(&f) })
+}
+
+/// The CL devices of `platform` that the layer matches to a DXGI adapter (the preferred set).
+pub fn devices_for_adapter(
+    platform: cl_platform_id,
+    adapter: *mut IDXGIAdapter1,
+) -> Result<Vec<cl_device_id>, cl::ClError> {
+    // SAFETY: the name and the type agree (cl_d3d11.h).
+    let Some(get) =
+        (unsafe { lookup::<GetDeviceIDsFromD3D11>(platform, "clGetDeviceIDsFromD3D11KHR") })
+    else {
+        return Ok(Vec::new());
+    };
+    let mut n = 0;
+    // SAFETY: the size query writes only `n`; the adapter is live.
+    let status = unsafe {
+        get(
+            platform,
+            CL_D3D11_DXGI_ADAPTER_KHR,
+            adapter.cast(),
+            CL_PREFERRED_DEVICES_FOR_D3D11_KHR,
+            0,
+            std::ptr::null_mut(),
+            &mut n,
+        )
+    };
+    if status == CL_DEVICE_NOT_FOUND {
+        return Ok(Vec::new());
+    }
+    cl::check("clGetDeviceIDsFromD3D11KHR", status)?;
+    let mut ids = vec![std::ptr::null_mut(); n as usize];
+    // SAFETY: `ids` has room for `n` handles.
+    cl::check("clGetDeviceIDsFromD3D11KHR", unsafe {
+        get(
+            platform,
+            CL_D3D11_DXGI_ADAPTER_KHR,
+            adapter.cast(),
+            CL_PREFERRED_DEVICES_FOR_D3D11_KHR,
+            n,
+            ids.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    })?;
+    Ok(ids)
+}
