@@ -10,6 +10,11 @@ use crate::com::dxgi::Factory;
 use crate::com::guard::guard;
 use crate::com::object::{face, query_interface, release};
 
+pub use crate::com::d3d10::exports::{
+    D3D10CreateDevice, D3D10CreateDevice1, D3D10CreateDeviceAndSwapChain,
+    D3D10CreateDeviceAndSwapChain1,
+};
+
 /// Creates a device on the adapter `pAdapter` (or the one the driver type selects).
 ///
 /// # Safety

@@ -38,7 +38,8 @@ pub struct Device {
     context: *mut Context,
     pub feature_level: D3D_FEATURE_LEVEL,
     pub creation_flags: u32,
-    exception_mode: AtomicU32,
+    /// `SetExceptionMode` flags (shared with the D3D10 face).
+    pub(crate) exception_mode: AtomicU32,
     gpu_thread_priority: AtomicI32,
     max_frame_latency: AtomicU32,
 }
@@ -75,13 +76,18 @@ unsafe impl ComObject for Device {
         ]
     }
     fn face_for(&self, riid: &GUID) -> Option<usize> {
-        if iid_in(riid, &[IID_IUnknown, IID_ID3D11Device]) {
+        // A device made by D3D10CreateDevice (D3D10 face set) is a D3D10 device: IUnknown is its
+        // D3D10 face and it does not answer ID3D11Device (as on Windows).
+        let d3d10 = !self.d3d10.is_null();
+        if d3d10 && iid_in(riid, &[IID_IUnknown]) {
+            Some(D3D10_DEVICE_FACE)
+        } else if !d3d10 && iid_in(riid, &[IID_IUnknown, IID_ID3D11Device]) {
             Some(DEVICE_FACE)
         } else if iid_in(riid, &[IID_IDXGIObject, IID_IDXGIDevice, IID_IDXGIDevice1]) {
             Some(DXGI_DEVICE_FACE)
         } else if iid_in(riid, &[IID_IDxclInteropDevice]) {
             Some(INTEROP_DEVICE_FACE)
-        } else if !self.d3d10.is_null() && iid_in(riid, &[IID_ID3D10Device, IID_ID3D10Device1]) {
+        } else if d3d10 && iid_in(riid, &[IID_ID3D10Device, IID_ID3D10Device1]) {
             Some(D3D10_DEVICE_FACE)
         } else if !self.d3d10_multithread.is_null() && iid_in(riid, &[IID_ID3D10MULTITHREAD]) {
             Some(D3D10_MULTITHREAD_FACE)

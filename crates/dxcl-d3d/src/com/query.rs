@@ -60,17 +60,24 @@ unsafe impl ComObject for Query {
         &[QUERY_FACE, D3D10_QUERY_FACE]
     }
     fn face_for(&self, riid: &GUID) -> Option<usize> {
-        if iid_in(
-            riid,
-            &[
-                IID_IUnknown,
-                IID_ID3D11DeviceChild,
-                IID_ID3D11Asynchronous,
-                IID_ID3D11Query,
-            ],
-        ) {
+        // A query of a D3D10 device (D3D10 face set) answers IUnknown with its D3D10 face and no
+        // D3D11 interface; a D3D11 query answers no D3D10 interface.
+        let d3d10 = !self.d3d10.is_null();
+        if d3d10 && iid_in(riid, &[IID_IUnknown]) {
+            Some(D3D10_QUERY_FACE)
+        } else if !d3d10
+            && iid_in(
+                riid,
+                &[
+                    IID_IUnknown,
+                    IID_ID3D11DeviceChild,
+                    IID_ID3D11Asynchronous,
+                    IID_ID3D11Query,
+                ],
+            )
+        {
             Some(QUERY_FACE)
-        } else if !self.d3d10.is_null()
+        } else if d3d10
             && iid_in(
                 riid,
                 &[

@@ -69,7 +69,8 @@ pub struct Resource {
     allocation: Allocation,
     mapped: Mutex<Vec<bool>>,
     pending: Mutex<Vec<PendingWork>>,
-    eviction_priority: AtomicU32,
+    /// `SetEvictionPriority` value (shared by the D3D11, D3D10 and DXGI faces).
+    pub(crate) eviction_priority: AtomicU32,
 }
 
 // SAFETY: vtable pointers refer to immutable statics; pending contexts are opaque values the layer
@@ -108,10 +109,17 @@ unsafe impl ComObject for Resource {
             Dimension::Texture2D => IID_ID3D10Texture2D,
             Dimension::Texture3D => IID_ID3D10Texture3D,
         };
-        if iid_in(
-            riid,
-            &[IID_IUnknown, IID_ID3D11DeviceChild, IID_ID3D11Resource, own],
-        ) {
+        // A resource of a D3D10 device (D3D10 face set) answers IUnknown with its D3D10 face and
+        // no D3D11 interface; a D3D11 resource answers no D3D10 interface.
+        let d3d10 = !self.d3d10.is_null();
+        if d3d10 && iid_in(riid, &[IID_IUnknown]) {
+            Some(D3D10_FACE)
+        } else if !d3d10
+            && iid_in(
+                riid,
+                &[IID_IUnknown, IID_ID3D11DeviceChild, IID_ID3D11Resource, own],
+            )
+        {
             Some(D3D11_FACE)
         } else if iid_in(
             riid,
@@ -120,9 +128,7 @@ unsafe impl ComObject for Resource {
             Some(DXGI_FACE)
         } else if iid_in(riid, &[IID_IDxclInteropResource]) {
             Some(INTEROP_FACE)
-        } else if !self.d3d10.is_null()
-            && iid_in(riid, &[IID_ID3D10DeviceChild, IID_ID3D10Resource, own10])
-        {
+        } else if d3d10 && iid_in(riid, &[IID_ID3D10DeviceChild, IID_ID3D10Resource, own10]) {
             Some(D3D10_FACE)
         } else {
             None
