@@ -72,11 +72,16 @@ static void arguments(env *E)
     CHECK_ERR(sh_acquire(s, E->q, 2, with_plain, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
     CHECK_ERR(sh_acquire(s, E->q, 1, with_image, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
     CHECK_ERR(sh_acquire(s, E->q, 2, with_null, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
-    CHECK_ERR(sh_release(s, E->q, 1, &E->pb, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
-    CHECK_ERR(sh_release(s, E->q, 2, with_null, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
     /* A failed call acquires nothing: the D3D objects in those lists are still not acquired. */
     CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 0, NULL, NULL), s->err_not_acquired);
     CHECK_ERR(sh_release(s, E->q, 1, &E->mt, 0, NULL, NULL), s->err_not_acquired);
+    /* Release, with the D3D objects acquired (so no other error applies), and a failed release releases
+     * nothing. */
+    CHECK_ERR(sh_acquire(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->pb, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+    CHECK_ERR(sh_release(s, E->q, 2, with_null, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+    CHECK_ERR(sh_release(s, E->q, 2, with_plain, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+    CHECK_ERR(sh_release(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
 
     /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
     h_at("%s: CL_INVALID_COMMAND_QUEUE", s->name);
@@ -351,7 +356,7 @@ static void not_acquired(env *E, const char *when)
 
 int main(void)
 {
-    h_begin("acquire", 300);
+    h_begin("acquire", 60);
     cl_platform_id p = h_platform();
     CHECK(p != NULL);
     for (int i = 0; p && i < 4; i++) {

@@ -36,7 +36,7 @@ static void data_path(env *E, UINT size, UINT usage, UINT bind, UINT cpu, const 
         goto out;
     }
     /* "This call will increment the internal Direct3D reference count on resource." */
-    CHECK(com_refcount(r.p) == refs + 1);
+    CHECK_EQ(com_refcount(r.p), refs + 1);
     /* "The size of the returned OpenCL buffer object is the same as the size of resource." */
     size_t msize = 0, ret = 0;
     CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof msize, &msize, NULL), CL_SUCCESS);
@@ -52,7 +52,7 @@ static void data_path(env *E, UINT size, UINT usage, UINT bind, UINT cpu, const 
     CHECK_ERR(clGetMemObjectInfo(m, s->mem_resource, sizeof back, &back, &ret), CL_SUCCESS);
     CHECK(back == r.p);
     CHECK(ret == sizeof(void *));
-    CHECK(com_refcount(r.p) == refs + 1); /* the query hands out no reference */
+    CHECK_EQ(com_refcount(r.p), refs + 1); /* the query hands out no reference */
 
     /* Direct3D's data is what OpenCL sees after the acquire. */
     CHECK_ERR(sh_acquire(s, E->q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
@@ -109,7 +109,7 @@ static void data_path(env *E, UINT size, UINT usage, UINT bind, UINT cpu, const 
     CHECK_ERR(clFinish(E->q), CL_SUCCESS);
     CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
     /* "decremented when the OpenCL reference count on the returned OpenCL memory object drops to zero" */
-    CHECK(com_refcount(r.p) == refs);
+    CHECK_EQ(com_refcount(r.p), refs);
     res_free(&r);
 out:
     free(init);
@@ -139,15 +139,15 @@ static void release_order(env *E)
         res_free(&r);
         return;
     }
-    CHECK(com_release(r.p) == base); /* app: one left; the layer holds one */
+    CHECK_EQ(com_release(r.p), base); /* app: one left; the layer holds one */
     CHECK_ERR(sh_acquire(s, E->q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
     CHECK_ERR(clEnqueueReadBuffer(E->q, m, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL), CL_SUCCESS);
     CHECK(memcmp(got, init, sizeof got) == 0);
     CHECK_ERR(sh_release(s, E->q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
     CHECK_ERR(clFinish(E->q), CL_SUCCESS);
     CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
-    CHECK(com_refcount(r.p) == base - 1);
-    CHECK(com_release(r.p) == 0);
+    CHECK_EQ(com_refcount(r.p), base - 1);
+    CHECK_EQ(com_release(r.p), 0);
     r.p = NULL;
 
     /* All application references gone while the cl_mem lives: it still works. */
@@ -156,7 +156,7 @@ static void release_order(env *E)
         return;
     m = sh_create_buffer(s, E->ctx, CL_MEM_READ_ONLY, r.p, &e);
     CHECK_ERR(e, CL_SUCCESS);
-    CHECK(com_release(r.p) == 1);
+    CHECK_EQ(com_release(r.p), 1);
     r.p = NULL;
     if (m) {
         CHECK_ERR(sh_acquire(s, E->q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
@@ -214,7 +214,7 @@ static void errors(env *E, gfx *second)
             clReleaseMemObject(m);
     }
     h_at("%s: refcount after flag errors", s->name);
-    CHECK(com_refcount(r.p) == refs);
+    CHECK_EQ(com_refcount(r.p), refs);
 
     /* CL_INVALID_D3D1x_RESOURCE if a cl_mem from resource has already been created; after the first is
      * gone a new one can be made. */
@@ -238,7 +238,7 @@ static void errors(env *E, gfx *second)
     CHECK_ERR(e, CL_SUCCESS);
     if (m)
         clReleaseMemObject(m);
-    CHECK(com_refcount(r.p) == refs);
+    CHECK_EQ(com_refcount(r.p), refs);
 
     /* CL_INVALID_D3D1x_RESOURCE if resource is not a Direct3D buffer resource: a texture, NULL, a COM
      * object that is no Direct3D resource. */
@@ -262,7 +262,7 @@ static void errors(env *E, gfx *second)
     CHECK(m == NULL);
     CHECK_ERR(e, s->err_resource);
     CHECK(!fake.misused);
-    CHECK(fake.refs == 1);
+    CHECK_EQ(fake.refs, 1);
 
     /* ...if resource was created with D3D1x_USAGE_IMMUTABLE, */
     h_at("%s: IMMUTABLE", s->name);
@@ -274,7 +274,7 @@ static void errors(env *E, gfx *second)
         m = sh_create_buffer(s, E->ctx, 0, imm.p, &e);
         CHECK(m == NULL);
         CHECK_ERR(e, s->err_resource);
-        CHECK(com_refcount(imm.p) == irefs);
+        CHECK_EQ(com_refcount(imm.p), irefs);
         res_free(&imm);
     }
     /* ...or if context was not created against the same Direct3D device from which resource was
@@ -352,18 +352,24 @@ static void errors(env *E, gfx *second)
         cl_mem_info other = s->api == API_D3D11 ? CL_MEM_D3D10_RESOURCE_KHR : CL_MEM_D3D11_RESOURCE_KHR;
         cl_int other_err = s->api == API_D3D11 ? CL_INVALID_D3D10_RESOURCE_KHR : CL_INVALID_D3D11_RESOURCE_KHR;
         CHECK_ERR(clGetMemObjectInfo(m, other, sizeof back, &back, NULL), other_err);
-        /* A buffer is not an image: clGetImageInfo is CL_INVALID_MEM_OBJECT. */
+        /* A buffer is not an image: "CL_INVALID_MEM_OBJECT if image is not a valid image object"; the
+         * D3D error ("image was not created by clCreateFromD3D1xTexture2D/3D") is literally true too,
+         * and the specs give no precedence, so either is accepted. */
         cl_uint sub = 0;
-        CHECK_ERR(clGetImageInfo(m, s->image_subresource, sizeof sub, &sub, NULL), CL_INVALID_MEM_OBJECT);
+        e = clGetImageInfo(m, s->image_subresource, sizeof sub, &sub, NULL);
+        if (e == CL_INVALID_MEM_OBJECT || e == s->err_resource)
+            h_pass();
+        else
+            h_fail(__FILE__, __LINE__, "clGetImageInfo(buffer, SUBRESOURCE) = %s", cl_err_name(e));
         clReleaseMemObject(m);
     }
-    CHECK(com_refcount(r.p) == refs);
+    CHECK_EQ(com_refcount(r.p), refs);
     res_free(&r);
 }
 
 int main(void)
 {
-    h_begin("buffers", 400);
+    h_begin("buffers", 90);
     cl_platform_id p = h_platform();
     CHECK(p != NULL);
     for (int i = 0; p && i < 4; i++) {

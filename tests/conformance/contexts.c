@@ -33,12 +33,12 @@ static void test_create(const sharing *s, gfx *g, cl_device_id dev)
     if (ctx) {
         check_properties(ctx, p1, 5);
         /* "will increment the internal Direct3D reference count on the specified Direct3D device" */
-        CHECK(com_refcount(g->device) == refs + 1);
+        CHECK_EQ(com_refcount(g->device), refs + 1);
         /* Retaining the context takes no second device reference; the last release drops it. */
         CHECK_ERR(clRetainContext(ctx), CL_SUCCESS);
-        CHECK(com_refcount(g->device) == refs + 1);
+        CHECK_EQ(com_refcount(g->device), refs + 1);
         CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
-        CHECK(com_refcount(g->device) == refs + 1);
+        CHECK_EQ(com_refcount(g->device), refs + 1);
         if (s->prefer_shared) {
             /* KHR: CL_CONTEXT_D3D1x_PREFER_SHARED_RESOURCES_KHR is a cl_bool. */
             h_at("%s: PREFER_SHARED_RESOURCES", s->name);
@@ -56,7 +56,7 @@ static void test_create(const sharing *s, gfx *g, cl_device_id dev)
         h_at("%s: clReleaseContext", s->name);
         CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
         /* "decremented when the OpenCL reference count on the returned OpenCL context drops to zero" */
-        CHECK(com_refcount(g->device) == refs);
+        CHECK_EQ(com_refcount(g->device), refs);
     }
 
     /* D3D property first, then the platform, with user sync on and off: the list comes back as given. */
@@ -68,10 +68,10 @@ static void test_create(const sharing *s, gfx *g, cl_device_id dev)
         CHECK_ERR(e, CL_SUCCESS);
         if (ctx) {
             check_properties(ctx, p2, 7);
-            CHECK(com_refcount(g->device) == refs + 1);
+            CHECK_EQ(com_refcount(g->device), refs + 1);
             CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
         }
-        CHECK(com_refcount(g->device) == refs);
+        CHECK_EQ(com_refcount(g->device), refs);
     }
 
     /* clCreateContextFromType, errcode_ret NULL. */
@@ -80,7 +80,7 @@ static void test_create(const sharing *s, gfx *g, cl_device_id dev)
     CHECK(ctx != NULL);
     if (ctx) {
         check_properties(ctx, p1, 5);
-        CHECK(com_refcount(g->device) == refs + 1);
+        CHECK_EQ(com_refcount(g->device), refs + 1);
         cl_uint ndev = 0;
         CHECK_ERR(clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof ndev, &ndev, NULL), CL_SUCCESS);
         CHECK(ndev >= 1);
@@ -88,13 +88,13 @@ static void test_create(const sharing *s, gfx *g, cl_device_id dev)
         cl_context ctx2 = clCreateContextFromType(p1, CL_DEVICE_TYPE_DEFAULT, NULL, NULL, &e);
         CHECK_ERR(e, CL_SUCCESS);
         if (ctx2) {
-            CHECK(com_refcount(g->device) == refs + 2);
+            CHECK_EQ(com_refcount(g->device), refs + 2);
             CHECK_ERR(clReleaseContext(ctx2), CL_SUCCESS);
         }
-        CHECK(com_refcount(g->device) == refs + 1);
+        CHECK_EQ(com_refcount(g->device), refs + 1);
         CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
     }
-    CHECK(com_refcount(g->device) == refs);
+    CHECK_EQ(com_refcount(g->device), refs);
 
     /* "If a property is not specified in properties, then its default value (NULL) is used": a NULL
      * device is the default, i.e. a context without Direct3D sharing, not an error ("CL_INVALID_D3D1x_DEVICE
@@ -118,6 +118,13 @@ static void test_create(const sharing *s, gfx *g, cl_device_id dev)
     }
 }
 
+/* A context that should not have been made is released, so later reference counts stay meaningful. */
+static void no_context(cl_context ctx)
+{
+    if (ctx)
+        clReleaseContext(ctx);
+}
+
 static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
 {
     ULONG refs = com_refcount(g->device);
@@ -136,13 +143,15 @@ static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
     e = CL_SUCCESS;
     ctx = clCreateContext(pf, 1, &dev, NULL, NULL, &e);
     CHECK(ctx == NULL);
+    no_context(ctx);
     CHECK_ERR(e, s->err_device);
     e = CL_SUCCESS;
     ctx = clCreateContextFromType(pf, CL_DEVICE_TYPE_ALL, NULL, NULL, &e);
     CHECK(ctx == NULL);
+    no_context(ctx);
     CHECK_ERR(e, s->err_device);
     CHECK(!fake.misused);
-    CHECK(fake.refs == 1);
+    CHECK_EQ(fake.refs, 1);
     /* CL_INVALID_OPERATION if Direct3D interoperability is specified ... and interoperability with
      * another graphics API is also specified: D3D10 and D3D11 together, */
     if (other->device) {
@@ -154,10 +163,14 @@ static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
         e = CL_SUCCESS;
         ctx = clCreateContext(pb, 1, &dev, NULL, NULL, &e);
         CHECK(ctx == NULL);
+    no_context(ctx);
+        no_context(ctx);
         CHECK_ERR(e, CL_INVALID_OPERATION);
         e = CL_SUCCESS;
         ctx = clCreateContextFromType(pb, CL_DEVICE_TYPE_ALL, NULL, NULL, &e);
         CHECK(ctx == NULL);
+    no_context(ctx);
+        no_context(ctx);
         CHECK_ERR(e, CL_INVALID_OPERATION);
     }
     /* and Direct3D with OpenGL (CL_GL_CONTEXT_KHR, 0x2008). */
@@ -167,6 +180,7 @@ static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
     e = CL_SUCCESS;
     ctx = clCreateContext(pg, 1, &dev, NULL, NULL, &e);
     CHECK(ctx == NULL);
+    no_context(ctx);
     CHECK_ERR(e, CL_INVALID_OPERATION);
 
     /* Core rules the layer must keep for its own property: the same property twice is
@@ -176,6 +190,7 @@ static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
     e = CL_SUCCESS;
     ctx = clCreateContext(pd, 1, &dev, NULL, NULL, &e);
     CHECK(ctx == NULL);
+    no_context(ctx);
     CHECK_ERR(e, CL_INVALID_PROPERTY);
     /* and so is a value that is not valid for a supported property (INTEROP_USER_SYNC is a cl_bool). */
     h_at("%s: INTEROP_USER_SYNC = 2", s->name);
@@ -184,6 +199,7 @@ static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
     e = CL_SUCCESS;
     ctx = clCreateContext(pu, 1, &dev, NULL, NULL, &e);
     CHECK(ctx == NULL);
+    no_context(ctx);
     CHECK_ERR(e, CL_INVALID_PROPERTY);
     /* Core errors still come through unchanged: no devices. */
     h_at("%s: core errors", s->name);
@@ -191,10 +207,11 @@ static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
     e = CL_SUCCESS;
     ctx = clCreateContext(p1, 0, NULL, NULL, NULL, &e);
     CHECK(ctx == NULL);
+    no_context(ctx);
     CHECK_ERR(e, CL_INVALID_VALUE);
     /* No failed creation keeps a device reference. */
     h_at("%s: refcount after errors", s->name);
-    CHECK(com_refcount(g->device) == refs);
+    CHECK_EQ(com_refcount(g->device), refs);
 }
 
 int main(void)
@@ -211,6 +228,7 @@ int main(void)
         CHECK(sharing_init(&s, p, api, nv));
         gfx g, other;
         memset(&other, 0, sizeof other);
+        h_at("%s: D3D devices", s.name);
         if (!gfx_open(&g, api))
             continue;
         gfx_open(&other, api == API_D3D11 ? API_D3D10 : API_D3D11);

@@ -280,12 +280,19 @@ cl_int sh_release(const sharing *s, cl_command_queue q, cl_uint n, const cl_mem 
 /* ---------------------------------------------------------------------------------------------- */
 /* Direct3D                                                                                        */
 
+/* Weak, so that a runtime without the D3D10 face yet still runs the D3D11 half of the suite; the
+ * missing entry point then fails every D3D10 pair instead of the whole link. */
+#pragma weak D3D10CreateDevice
+
 int gfx_open(gfx *g, int api)
 {
     memset(g, 0, sizeof *g);
     g->api = api;
     HRESULT hr;
-    if (api == API_D3D10) {
+    if (api == API_D3D10 && !D3D10CreateDevice) {
+        h_fail(__FILE__, __LINE__, "D3D10CreateDevice is not exported by the runtime");
+        return 0;
+    } else if (api == API_D3D10) {
         hr = D3D10CreateDevice(NULL, D3D10_DRIVER_TYPE_HARDWARE, NULL, 0, D3D10_SDK_VERSION, &g->d10);
         g->device = g->d10;
     } else {

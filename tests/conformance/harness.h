@@ -63,6 +63,16 @@ const char *cl_err_name(cl_int err);
                    got_, cl_err_name(want_), want_);                                              \
     } while (0)
 
+/* Two unsigned counts (reference counts) must be equal. */
+#define CHECK_EQ(got, want)                                                                       \
+    do {                                                                                          \
+        unsigned long got_ = (unsigned long)(got), want_ = (unsigned long)(want);                 \
+        if (got_ == want_)                                                                        \
+            h_pass();                                                                             \
+        else                                                                                      \
+            h_fail(__FILE__, __LINE__, "%s = %lu, want %s = %lu", #got, got_, #want, want_);      \
+    } while (0)
+
 #define CHECK_HR(expr, want)                                                                      \
     do {                                                                                          \
         HRESULT hr_ = (expr);                                                                     \

@@ -3,6 +3,7 @@
 # Every program runs even when an earlier one failed; a program that ends without its
 # "<name>: N passed, N failed" line (a crash) counts as one failure. The last line sums them all.
 build=$1
+here=$(cd "$(dirname "$0")" && pwd)
 valgrind=$2
 programs=$3
 staged=$4
@@ -42,7 +43,7 @@ for prog in $staged; do
 done
 if [ -n "$valgrind" ]; then
     # shellcheck disable=SC2086 # the valgrind command is a word list
-    one "contexts (valgrind)" env DXCL_CONFORMANCE_ONLY=D3D11/KHR $valgrind "$build/contexts"
+    one "contexts (valgrind)" $valgrind --suppressions="$here/valgrind.supp" "$build/contexts"
 fi
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -205,7 +205,7 @@ static void texture_ping_pong(env *E)
 
 int main(void)
 {
-    h_begin("sync", 420);
+    h_begin("sync", 120);
     cl_platform_id p = h_platform();
     CHECK(p != NULL);
     uint32_t *model = malloc(WORDS * 4), *got = malloc(WORDS * 4);
