@@ -549,6 +549,33 @@ fn buffer_round_trips_and_map_rules() {
     assert_eq!(call!(cbuf, Map(D3D10_MAP_WRITE_DISCARD, 0, &mut p)), S_OK);
     assert!(!p.is_null());
     call!(cbuf, Unmap());
+    // Constant buffers update whole: a box is not valid and the call is ignored.
+    let dcb = buffer10(64, D3D10_USAGE_DEFAULT, D3D10_BIND_CONSTANT_BUFFER, 0);
+    let (_, dbuf) = create_buffer(dev, &dcb, None);
+    let st64 = staging_buffer(dev, 64);
+    let ones = [1u8; 64];
+    let whole = D3D10_BOX {
+        left: 0,
+        top: 0,
+        front: 0,
+        right: 64,
+        bottom: 1,
+        back: 1,
+    };
+    call!(
+        dev,
+        UpdateSubresource(dbuf.cast(), 0, &whole, ones.as_ptr().cast(), 0, 0)
+    );
+    call!(dev, CopyResource(st64.cast(), dbuf.cast()));
+    assert_eq!(read_buffer(st64, 64), vec![0u8; 64]);
+    call!(
+        dev,
+        UpdateSubresource(dbuf.cast(), 0, ptr::null(), ones.as_ptr().cast(), 0, 0)
+    );
+    call!(dev, CopyResource(st64.cast(), dbuf.cast()));
+    assert_eq!(read_buffer(st64, 64), ones);
+    assert_eq!(release(dbuf), 0);
+    assert_eq!(release(st64), 0);
     assert_eq!(
         call!(cbuf, Map(D3D10_MAP_WRITE_NO_OVERWRITE, 0, &mut p)),
         E_INVALIDARG
@@ -1274,6 +1301,13 @@ fn device_methods() {
     let mut n = 5;
     call!(dev, RSGetViewports(&mut n, ptr::null_mut()));
     assert_eq!(n, 0);
+    let mut ci = D3D10_COUNTER_INFO {
+        LastDeviceDependentCounter: 7,
+        NumSimultaneousCounters: 7,
+        NumDetectableParallelUnits: 7,
+    };
+    call!(dev, CheckCounterInfo(&mut ci));
+    assert_eq!(ci, D3D10_COUNTER_INFO::default());
     let mut view = ptr::dangling_mut();
     let d = buffer10(16, D3D10_USAGE_DEFAULT, D3D10_BIND_SHADER_RESOURCE, 0);
     let (_, b) = create_buffer(dev, &d, None);

@@ -17,6 +17,7 @@ use super::super::resource::{
 };
 use super::super::{clear_out, desc_error};
 use super::{desc, query, resource};
+use crate::core::flags::BIND_CONSTANT_BUFFER;
 use crate::core::format::multisample_quality_levels;
 use crate::core::{ResourceDesc, TexelBox};
 
@@ -69,6 +70,7 @@ pub static D3D10_DEVICE_VTBL: ID3D10Device1Vtbl = ID3D10Device1Vtbl {
         CreateQuery: create_query,
         CheckFormatSupport: check_format_support,
         CheckMultisampleQualityLevels: check_multisample_quality_levels,
+        CheckCounterInfo: check_counter_info,
         GetCreationFlags: get_creation_flags,
         GetTextFilterSize: get_text_filter_size,
         ..ID3D10DeviceVtbl::NOT_IMPLEMENTED
@@ -328,6 +330,11 @@ unsafe extern "system" fn update_subresource(
         let Some(r) = own_resource(device, dst) else {
             return;
         };
+        if !dst_box.is_null() && r.desc.bind & BIND_CONSTANT_BUFFER != 0 {
+            // UpdateSubresource: for a shader-constant buffer "set pDstBox to NULL. No other
+            // values are valid" (Direct3D 10 updates constant buffers whole).
+            return;
+        }
         // SAFETY: pDstBox is null or readable (COM contract).
         let b = unsafe { dst_box.as_ref() }.map(texel_box);
         // SAFETY: pSrcData is readable for the region with these pitches (COM contract).
@@ -408,6 +415,17 @@ unsafe extern "system" fn check_format_support(
             S_OK
         }
     })
+}
+
+unsafe extern "system" fn check_counter_info(
+    _this: *mut ID3D10Device,
+    out: *mut D3D10_COUNTER_INFO,
+) {
+    if !out.is_null() {
+        // SAFETY: non-null and writable (COM contract). No device-dependent counters and none
+        // that can run at once: CreateCounter is not implemented.
+        unsafe { *out = D3D10_COUNTER_INFO::default() };
+    }
 }
 
 unsafe extern "system" fn check_multisample_quality_levels(
