@@ -22,6 +22,7 @@ use crate::core::registry::{self, key, ResourceKind};
 use crate::core::tokens::{Ext, Flavor};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop;
+use crate::d3d::staging::Staging;
 use crate::strategy::Strategy;
 
 /// One object of an acquire/release call, copied out of the registry.
@@ -212,7 +213,7 @@ fn acquire_objects(
                 // Map waits for the D3D work on the resource, so the copy is synchronised even
                 // under user sync (where that is allowed, not required).
                 s.download().map_err(|_| opencl_sys::CL_OUT_OF_RESOURCES)?;
-                let ev = enqueue_copy(queue, it, s.shadow_mut().as_mut_ptr().cast(), false, wait)?;
+                let ev = enqueue_copy(queue, it, &mut s, false, wait)?;
                 uploads.push(ev);
             }
         }
@@ -264,13 +265,7 @@ fn release_objects(
         for it in items.iter().filter(|i| i.strategy == Strategy::StagingCopy) {
             let Some(staging) = &it.staging else { continue };
             let mut s = staging.lock().unwrap_or_else(|p| p.into_inner());
-            reads.push(enqueue_copy(
-                queue,
-                it,
-                s.shadow_mut().as_mut_ptr().cast(),
-                true,
-                &all_wait,
-            )?);
+            reads.push(enqueue_copy(queue, it, &mut s, true, &all_wait)?);
         }
         if !reads.is_empty() {
             // A foreign device cannot wait for OpenCL: the release blocks until the data is read
@@ -331,18 +326,13 @@ fn release_objects(
 fn enqueue_copy(
     queue: cl_command_queue,
     it: &Item,
-    shadow: *mut c_void,
+    staging: &mut Staging,
     read: bool,
     wait: &[cl_event],
 ) -> Result<cl_event, cl_int> {
-    let Some(staging) = &it.staging else {
-        return Err(CL_INVALID_MEM_OBJECT);
-    };
-    let (w, h, d, size) = {
-        let s = staging.lock().unwrap_or_else(|p| p.into_inner());
-        let (w, h, d) = s.extent();
-        (w as usize, h as usize, d as usize, s.shadow_len())
-    };
+    let (w, h, d) = staging.extent();
+    let (w, h, d, size) = (w as usize, h as usize, d as usize, staging.shadow_len());
+    let shadow: *mut c_void = staging.shadow_mut().as_mut_ptr().cast();
     let mut ev = std::ptr::null_mut();
     let list = if wait.is_empty() {
         std::ptr::null()

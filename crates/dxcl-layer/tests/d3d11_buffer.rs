@@ -1,0 +1,276 @@
+//! End to end through the real loader and PoCL with dxcl's D3D11 runtime in-process: a D3D11
+//! buffer shared zero-copy (host pointer) and through the staging copy.
+
+#![allow(non_snake_case)] // CL and D3D names.
+
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+use std::sync::OnceLock;
+
+use dxcl_abi::*;
+use opencl_sys::{
+    cl_bool, cl_command_queue, cl_context, cl_context_properties, cl_device_id, cl_device_type,
+    cl_event, cl_int, cl_mem, cl_mem_flags, cl_platform_id, cl_uint, CL_CONTEXT_PLATFORM,
+    CL_DEVICE_TYPE_ALL, CL_SUCCESS, CL_TRUE,
+};
+
+type Id = *mut c_void;
+
+#[link(name = "OpenCL")]
+extern "C" {
+    fn clGetPlatformIDs(n: cl_uint, p: *mut cl_platform_id, ret: *mut cl_uint) -> cl_int;
+    fn clGetDeviceIDs(
+        p: cl_platform_id,
+        ty: cl_device_type,
+        n: cl_uint,
+        d: *mut cl_device_id,
+        ret: *mut cl_uint,
+    ) -> cl_int;
+    fn clGetExtensionFunctionAddressForPlatform(
+        p: cl_platform_id,
+        name: *const std::ffi::c_char,
+    ) -> Id;
+    fn clCreateContext(
+        props: *const cl_context_properties,
+        n: cl_uint,
+        d: *const cl_device_id,
+        f: Id,
+        u: Id,
+        err: *mut cl_int,
+    ) -> cl_context;
+    fn clReleaseContext(c: cl_context) -> cl_int;
+    fn clCreateCommandQueue(
+        c: cl_context,
+        d: cl_device_id,
+        p: u64,
+        err: *mut cl_int,
+    ) -> cl_command_queue;
+    fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int;
+    fn clReleaseMemObject(m: cl_mem) -> cl_int;
+    fn clGetMemObjectInfo(
+        m: cl_mem,
+        name: cl_uint,
+        size: usize,
+        value: Id,
+        ret: *mut usize,
+    ) -> cl_int;
+    fn clEnqueueReadBuffer(
+        q: cl_command_queue,
+        m: cl_mem,
+        b: cl_bool,
+        o: usize,
+        s: usize,
+        p: Id,
+        n: cl_uint,
+        w: *const cl_event,
+        e: *mut cl_event,
+    ) -> cl_int;
+    fn clEnqueueWriteBuffer(
+        q: cl_command_queue,
+        m: cl_mem,
+        b: cl_bool,
+        o: usize,
+        s: usize,
+        p: *const c_void,
+        n: cl_uint,
+        w: *const cl_event,
+        e: *mut cl_event,
+    ) -> cl_int;
+    fn clFinish(q: cl_command_queue) -> cl_int;
+}
+
+type CreateBuffer = unsafe extern "C" fn(cl_context, cl_mem_flags, Id, *mut cl_int) -> cl_mem;
+type Acquire = unsafe extern "C" fn(
+    cl_command_queue,
+    cl_uint,
+    *const cl_mem,
+    cl_uint,
+    *const cl_event,
+    *mut cl_event,
+) -> cl_int;
+
+fn setup() -> (cl_platform_id, cl_device_id) {
+    static FIRST: OnceLock<(usize, usize)> = OnceLock::new();
+    let (p, d) = *FIRST.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let layer = exe
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("libdxcl_layer.so");
+        std::env::set_var("OPENCL_LAYERS", layer);
+        let (mut p, mut d) = (null_mut(), null_mut());
+        // SAFETY: out pointers of the right size.
+        unsafe {
+            assert_eq!(clGetPlatformIDs(1, &mut p, null_mut()), CL_SUCCESS);
+            assert_eq!(
+                clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut d, null_mut()),
+                CL_SUCCESS
+            );
+        }
+        (p as usize, d as usize)
+    });
+    (p as cl_platform_id, d as cl_device_id)
+}
+
+fn ext<T>(p: cl_platform_id, name: &std::ffi::CStr) -> T {
+    // SAFETY: valid platform and name.
+    let f = unsafe { clGetExtensionFunctionAddressForPlatform(p, name.as_ptr()) };
+    assert!(!f.is_null());
+    // SAFETY: the layer's function of that name has signature T.
+    unsafe { std::mem::transmute_copy(&f) }
+}
+
+fn d3d_buffer(device: *mut ID3D11Device, data: &[u8]) -> *mut ID3D11Buffer {
+    let desc = D3D11_BUFFER_DESC {
+        ByteWidth: data.len() as u32,
+        Usage: D3D11_USAGE_DEFAULT,
+        BindFlags: D3D11_BIND_SHADER_RESOURCE as u32,
+        ..Default::default()
+    };
+    let init = D3D11_SUBRESOURCE_DATA {
+        pSysMem: data.as_ptr().cast(),
+        SysMemPitch: 0,
+        SysMemSlicePitch: 0,
+    };
+    let mut buf = null_mut();
+    // SAFETY: a live device; valid description and initial data.
+    let hr = unsafe { ((*(*device).lpVtbl).CreateBuffer)(device, &desc, &init, &mut buf) };
+    assert!(hr >= 0, "CreateBuffer {hr:#x}");
+    buf
+}
+
+#[test]
+fn buffer_round_trip_both_strategies() {
+    let (p, d) = setup();
+    let mut device = null_mut();
+    // SAFETY: out pointers valid; default adapter.
+    let hr = unsafe {
+        dxcl_d3d::D3D11CreateDevice(
+            null_mut(),
+            D3D_DRIVER_TYPE_HARDWARE,
+            null_mut(),
+            0,
+            null(),
+            0,
+            7,
+            &mut device,
+            null_mut(),
+            null_mut(),
+        )
+    };
+    assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
+    let props = [CL_CONTEXT_PLATFORM, p as isize, 0x401D, device as isize, 0];
+    let mut err = 0;
+    // SAFETY: valid property list and device.
+    let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    // SAFETY: valid context and device.
+    let q = unsafe { clCreateCommandQueue(ctx, d, 0, &mut err) };
+    let create: CreateBuffer = ext(p, c"clCreateFromD3D11BufferKHR");
+    let acquire: Acquire = ext(p, c"clEnqueueAcquireD3D11ObjectsKHR");
+    let release: Acquire = ext(p, c"clEnqueueReleaseD3D11ObjectsKHR");
+    let initial: Vec<u8> = (0..=255).collect();
+    for staging in [false, true] {
+        let buf = d3d_buffer(device, &initial);
+        if staging {
+            std::env::set_var("DXCL_STRATEGY", "staging");
+        }
+        // SAFETY: a live context and buffer of the context's device.
+        let mem = unsafe { create(ctx, 0, buf.cast(), &mut err) };
+        std::env::remove_var("DXCL_STRATEGY");
+        assert_eq!(err, CL_SUCCESS, "staging={staging}");
+        // SAFETY: every pointer valid for the calls below.
+        unsafe {
+            assert!(create(ctx, 0, buf.cast(), &mut err).is_null());
+            assert_eq!(err, -1007, "second cl_mem for the same buffer");
+            let mut r: Id = null_mut();
+            assert_eq!(
+                clGetMemObjectInfo(mem, 0x401E, 8, (&mut r as *mut Id).cast(), null_mut()),
+                CL_SUCCESS
+            );
+            assert_eq!(r, buf.cast());
+            let mut out = vec![0u8; 256];
+            assert_eq!(
+                clEnqueueReadBuffer(
+                    q,
+                    mem,
+                    CL_TRUE,
+                    0,
+                    256,
+                    out.as_mut_ptr().cast(),
+                    0,
+                    null(),
+                    null_mut()
+                ),
+                -1009,
+                "not acquired"
+            );
+            assert_eq!(release(q, 1, &mem, 0, null(), null_mut()), -1009);
+            assert_eq!(acquire(q, 1, &mem, 0, null(), null_mut()), CL_SUCCESS);
+            assert_eq!(acquire(q, 1, &mem, 0, null(), null_mut()), -1008);
+            assert_eq!(
+                clEnqueueReadBuffer(
+                    q,
+                    mem,
+                    CL_TRUE,
+                    0,
+                    256,
+                    out.as_mut_ptr().cast(),
+                    0,
+                    null(),
+                    null_mut()
+                ),
+                CL_SUCCESS
+            );
+            assert_eq!(out, initial, "D3D data visible to CL (staging={staging})");
+            let pattern = vec![0xA5u8; 256];
+            assert_eq!(
+                clEnqueueWriteBuffer(
+                    q,
+                    mem,
+                    CL_TRUE,
+                    0,
+                    256,
+                    pattern.as_ptr().cast(),
+                    0,
+                    null(),
+                    null_mut()
+                ),
+                CL_SUCCESS
+            );
+            assert_eq!(release(q, 1, &mem, 0, null(), null_mut()), CL_SUCCESS);
+            clFinish(q);
+            // Acquire again: for the staging copy this reads the resource anew, so the CL write
+            // must have reached D3D.
+            assert_eq!(acquire(q, 1, &mem, 0, null(), null_mut()), CL_SUCCESS);
+            assert_eq!(
+                clEnqueueReadBuffer(
+                    q,
+                    mem,
+                    CL_TRUE,
+                    0,
+                    256,
+                    out.as_mut_ptr().cast(),
+                    0,
+                    null(),
+                    null_mut()
+                ),
+                CL_SUCCESS
+            );
+            assert_eq!(out, pattern, "CL data back through D3D (staging={staging})");
+            assert_eq!(release(q, 1, &mem, 0, null(), null_mut()), CL_SUCCESS);
+            clFinish(q);
+            // The application releases its buffer first; the cl_mem keeps its own reference.
+            ((*(*buf).lpVtbl).base.base.base.Release)(buf.cast());
+            assert_eq!(clReleaseMemObject(mem), CL_SUCCESS);
+        }
+    }
+    // SAFETY: live objects released once.
+    unsafe {
+        clReleaseCommandQueue(q);
+        clReleaseContext(ctx);
+        ((*(*device).lpVtbl).base.Release)(device.cast());
+    }
+}
