@@ -341,14 +341,16 @@ fn get_device_ids_argument_errors() {
             CL_INVALID_VALUE,
             "no outputs"
         );
+        // Only CL_INVALID_PLATFORM, CL_INVALID_VALUE and CL_DEVICE_NOT_FOUND are listed: nothing
+        // corresponds to an object that is not a D3D device or adapter.
         assert_eq!(
             get(p, 0x4019, null_mut(), 0x401B, 0, null_mut(), &mut n),
-            -1006,
+            CL_DEVICE_NOT_FOUND,
             "null device"
         );
         assert_eq!(
             get(p, 0x401A, null_mut(), 0x401B, 0, null_mut(), &mut n),
-            CL_INVALID_VALUE,
+            CL_DEVICE_NOT_FOUND,
             "null adapter"
         );
     }
@@ -606,7 +608,20 @@ fn context_property_errors() {
     let dev = fake_device();
     let mut err = 0;
     let cases: [(Vec<isize>, cl_int); 4] = [
-        (vec![CL_CONTEXT_PLATFORM, p as isize, 0x401D, 0, 0], -1006),
+        // INTEROP_USER_SYNC is a cl_bool: CL_INVALID_PROPERTY "if the value specified for a
+        // supported property name is not valid".
+        (
+            vec![
+                CL_CONTEXT_PLATFORM,
+                p as isize,
+                0x401D,
+                dev as *const Fake as isize,
+                0x1085,
+                2,
+                0,
+            ],
+            CL_INVALID_PROPERTY,
+        ),
         (
             vec![
                 CL_CONTEXT_PLATFORM,

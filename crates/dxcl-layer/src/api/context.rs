@@ -35,6 +35,8 @@ pub(crate) struct Properties {
     /// What the platform gets: the D3D device properties removed.
     pub stripped: Vec<isize>,
     pub d3d: Option<(D3dVersion, usize)>,
+    /// Every D3D device property named, NULL values included (stripped all the same).
+    pub d3d_named: Vec<D3dVersion>,
     pub user_sync: bool,
     pub platform: Option<usize>,
 }
@@ -48,6 +50,7 @@ pub(crate) unsafe fn parse(properties: *const cl_context_properties) -> Result<P
         original: vec![],
         stripped: vec![],
         d3d: None,
+        d3d_named: Vec::new(),
         user_sync: false,
         platform: None,
     };
@@ -70,11 +73,17 @@ pub(crate) unsafe fn parse(properties: *const cl_context_properties) -> Result<P
             .into_iter()
             .find(|v| v.context_property() == name)
         {
-            if let Some((seen, _)) = p.d3d {
-                // CL_INVALID_PROPERTY "if the same property name is specified more than once".
-                if seen == v {
-                    return Err(CL_INVALID_PROPERTY);
-                }
+            // CL_INVALID_PROPERTY "if the same property name is specified more than once".
+            if p.d3d_named.contains(&v) {
+                return Err(CL_INVALID_PROPERTY);
+            }
+            p.d3d_named.push(v);
+            // NULL is the property's default ("If a property is not specified in properties, then
+            // its default value (listed in table 4.4) is used"): no D3D device, nothing to share.
+            if value == 0 {
+                continue;
+            }
+            if p.d3d.is_some() {
                 // CL_INVALID_OPERATION "if Direct3D 1x interoperability is specified by setting
                 // CL_CONTEXT_D3D1x_DEVICE to a non-NULL value, and interoperability with another
                 // graphics API is also specified" (D3D10 and D3D11 together).
@@ -87,7 +96,12 @@ pub(crate) unsafe fn parse(properties: *const cl_context_properties) -> Result<P
             other_graphics = true;
         }
         if name == CL_CONTEXT_INTEROP_USER_SYNC {
-            p.user_sync = value as cl_bool != CL_FALSE;
+            // CL_INVALID_PROPERTY "if the value specified for a supported property name is not
+            // valid": this one is a cl_bool.
+            if value != CL_FALSE as isize && value != opencl_sys::CL_TRUE as isize {
+                return Err(CL_INVALID_PROPERTY);
+            }
+            p.user_sync = value != CL_FALSE as isize;
         }
         if name == CL_CONTEXT_PLATFORM {
             p.platform = Some(value as usize);
@@ -150,15 +164,24 @@ unsafe fn create(
     // SAFETY: caller's contract.
     let props = unsafe { parse(properties) }?;
     let Some((version, device_ptr)) = props.d3d else {
-        // No D3D device: the platform sees the application's list untouched.
+        if props.d3d_named.is_empty() {
+            // No D3D property: the platform sees the application's list untouched.
+            let mut err = 0;
+            let ctx = make(properties, &mut err);
+            check(err)?;
+            return Ok(ctx);
+        }
+        // Only NULL D3D devices: a plain context. The platform must not see the D3D property,
+        // and CL_CONTEXT_PROPERTIES still answers the application's list.
         let mut err = 0;
-        let ctx = make(properties, &mut err);
+        let ctx = make(props.stripped.as_ptr(), &mut err);
         check(err)?;
+        registry::with(|r| r.plain_properties.insert(key(ctx), props.original.clone()));
+        watch_destruction(ctx);
         return Ok(ctx);
     };
     // CL_INVALID_D3D1x_DEVICE "if the value of the property CL_CONTEXT_D3D1x_DEVICE is non-NULL and
-    // does not specify a valid Direct3D 1x device" (a NULL device names no device to share with
-    // either, so it gets the same error).
+    // does not specify a valid Direct3D 1x device".
     // SAFETY: a non-null value of this property is an application's ID3D1xDevice pointer.
     let device = unsafe { d3d::device::open(version, device_ptr as *mut c_void) }
         .ok_or(version.invalid_device())?;
@@ -222,13 +245,17 @@ fn register(
         host_unified,
     };
     registry::with(|r| r.contexts.insert(key(ctx), entry));
-    // The device is released when the context dies. Without destructor callbacks (a platform
-    // before OpenCL 3.0) the entry, and one device reference, live until the process ends.
+    watch_destruction(ctx);
+    Ok(())
+}
+
+/// Drops the context's side-table entries when it dies. Without destructor callbacks (a platform
+/// before OpenCL 3.0) they, and one device reference, live until the process ends.
+fn watch_destruction(ctx: cl_context) {
     if let Some(set) = crate::loader::target().and_then(|t| t.clSetContextDestructorCallback) {
         // SAFETY: live context; the callback is a plain function that outlives it.
         unsafe { set(ctx, Some(context_destroyed), std::ptr::null_mut()) };
     }
-    Ok(())
 }
 
 fn size_of_ptr() -> usize {
@@ -253,6 +280,11 @@ pub(crate) unsafe extern "C" fn get_context_info(
             PreferShared,
         }
         let answer = registry::with(|r| {
+            if param_name == CL_CONTEXT_PROPERTIES {
+                if let Some(list) = r.plain_properties.get(&key(context)) {
+                    return Some(Answer::Properties(list.clone()));
+                }
+            }
             let e = r.contexts.get(&key(context))?;
             if param_name == CL_CONTEXT_PROPERTIES {
                 Some(Answer::Properties(e.properties.clone()))

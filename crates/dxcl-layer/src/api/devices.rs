@@ -148,16 +148,16 @@ pub(crate) unsafe fn get_device_ids(
     {
         return Err(CL_INVALID_VALUE);
     }
+    // The function's errors are only CL_INVALID_PLATFORM, CL_INVALID_VALUE (the conditions above)
+    // and CL_DEVICE_NOT_FOUND "if no OpenCL devices that correspond to d3d_object were found": an
+    // object that is not a D3D device (or DXGI adapter) has no corresponding devices.
     let adapter = if source == v.source_device() {
-        // The specs list no error for an object that is not a D3D device; the extension's
-        // CL_INVALID_D3D1x_DEVICE names exactly that condition.
         // SAFETY: with this source the object is the application's ID3D1xDevice pointer.
-        let device = unsafe { d3d::device::open(v, object) }.ok_or(v.invalid_device())?;
+        let device = unsafe { d3d::device::open(v, object) }.ok_or(CL_DEVICE_NOT_FOUND)?;
         device.adapter()
     } else {
-        // An object that is not an IDXGIAdapter is an invalid argument value.
         // SAFETY: with this source the object is the application's IDXGIAdapter pointer.
-        Some(unsafe { d3d::adapter::identify_adapter(object) }.ok_or(CL_INVALID_VALUE)?)
+        Some(unsafe { d3d::adapter::identify_adapter(object) }.ok_or(CL_DEVICE_NOT_FOUND)?)
     };
     let (preferred, all) = device_sets(platform, adapter.as_ref())?;
     let found = if set == v.set_preferred() {

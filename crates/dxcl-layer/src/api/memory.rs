@@ -221,7 +221,8 @@ pub(crate) unsafe fn create_from(
         subresource: sub,
         strategy: decision.strategy,
         acquired: false,
-        interop: interop.map(|i| i.com),
+        // SAFETY: the entry's `resource` holds the counted reference for as long as the entry lives.
+        interop: interop.map(|i| unsafe { i.com.into_borrowed() }),
         staging,
         last_upload: None,
     };
@@ -261,9 +262,7 @@ fn image_format(
     // CL_INVALID_IMAGE_FORMAT_DESCRIPTOR "if the Direct3D 1x texture format of resource is not
     // listed in" the table.
     let fmt = format::lookup(dxgi, ext.flavor).ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
-    if ext.flavor == Flavor::Khr {
-        // KHR: CL_INVALID_IMAGE_FORMAT_DESCRIPTOR also "if the Direct3D 1x texture format of
-        // resource does not map to a supported OpenCL image format".
+    {
         let get = down!(clGetSupportedImageFormats);
         let mut n: cl_uint = 0;
         // SAFETY: count query on a valid context.
@@ -292,7 +291,15 @@ fn image_format(
             f.image_channel_order == fmt.image_channel_order
                 && f.image_channel_data_type == fmt.image_channel_data_type
         }) {
-            return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+            return Err(match ext.flavor {
+                // KHR: CL_INVALID_IMAGE_FORMAT_DESCRIPTOR also "if the Direct3D 1x texture format
+                // of resource does not map to a supported OpenCL image format".
+                Flavor::Khr => CL_INVALID_IMAGE_FORMAT_DESCRIPTOR,
+                // NV names no error for a listed format the devices lack; the core rule for
+                // creating such an image applies: CL_IMAGE_FORMAT_NOT_SUPPORTED "if the
+                // image_format is not supported".
+                Flavor::Nv => opencl_sys::CL_IMAGE_FORMAT_NOT_SUPPORTED,
+            });
         }
     }
     Ok((fmt, image_type))

@@ -66,6 +66,9 @@ pub(crate) struct MemEntry {
 #[derive(Default)]
 pub(crate) struct Registry {
     pub contexts: HashMap<usize, ContextEntry>,
+    /// Contexts whose properties named only NULL D3D devices → the application's list (the
+    /// platform saw it without them).
+    pub plain_properties: HashMap<usize, Vec<isize>>,
     pub mems: HashMap<usize, MemEntry>,
     /// Sub-buffer → its D3D parent.
     pub sub_buffers: HashMap<usize, usize>,
@@ -116,7 +119,10 @@ pub(crate) fn record_event(event: cl_event, command: cl_command_type) {
 
 /// Removes a context entry (destructor callback), releasing its device outside the lock.
 pub(crate) fn drop_context(context: usize) {
-    let entry = with(|r| r.contexts.remove(&context));
+    let entry = with(|r| {
+        r.plain_properties.remove(&context);
+        r.contexts.remove(&context)
+    });
     drop(entry);
 }
 

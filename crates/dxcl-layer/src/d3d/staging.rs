@@ -90,7 +90,9 @@ impl Staging {
         Ok(Staging {
             version,
             kind,
-            resource: r.com.clone(),
+            // SAFETY: the memory object's registry entry holds the counted reference to the
+            // resource and owns this staging copy, so the resource outlives it.
+            resource: unsafe { r.com.clone().into_borrowed() },
             subresource,
             device,
             context,
