@@ -37,7 +37,7 @@ stage:
 
 demo: deps stage
 	$(STAGE)/bin/dxcl info
-	$(STAGE)/bin/dxcl demo --out build/demo.ppm
+	$(STAGE)/bin/dxcl demo --out build/demo.png
 
 test: deps lint test-gen test-rust stage test-c test-conformance
 	@echo "make test: all suites passed"
