@@ -49,7 +49,9 @@ lint:
 test-gen:
 	$(CARGO) run -q -p dxcl-gen -- --check
 
+# The layer's loader tests load target/debug/libdxcl_layer.so, which `cargo test` does not build.
 test-rust:
+	$(CARGO) build -p dxcl-layer
 	$(CARGO) test --workspace
 
 # C and C++ programs built against the installed headers and library, exactly as a user builds them.

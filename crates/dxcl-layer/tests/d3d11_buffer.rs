@@ -99,6 +99,13 @@ fn setup() -> (cl_platform_id, cl_device_id) {
             .parent()
             .unwrap()
             .join("libdxcl_layer.so");
+        // `cargo test` builds the library as an rlib only; the cdylib comes from `cargo build`
+        // (`make test-rust` runs it first). Without it the loader would skip the layer silently.
+        assert!(
+            layer.exists(),
+            "{} is missing: run `cargo build -p dxcl-layer` first",
+            layer.display()
+        );
         std::env::set_var("OPENCL_LAYERS", layer);
         let (mut p, mut d) = (null_mut(), null_mut());
         // SAFETY: out pointers of the right size.
