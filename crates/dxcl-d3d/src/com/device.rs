@@ -414,6 +414,38 @@ unsafe fn dev<'a>(this: *mut ID3D11Device) -> &'a Device {
 /// # Safety
 /// `init` is null or readable for `desc.subresource_count()` entries after validation (the
 /// count is computed before reading); `out` is null or writable.
+/// Reads `pInitialData` (D3D11 or D3D10 `SUBRESOURCE_DATA`, given as `(pSysMem, SysMemPitch,
+/// SysMemSlicePitch)` by `fields`): one entry per subresource of `desc`.
+///
+/// # Safety
+/// `init` is null or readable for one `T` per subresource of `desc` once validated (the count is
+/// computed before anything is read).
+pub(crate) unsafe fn read_init_data<T>(
+    desc: &ResourceDesc,
+    init: *const T,
+    fields: impl Fn(&T) -> (*const u8, u32, u32),
+) -> Result<Option<Vec<InitData>>, HRESULT> {
+    if init.is_null() {
+        return Ok(None);
+    }
+    // The count depends on MipLevels = 0 being resolved: validate once to learn it.
+    let count = desc.validate(true).map_err(desc_error)?.subresource_count() as usize;
+    // SAFETY: caller's contract.
+    let raw = unsafe { std::slice::from_raw_parts(init, count) };
+    Ok(Some(
+        raw.iter()
+            .map(|d| {
+                let (data, row_pitch, slice_pitch) = fields(d);
+                InitData {
+                    data,
+                    row_pitch,
+                    slice_pitch,
+                }
+            })
+            .collect(),
+    ))
+}
+
 unsafe fn create_resource_into<I>(
     device: &Device,
     desc: ResourceDesc,
@@ -423,28 +455,16 @@ unsafe fn create_resource_into<I>(
 ) -> HRESULT {
     // SAFETY: contract.
     unsafe { clear_out(out) };
-    let init_vec;
-    let init = if init.is_null() {
-        None
-    } else {
-        // The count depends on MipLevels = 0 being resolved: validate once to learn it.
-        let count = match desc.validate(true) {
-            Ok(d) => d.subresource_count() as usize,
-            Err(e) => return desc_error(e),
-        };
-        // SAFETY: D3D11: pInitialData points at one D3D11_SUBRESOURCE_DATA per subresource.
-        let raw = unsafe { std::slice::from_raw_parts(init, count) };
-        init_vec = raw
-            .iter()
-            .map(|d| InitData {
-                data: d.pSysMem.cast(),
-                row_pitch: d.SysMemPitch,
-                slice_pitch: d.SysMemSlicePitch,
-            })
-            .collect::<Vec<_>>();
-        Some(&init_vec[..])
+    // SAFETY: D3D11: pInitialData points at one D3D11_SUBRESOURCE_DATA per subresource.
+    let init = match unsafe {
+        read_init_data(&desc, init, |d| {
+            (d.pSysMem.cast(), d.SysMemPitch, d.SysMemSlicePitch)
+        })
+    } {
+        Ok(init) => init,
+        Err(hr) => return hr,
     };
-    match device.create_resource(&desc, init, out.is_null()) {
+    match device.create_resource(&desc, init.as_deref(), out.is_null()) {
         Ok(None) => S_FALSE,
         Ok(Some(res)) => {
             // SAFETY: `out` is non-null here (validate_only was false) and writable; the new

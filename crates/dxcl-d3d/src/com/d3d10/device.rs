@@ -7,15 +7,13 @@ use std::ptr;
 use std::sync::atomic::Ordering;
 
 use super::super::abi::*;
-use super::super::device::{Device, DeviceChild, D3D10_DEVICE_FACE};
+use super::super::clear_out;
+use super::super::device::{read_init_data, Device, DeviceChild, D3D10_DEVICE_FACE};
 use super::super::guard::guard;
 use super::super::object::*;
 use super::super::private_data::*;
 use super::super::query::Query;
-use super::super::resource::{
-    copy_resource, copy_subresource_region, InitData, Resource, D3D10_FACE,
-};
-use super::super::{clear_out, desc_error};
+use super::super::resource::{copy_resource, copy_subresource_region, Resource, D3D10_FACE};
 use super::{desc, query, resource};
 use crate::core::flags::BIND_CONSTANT_BUFFER;
 use crate::core::format::multisample_quality_levels;
@@ -134,28 +132,16 @@ unsafe fn create_resource_into<I>(
         Ok(d) => d,
         Err(hr) => return hr,
     };
-    let init_vec;
-    let init = if init.is_null() {
-        None
-    } else {
-        // The subresource count depends on MipLevels = 0 being resolved: validate to learn it.
-        let count = match desc.validate(true) {
-            Ok(d) => d.subresource_count() as usize,
-            Err(e) => return desc_error(e),
-        };
-        // SAFETY: pInitialData points at one D3D10_SUBRESOURCE_DATA per subresource (contract).
-        let raw = unsafe { std::slice::from_raw_parts(init, count) };
-        init_vec = raw
-            .iter()
-            .map(|d| InitData {
-                data: d.pSysMem.cast(),
-                row_pitch: d.SysMemPitch,
-                slice_pitch: d.SysMemSlicePitch,
-            })
-            .collect::<Vec<_>>();
-        Some(&init_vec[..])
+    // SAFETY: pInitialData points at one D3D10_SUBRESOURCE_DATA per subresource (contract).
+    let init = match unsafe {
+        read_init_data(&desc, init, |d| {
+            (d.pSysMem.cast(), d.SysMemPitch, d.SysMemSlicePitch)
+        })
+    } {
+        Ok(init) => init,
+        Err(hr) => return hr,
     };
-    match device.create_resource(&desc, init, out.is_null()) {
+    match device.create_resource(&desc, init.as_deref(), out.is_null()) {
         // Create*: S_FALSE when the output pointer is NULL and the arguments are valid.
         Ok(None) => S_FALSE,
         Ok(Some(res)) => {
