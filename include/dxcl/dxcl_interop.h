@@ -128,6 +128,32 @@ static const IID IID_IDxclInteropDevice DXCL_UNUSED = {0x6d7f3a52, 0x1c4e, 0x4b8
 #if defined(__cplusplus) && !defined(CINTERFACE)
 struct IDxclInteropDevice : public IUnknown {
     virtual HRESULT STDMETHODCALLTYPE GetAdapterInfo(DXCL_ADAPTER_INFO *pInfo) = 0;
+    /*
+     * Shared semaphores order Direct3D's queue against another API's queue on the GPU, with no
+     * CPU wait. Each is a binary semaphore exportable as an opaque fd; the Vulkan backend has them,
+     * the host backend answers E_NOTIMPL to all five calls.
+     * 
+     * A new shared semaphore. *pId names it in the calls below; *pFd is a new file descriptor owned
+     * by the caller (import it once: every export shares one payload).
+     */
+    virtual HRESULT STDMETHODCALLTYPE CreateSharedSemaphore(UINT64 *pId, int *pFd) = 0;
+    /*
+     * Submits at once, after all Direct3D work issued so far, a signal of the semaphore. The caller
+     * waits for it exactly once before asking for another signal.
+     */
+    virtual HRESULT STDMETHODCALLTYPE SignalSharedSemaphore(UINT64 Id) = 0;
+    /*
+     * Submits at once a wait for the semaphore: all Direct3D work issued later, and CPU access
+     * through Map, waits for it. The caller has already submitted the matching signal.
+     */
+    virtual HRESULT STDMETHODCALLTYPE WaitSharedSemaphore(UINT64 Id) = 0;
+    /*
+     * S_OK when every signal and wait the runtime submitted on the semaphore has executed (it may
+     * be signalled again); S_FALSE while one is pending. E_INVALIDARG for an unknown Id.
+     */
+    virtual HRESULT STDMETHODCALLTYPE QuerySharedSemaphoreIdle(UINT64 Id) = 0;
+    /* Waits for the semaphore's submitted operations, then destroys it. E_INVALIDARG for an unknown Id. */
+    virtual HRESULT STDMETHODCALLTYPE DestroySharedSemaphore(UINT64 Id) = 0;
 };
 extern "C++" { DXCL_DEFINE_UUIDOF(IDxclInteropDevice, 0x6d7f3a52, 0x1c4e, 0x4b8a, 0x9f, 0x3d, 0x2a, 0x61, 0xc0, 0xe5, 0xb7, 0xd2) }
 #else
@@ -138,6 +164,11 @@ typedef struct IDxclInteropDeviceVtbl {
     ULONG (STDMETHODCALLTYPE *Release)(IDxclInteropDevice *This);
     /* IDxclInteropDevice */
     HRESULT (STDMETHODCALLTYPE *GetAdapterInfo)(IDxclInteropDevice *This, DXCL_ADAPTER_INFO *pInfo);
+    HRESULT (STDMETHODCALLTYPE *CreateSharedSemaphore)(IDxclInteropDevice *This, UINT64 *pId, int *pFd);
+    HRESULT (STDMETHODCALLTYPE *SignalSharedSemaphore)(IDxclInteropDevice *This, UINT64 Id);
+    HRESULT (STDMETHODCALLTYPE *WaitSharedSemaphore)(IDxclInteropDevice *This, UINT64 Id);
+    HRESULT (STDMETHODCALLTYPE *QuerySharedSemaphoreIdle)(IDxclInteropDevice *This, UINT64 Id);
+    HRESULT (STDMETHODCALLTYPE *DestroySharedSemaphore)(IDxclInteropDevice *This, UINT64 Id);
 } IDxclInteropDeviceVtbl;
 struct IDxclInteropDevice {
     CONST_VTBL struct IDxclInteropDeviceVtbl *lpVtbl;
@@ -147,6 +178,11 @@ struct IDxclInteropDevice {
 #define IDxclInteropDevice_AddRef(This) ((This)->lpVtbl->AddRef(This))
 #define IDxclInteropDevice_Release(This) ((This)->lpVtbl->Release(This))
 #define IDxclInteropDevice_GetAdapterInfo(This, pInfo) ((This)->lpVtbl->GetAdapterInfo(This, pInfo))
+#define IDxclInteropDevice_CreateSharedSemaphore(This, pId, pFd) ((This)->lpVtbl->CreateSharedSemaphore(This, pId, pFd))
+#define IDxclInteropDevice_SignalSharedSemaphore(This, Id) ((This)->lpVtbl->SignalSharedSemaphore(This, Id))
+#define IDxclInteropDevice_WaitSharedSemaphore(This, Id) ((This)->lpVtbl->WaitSharedSemaphore(This, Id))
+#define IDxclInteropDevice_QuerySharedSemaphoreIdle(This, Id) ((This)->lpVtbl->QuerySharedSemaphoreIdle(This, Id))
+#define IDxclInteropDevice_DestroySharedSemaphore(This, Id) ((This)->lpVtbl->DestroySharedSemaphore(This, Id))
 #endif
 #endif
 

@@ -152,12 +152,35 @@ impl crate::Interface for IDxclInteropDevice {
 pub struct IDxclInteropDeviceVtbl {
     pub base: IUnknownVtbl,
     pub GetAdapterInfo: unsafe extern "system" fn(This: *mut IDxclInteropDevice, pInfo: *mut DXCL_ADAPTER_INFO) -> HRESULT,
+    /// Shared semaphores order Direct3D's queue against another API's queue on the GPU, with no
+    /// CPU wait. Each is a binary semaphore exportable as an opaque fd; the Vulkan backend has them,
+    /// the host backend answers E_NOTIMPL to all five calls.
+    ///
+    /// A new shared semaphore. *pId names it in the calls below; *pFd is a new file descriptor owned
+    /// by the caller (import it once: every export shares one payload).
+    pub CreateSharedSemaphore: unsafe extern "system" fn(This: *mut IDxclInteropDevice, pId: *mut UINT64, pFd: *mut c_int) -> HRESULT,
+    /// Submits at once, after all Direct3D work issued so far, a signal of the semaphore. The caller
+    /// waits for it exactly once before asking for another signal.
+    pub SignalSharedSemaphore: unsafe extern "system" fn(This: *mut IDxclInteropDevice, Id: UINT64) -> HRESULT,
+    /// Submits at once a wait for the semaphore: all Direct3D work issued later, and CPU access
+    /// through Map, waits for it. The caller has already submitted the matching signal.
+    pub WaitSharedSemaphore: unsafe extern "system" fn(This: *mut IDxclInteropDevice, Id: UINT64) -> HRESULT,
+    /// S_OK when every signal and wait the runtime submitted on the semaphore has executed (it may
+    /// be signalled again); S_FALSE while one is pending. E_INVALIDARG for an unknown Id.
+    pub QuerySharedSemaphoreIdle: unsafe extern "system" fn(This: *mut IDxclInteropDevice, Id: UINT64) -> HRESULT,
+    /// Waits for the semaphore's submitted operations, then destroys it. E_INVALIDARG for an unknown Id.
+    pub DestroySharedSemaphore: unsafe extern "system" fn(This: *mut IDxclInteropDevice, Id: UINT64) -> HRESULT,
 }
 impl IDxclInteropDeviceVtbl {
     /// Every method a stub: HRESULT methods return `E_NOTIMPL`, void methods do nothing, others return 0.
     pub const NOT_IMPLEMENTED: Self = Self {
         base: IUnknownVtbl::NOT_IMPLEMENTED,
         GetAdapterInfo: not_implemented::IDxclInteropDevice_GetAdapterInfo,
+        CreateSharedSemaphore: not_implemented::IDxclInteropDevice_CreateSharedSemaphore,
+        SignalSharedSemaphore: not_implemented::IDxclInteropDevice_SignalSharedSemaphore,
+        WaitSharedSemaphore: not_implemented::IDxclInteropDevice_WaitSharedSemaphore,
+        QuerySharedSemaphoreIdle: not_implemented::IDxclInteropDevice_QuerySharedSemaphoreIdle,
+        DestroySharedSemaphore: not_implemented::IDxclInteropDevice_DestroySharedSemaphore,
     };
 }
 
@@ -181,6 +204,21 @@ mod not_implemented {
         E_NOTIMPL
     }
     pub(super) extern "system" fn IDxclInteropDevice_GetAdapterInfo(_: *mut IDxclInteropDevice, _: *mut DXCL_ADAPTER_INFO) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropDevice_CreateSharedSemaphore(_: *mut IDxclInteropDevice, _: *mut UINT64, _: *mut c_int) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropDevice_SignalSharedSemaphore(_: *mut IDxclInteropDevice, _: UINT64) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropDevice_WaitSharedSemaphore(_: *mut IDxclInteropDevice, _: UINT64) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropDevice_QuerySharedSemaphoreIdle(_: *mut IDxclInteropDevice, _: UINT64) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropDevice_DestroySharedSemaphore(_: *mut IDxclInteropDevice, _: UINT64) -> HRESULT {
         E_NOTIMPL
     }
 }

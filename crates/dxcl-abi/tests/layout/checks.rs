@@ -3242,6 +3242,11 @@ pub fn all(c: &mut Checks) {
     c.method("IDxclInteropResource", "Release", 0, offset_of!(IDxclInteropResourceVtbl, base) + offset_of!(IUnknownVtbl, Release));
     c.interface("IDxclInteropDevice", size_of::<IDxclInteropDevice>(), size_of::<IDxclInteropDeviceVtbl>(), &IID_IDxclInteropDevice);
     c.method("IDxclInteropDevice", "GetAdapterInfo", 1, offset_of!(IDxclInteropDeviceVtbl, GetAdapterInfo));
+    c.method("IDxclInteropDevice", "CreateSharedSemaphore", 2, offset_of!(IDxclInteropDeviceVtbl, CreateSharedSemaphore));
+    c.method("IDxclInteropDevice", "SignalSharedSemaphore", 1, offset_of!(IDxclInteropDeviceVtbl, SignalSharedSemaphore));
+    c.method("IDxclInteropDevice", "WaitSharedSemaphore", 1, offset_of!(IDxclInteropDeviceVtbl, WaitSharedSemaphore));
+    c.method("IDxclInteropDevice", "QuerySharedSemaphoreIdle", 1, offset_of!(IDxclInteropDeviceVtbl, QuerySharedSemaphoreIdle));
+    c.method("IDxclInteropDevice", "DestroySharedSemaphore", 1, offset_of!(IDxclInteropDeviceVtbl, DestroySharedSemaphore));
     c.method("IDxclInteropDevice", "QueryInterface", 2, offset_of!(IDxclInteropDeviceVtbl, base) + offset_of!(IUnknownVtbl, QueryInterface));
     c.method("IDxclInteropDevice", "AddRef", 0, offset_of!(IDxclInteropDeviceVtbl, base) + offset_of!(IUnknownVtbl, AddRef));
     c.method("IDxclInteropDevice", "Release", 0, offset_of!(IDxclInteropDeviceVtbl, base) + offset_of!(IUnknownVtbl, Release));

@@ -54,6 +54,8 @@ pub enum BackendError {
     NotSupported,
     /// `DXGI_ERROR_DEVICE_REMOVED`: the device was lost.
     DeviceLost,
+    /// `E_INVALIDARG`: a shared-semaphore id this backend never handed out (or destroyed).
+    UnknownId,
 }
 
 /// A fence value: work issued before [`Backend::signal`] returned it is complete once
@@ -173,4 +175,31 @@ pub unsafe trait Backend: Send + Sync {
     /// # Safety
     /// See the trait.
     unsafe fn export_fd(&self, allocation: &Allocation) -> Result<i32, BackendError>;
+
+    /// A new binary semaphore exportable as an opaque fd: its id and a new fd owned by the caller
+    /// (`IDxclInteropDevice::CreateSharedSemaphore`). Backends without GPU queues have none.
+    fn create_shared_semaphore(&self) -> Result<(u64, i32), BackendError> {
+        Err(BackendError::NotSupported)
+    }
+
+    /// Submits now, after all work issued so far, a signal of the semaphore.
+    fn signal_shared_semaphore(&self, _id: u64) -> Result<(), BackendError> {
+        Err(BackendError::NotSupported)
+    }
+
+    /// Submits now a wait for the semaphore that all later work, and CPU access through `map`,
+    /// is ordered after.
+    fn wait_shared_semaphore(&self, _id: u64) -> Result<(), BackendError> {
+        Err(BackendError::NotSupported)
+    }
+
+    /// Whether every signal and wait submitted on the semaphore has executed.
+    fn shared_semaphore_idle(&self, _id: u64) -> Result<bool, BackendError> {
+        Err(BackendError::NotSupported)
+    }
+
+    /// Waits for the semaphore's submitted operations, then destroys it.
+    fn destroy_shared_semaphore(&self, _id: u64) -> Result<(), BackendError> {
+        Err(BackendError::NotSupported)
+    }
 }

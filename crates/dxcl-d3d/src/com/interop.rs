@@ -7,7 +7,7 @@ use super::device::{Device, INTEROP_DEVICE_FACE};
 use super::guard::guard;
 use super::object::*;
 use super::resource::{Resource, INTEROP_FACE};
-use crate::backend::{BackendKind, MemoryKind};
+use crate::backend::{BackendError, BackendKind, MemoryKind};
 
 type R = Resource;
 const RO: usize = INTEROP_FACE;
@@ -135,7 +135,96 @@ const DO: usize = INTEROP_DEVICE_FACE;
 pub static INTEROP_DEVICE_VTBL: IDxclInteropDeviceVtbl = IDxclInteropDeviceVtbl {
     base: unknown_vtbl::<D, DO>(),
     GetAdapterInfo: get_adapter_info,
+    CreateSharedSemaphore: create_shared_semaphore,
+    SignalSharedSemaphore: signal_shared_semaphore,
+    WaitSharedSemaphore: wait_shared_semaphore,
+    QuerySharedSemaphoreIdle: query_shared_semaphore_idle,
+    DestroySharedSemaphore: destroy_shared_semaphore,
 };
+
+/// # Safety
+/// `this` is the interop face of a live device.
+unsafe fn dev<'a>(this: *mut IDxclInteropDevice) -> &'a Device {
+    // SAFETY: function contract.
+    unsafe { object::<Device, _>(this, DO) }
+}
+
+/// Maps a backend result to the interface's `HRESULT`: "the host backend answers E_NOTIMPL to
+/// all five calls", and "E_INVALIDARG for an unknown Id" (dxcl_interop.h).
+fn semaphore_result(r: Result<(), BackendError>) -> HRESULT {
+    match r {
+        Ok(()) => S_OK,
+        Err(e) => backend_error(e),
+    }
+}
+
+unsafe extern "system" fn create_shared_semaphore(
+    this: *mut IDxclInteropDevice,
+    id: *mut u64,
+    fd: *mut i32,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if id.is_null() || fd.is_null() {
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract.
+        match unsafe { dev(this) }.backend.create_shared_semaphore() {
+            Ok((new_id, new_fd)) => {
+                // SAFETY: both non-null and writable (COM contract).
+                unsafe {
+                    *id = new_id;
+                    *fd = new_fd;
+                }
+                S_OK
+            }
+            Err(e) => backend_error(e),
+        }
+    })
+}
+
+unsafe extern "system" fn signal_shared_semaphore(
+    this: *mut IDxclInteropDevice,
+    id: u64,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract: `this` is this face of a live device.
+        let device = unsafe { dev(this) };
+        semaphore_result(device.backend.signal_shared_semaphore(id))
+    })
+}
+
+unsafe extern "system" fn wait_shared_semaphore(this: *mut IDxclInteropDevice, id: u64) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract: `this` is this face of a live device.
+        let device = unsafe { dev(this) };
+        semaphore_result(device.backend.wait_shared_semaphore(id))
+    })
+}
+
+unsafe extern "system" fn query_shared_semaphore_idle(
+    this: *mut IDxclInteropDevice,
+    id: u64,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract.
+        match unsafe { dev(this) }.backend.shared_semaphore_idle(id) {
+            Ok(true) => S_OK,
+            Ok(false) => S_FALSE,
+            Err(e) => backend_error(e),
+        }
+    })
+}
+
+unsafe extern "system" fn destroy_shared_semaphore(
+    this: *mut IDxclInteropDevice,
+    id: u64,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract: `this` is this face of a live device.
+        let device = unsafe { dev(this) };
+        semaphore_result(device.backend.destroy_shared_semaphore(id))
+    })
+}
 
 unsafe extern "system" fn get_adapter_info(
     this: *mut IDxclInteropDevice,
@@ -146,7 +235,7 @@ unsafe extern "system" fn get_adapter_info(
             return E_INVALIDARG;
         }
         // SAFETY: COM contract.
-        let a = unsafe { object::<Device, _>(this, DO) }.backend.adapter();
+        let a = unsafe { dev(this) }.backend.adapter();
         let backend = match a.backend {
             BackendKind::Host => DXCL_BACKEND_KIND_HOST,
             BackendKind::Vulkan => DXCL_BACKEND_KIND_VULKAN,

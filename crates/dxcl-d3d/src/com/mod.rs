@@ -38,6 +38,7 @@ pub fn backend_error(e: BackendError) -> HRESULT {
         BackendError::OutOfMemory => E_OUTOFMEMORY,
         BackendError::NotSupported => E_NOTIMPL,
         BackendError::DeviceLost => DXGI_ERROR_DEVICE_REMOVED,
+        BackendError::UnknownId => E_INVALIDARG,
     }
 }
 
