@@ -71,7 +71,15 @@ typedef struct DXCL_ADAPTER_INFO {
     LUID AdapterLuid;
     /* Vulkan deviceUUID; zero for the software adapter. */
     BYTE DeviceUuid[16];
+    /* DXCL_ADAPTER_FLAG_* bits. */
+    UINT Flags;
 } DXCL_ADAPTER_INFO;
+
+/* DXCL_ADAPTER_INFO::Flags. */
+typedef enum DXCL_ADAPTER_FLAG {
+    /* The adapter executes on the CPU: the software adapter, and Vulkan CPU devices (lavapipe). */
+    DXCL_ADAPTER_FLAG_SOFTWARE = 1,
+} DXCL_ADAPTER_FLAG;
 
 /* IDxclInteropResource {6d7f3a52-1c4e-4b8a-9f3d-2a61c0e5b7d1} */
 /* Implemented by every dxcl resource (buffers and textures, D3D10 and D3D11 faces alike). */

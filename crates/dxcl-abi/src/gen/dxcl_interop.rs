@@ -83,6 +83,8 @@ pub struct DXCL_ADAPTER_INFO {
     pub AdapterLuid: LUID,
     /// Vulkan deviceUUID; zero for the software adapter.
     pub DeviceUuid: [BYTE; 16],
+    /// DXCL_ADAPTER_FLAG_* bits.
+    pub Flags: UINT,
 }
 impl Default for DXCL_ADAPTER_INFO {
     fn default() -> Self {
@@ -91,6 +93,11 @@ impl Default for DXCL_ADAPTER_INFO {
         unsafe { core::mem::zeroed() }
     }
 }
+
+/// DXCL_ADAPTER_INFO::Flags.
+pub type DXCL_ADAPTER_FLAG = i32;
+/// The adapter executes on the CPU: the software adapter, and Vulkan CPU devices (lavapipe).
+pub const DXCL_ADAPTER_FLAG_SOFTWARE: DXCL_ADAPTER_FLAG = 1;
 
 /// Implemented by every dxcl resource (buffers and textures, D3D10 and D3D11 faces alike).
 ///

@@ -3231,6 +3231,9 @@ pub fn all(c: &mut Checks) {
     c.field("DXCL_ADAPTER_INFO", "DeviceId", offset_of!(DXCL_ADAPTER_INFO, DeviceId));
     c.field("DXCL_ADAPTER_INFO", "AdapterLuid", offset_of!(DXCL_ADAPTER_INFO, AdapterLuid));
     c.field("DXCL_ADAPTER_INFO", "DeviceUuid", offset_of!(DXCL_ADAPTER_INFO, DeviceUuid));
+    c.field("DXCL_ADAPTER_INFO", "Flags", offset_of!(DXCL_ADAPTER_INFO, Flags));
+    c.size("DXCL_ADAPTER_FLAG", size_of::<DXCL_ADAPTER_FLAG>(), align_of::<DXCL_ADAPTER_FLAG>());
+    c.int("DXCL_ADAPTER_FLAG_SOFTWARE", DXCL_ADAPTER_FLAG_SOFTWARE);
     c.interface("IDxclInteropResource", size_of::<IDxclInteropResource>(), size_of::<IDxclInteropResourceVtbl>(), &IID_IDxclInteropResource);
     c.method("IDxclInteropResource", "GetMemory", 1, offset_of!(IDxclInteropResourceVtbl, GetMemory));
     c.method("IDxclInteropResource", "GetSubresourceLayout", 2, offset_of!(IDxclInteropResourceVtbl, GetSubresourceLayout));

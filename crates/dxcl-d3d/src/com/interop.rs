@@ -251,6 +251,11 @@ unsafe extern "system" fn get_adapter_info(
                     HighPart: a.luid.1,
                 },
                 DeviceUuid: a.uuid,
+                Flags: if a.software {
+                    DXCL_ADAPTER_FLAG_SOFTWARE as u32
+                } else {
+                    0
+                },
             }
         };
         S_OK

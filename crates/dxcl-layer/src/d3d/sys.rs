@@ -256,6 +256,7 @@ pub struct DXCL_ADAPTER_INFO {
     pub DeviceId: u32,
     pub AdapterLuid: LUID,
     pub DeviceUuid: [u8; 16],
+    pub Flags: u32,
 }
 
 pub type PFN_DXCL_PENDING = unsafe extern "C" fn(*mut c_void);
