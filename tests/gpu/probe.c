@@ -1,0 +1,582 @@
+/* What a GPU machine offers dxcl's external-memory strategy, tested for real rather than read from
+ * extension strings: Vulkan memory exported as an opaque fd, imported into OpenCL as a buffer, viewed
+ * as a 2D image through a sub-buffer, written by a kernel and read back through Vulkan; binary
+ * semaphores passed both ways; and the cost of a semaphore round trip against clFinish.
+ *
+ * Build: make -C tests/gpu probe    Run: tests/gpu/probe    (needs libvulkan.so.1 and libOpenCL.so.1)
+ */
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <vulkan/vulkan.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define VK(x)                                                                                      \
+    do {                                                                                           \
+        VkResult r_ = (x);                                                                         \
+        if (r_ != VK_SUCCESS) {                                                                    \
+            printf("FAIL %s:%d %s -> VkResult %d\n", __FILE__, __LINE__, #x, r_);                  \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+#define CHECK_CL(err, what)                                                                        \
+    do {                                                                                           \
+        if ((err) != CL_SUCCESS) {                                                                 \
+            printf("FAIL %s -> cl error %d\n", what, (int)(err));                                  \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void print_uuid(const char *label, const uint8_t *u) {
+    printf("%s", label);
+    for (int i = 0; i < 16; i++) printf("%02x", u[i]);
+    printf("\n");
+}
+
+/* ---- Vulkan -------------------------------------------------------------------------------- */
+static VkInstance inst;
+static VkPhysicalDevice phys;
+static VkDevice dev;
+static VkQueue queue;
+static uint32_t queue_family;
+static VkCommandPool pool;
+static uint8_t vk_uuid[16];
+
+static uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags want) {
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+    for (uint32_t i = 0; i < mp.memoryTypeCount; i++)
+        if ((bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want) return i;
+    printf("FAIL no memory type %x in bits %x\n", want, bits);
+    exit(1);
+}
+
+static void vk_init(void) {
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    VK(vkCreateInstance(&ici, NULL, &inst));
+    uint32_t n = 8;
+    VkPhysicalDevice list[8];
+    VK(vkEnumeratePhysicalDevices(inst, &n, list));
+    for (uint32_t i = 0; i < n; i++) {
+        VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+        VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
+        vkGetPhysicalDeviceProperties2(list[i], &p2);
+        printf("vulkan device %u: %s type %d api %u.%u vendor %04x device %04x luid_valid %u\n", i,
+               p2.properties.deviceName, p2.properties.deviceType, VK_VERSION_MAJOR(p2.properties.apiVersion),
+               VK_VERSION_MINOR(p2.properties.apiVersion), p2.properties.vendorID, p2.properties.deviceID,
+               id.deviceLUIDValid);
+        print_uuid("  deviceUUID ", id.deviceUUID);
+        if (i == 0) {
+            phys = list[i];
+            memcpy(vk_uuid, id.deviceUUID, 16);
+            printf("  limits: optimalBufferCopyRowPitchAlignment %llu nonCoherentAtomSize %llu\n",
+                   (unsigned long long)p2.properties.limits.optimalBufferCopyRowPitchAlignment,
+                   (unsigned long long)p2.properties.limits.nonCoherentAtomSize);
+        }
+    }
+    uint32_t qn = 16;
+    VkQueueFamilyProperties qf[16];
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &qn, qf);
+    queue_family = 0;
+    float prio = 1;
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                   .queueFamilyIndex = queue_family, .queueCount = 1, .pQueuePriorities = &prio};
+    const char *exts[] = {"VK_KHR_external_memory_fd", "VK_KHR_external_semaphore_fd"};
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                            .timelineSemaphore = VK_TRUE};
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f12,
+                              .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci,
+                              .enabledExtensionCount = 2, .ppEnabledExtensionNames = exts};
+    VK(vkCreateDevice(phys, &dci, NULL, &dev));
+    vkGetDeviceQueue(dev, queue_family, 0, &queue);
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = queue_family};
+    VK(vkCreateCommandPool(dev, &pci, NULL, &pool));
+}
+
+typedef struct {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    VkDeviceSize size;
+} vk_buffer;
+
+static vk_buffer vk_buffer_new(VkDeviceSize size, int exportable, VkMemoryPropertyFlags props) {
+    vk_buffer b = {.size = size};
+    VkExternalMemoryBufferCreateInfo ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                            .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .pNext = exportable ? &ext : NULL,
+                              .size = size,
+                              .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                                       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT};
+    VK(vkCreateBuffer(dev, &bci, NULL, &b.buf));
+    VkMemoryDedicatedRequirements ded = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &ded};
+    VkBufferMemoryRequirementsInfo2 ri = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2, .buffer = b.buf};
+    vkGetBufferMemoryRequirements2(dev, &ri, &req);
+    if (exportable)
+        printf("exportable buffer %llu bytes: alignment %llu size %llu prefersDedicated %u requiresDedicated %u\n",
+               (unsigned long long)size, (unsigned long long)req.memoryRequirements.alignment,
+               (unsigned long long)req.memoryRequirements.size, ded.prefersDedicatedAllocation,
+               ded.requiresDedicatedAllocation);
+    VkExportMemoryAllocateInfo exp = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+                                      .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = exportable ? &exp : NULL,
+                                .allocationSize = req.memoryRequirements.size,
+                                .memoryTypeIndex = memory_type(req.memoryRequirements.memoryTypeBits, props)};
+    VK(vkAllocateMemory(dev, &mai, NULL, &b.mem));
+    VK(vkBindBufferMemory(dev, b.buf, b.mem, 0));
+    b.size = req.memoryRequirements.size;
+    return b;
+}
+
+static VkCommandBuffer begin(void) {
+    VkCommandBuffer cb;
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+    VK(vkAllocateCommandBuffers(dev, &ai, &cb));
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VK(vkBeginCommandBuffer(cb, &bi));
+    return cb;
+}
+
+static void submit_wait(VkCommandBuffer cb) {
+    VK(vkEndCommandBuffer(cb));
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
+    VK(vkQueueWaitIdle(queue));
+    vkFreeCommandBuffers(dev, pool, 1, &cb);
+}
+
+/* ---- OpenCL -------------------------------------------------------------------------------- */
+static clEnqueueAcquireExternalMemObjectsKHR_fn acquire_ext;
+static clEnqueueReleaseExternalMemObjectsKHR_fn release_ext;
+static clCreateSemaphoreWithPropertiesKHR_fn create_sema;
+static clEnqueueWaitSemaphoresKHR_fn wait_sema;
+static clEnqueueSignalSemaphoresKHR_fn signal_sema;
+
+static void print_device(cl_device_id d) {
+    char name[256], ver[256];
+    clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_VERSION, sizeof ver, ver, NULL);
+    printf("cl device: %s (%s)\n", name, ver);
+    size_t n = 0;
+    clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &n);
+    char *ext = malloc(n + 1);
+    clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, n, ext, NULL);
+    printf("  extensions: %s\n", ext);
+    free(ext);
+    uint8_t uuid[16] = {0};
+    if (clGetDeviceInfo(d, CL_DEVICE_UUID_KHR, 16, uuid, NULL) == CL_SUCCESS) print_uuid("  CL_DEVICE_UUID_KHR ", uuid);
+    cl_uint u = 0;
+    clGetDeviceInfo(d, CL_DEVICE_IMAGE_PITCH_ALIGNMENT, sizeof u, &u, NULL);
+    printf("  CL_DEVICE_IMAGE_PITCH_ALIGNMENT %u\n", u);
+    u = 0;
+    clGetDeviceInfo(d, CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, sizeof u, &u, NULL);
+    printf("  CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT %u\n", u);
+    u = 0;
+    clGetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof u, &u, NULL);
+    printf("  CL_DEVICE_MEM_BASE_ADDR_ALIGN %u bits\n", u);
+    cl_uint handles[8];
+    size_t hn = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, sizeof handles, handles, &hn) == CL_SUCCESS)
+        for (size_t i = 0; i < hn / sizeof(cl_uint); i++) printf("  memory import handle type 0x%x\n", handles[i]);
+    cl_uint types[8];
+    cl_int te = clGetDeviceInfo(d, CL_DEVICE_SEMAPHORE_TYPES_KHR, sizeof types, types, &hn);
+    printf("  CL_DEVICE_SEMAPHORE_TYPES_KHR: err %d, %zu bytes\n", te, te ? 0 : hn);
+    if (te == CL_SUCCESS)
+        for (size_t i = 0; i < hn / sizeof(cl_uint); i++) printf("  semaphore type 0x%x\n", types[i]);
+    if (clGetDeviceInfo(d, CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR, sizeof handles, handles, &hn) == CL_SUCCESS)
+        for (size_t i = 0; i < hn / sizeof(cl_uint); i++) printf("  semaphore import handle type 0x%x\n", handles[i]);
+    if (clGetDeviceInfo(d, CL_DEVICE_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR, sizeof handles, handles, &hn) == CL_SUCCESS)
+        for (size_t i = 0; i < hn / sizeof(cl_uint); i++) printf("  semaphore export handle type 0x%x\n", handles[i]);
+}
+
+static const char *kernel_src =
+    "__kernel void paint_buffer(__global uchar *b, uint pitch) {\n"
+    "  int x = get_global_id(0), y = get_global_id(1);\n"
+    "  __global uchar *px = b + y * pitch + x * 4;\n"
+    "  px[0] = x & 255; px[1] = y & 255; px[2] = 7; px[3] = 255;\n"
+    "}\n"
+    "__kernel void invert2d(__read_only image2d_t src, __write_only image2d_t dst) {\n"
+    "  int2 c = (int2)(get_global_id(0), get_global_id(1));\n"
+    "  write_imageui(dst, c, (uint4)(255) - read_imageui(src, c));\n"
+    "}\n"
+    "__kernel void verify_paint2d(__read_write image2d_t img, __global uint *bad) {\n"
+    "  int x = get_global_id(0), y = get_global_id(1);\n"
+    "  uint4 v = read_imageui(img, (int2)(x, y));\n"
+    "  if (v.x != ((x * 3) & 255) || v.y != ((y * 5) & 255) || v.z != ((x ^ y) & 255) || v.w != 9) atomic_inc(bad);\n"
+    "  write_imageui(img, (int2)(x, y), (uint4)(x & 255, y & 255, 77, 1));\n"
+    "}\n"
+    "__kernel void verify_paint3d(__read_write image3d_t img, __global uint *bad) {\n"
+    "  int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n"
+    "  uint4 v = read_imageui(img, (int4)(x, y, z, 0));\n"
+    "  if (v.x != ((x * 3) & 255) || v.y != ((y * 5) & 255) || v.z != ((x ^ y ^ z) & 255) || v.w != 9) atomic_inc(bad);\n"
+    "  write_imageui(img, (int4)(x, y, z, 0), (uint4)(x & 255, y & 255, z & 255, 1));\n"
+    "}\n"
+    "__kernel void invert2d_inplace(__read_write image2d_t img) {\n"
+    "  int2 c = (int2)(get_global_id(0), get_global_id(1));\n"
+    "  write_imageui(img, c, (uint4)(255) - read_imageui(img, c));\n"
+    "}\n";
+
+static void image_cases(cl_context ctx, cl_command_queue q, cl_device_id cldev, vk_buffer host);
+
+int main(void) {
+    vk_init();
+
+    cl_platform_id plats[8];
+    cl_uint np = 0;
+    CHECK_CL(clGetPlatformIDs(8, plats, &np), "clGetPlatformIDs");
+    cl_platform_id plat = NULL;
+    cl_device_id cldev = NULL;
+    for (cl_uint p = 0; p < np; p++) {
+        char pname[256];
+        clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+        printf("cl platform %u: %s\n", p, pname);
+        cl_device_id ds[8];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 8, ds, &nd) != CL_SUCCESS) continue;
+        for (cl_uint i = 0; i < nd; i++) {
+            print_device(ds[i]);
+            uint8_t uuid[16];
+            if (clGetDeviceInfo(ds[i], CL_DEVICE_UUID_KHR, 16, uuid, NULL) == CL_SUCCESS && !memcmp(uuid, vk_uuid, 16)) {
+                plat = plats[p];
+                cldev = ds[i];
+            }
+        }
+    }
+    if (!cldev) {
+        printf("RESULT no CL device matches the Vulkan device's UUID\n");
+        return 1;
+    }
+    printf("matched the Vulkan device by UUID\n");
+    acquire_ext = clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueAcquireExternalMemObjectsKHR");
+    release_ext = clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueReleaseExternalMemObjectsKHR");
+    create_sema = clGetExtensionFunctionAddressForPlatform(plat, "clCreateSemaphoreWithPropertiesKHR");
+    wait_sema = clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueWaitSemaphoresKHR");
+    signal_sema = clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueSignalSemaphoresKHR");
+    printf("functions: acquire %p release %p create_sema %p wait %p signal %p\n", (void *)acquire_ext,
+           (void *)release_ext, (void *)create_sema, (void *)wait_sema, (void *)signal_sema);
+
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
+    CHECK_CL(err, "clCreateContext");
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, cldev, NULL, &err);
+    CHECK_CL(err, "clCreateCommandQueue");
+
+    /* A 16 MiB exportable buffer; a 256x256 RGBA8 image lives at offset 65536 with a 1024-byte pitch. */
+    const VkDeviceSize size = 16 << 20, img_off = 65536, pitch = 1024;
+    const int W = 256, H = 256;
+    vk_buffer shared = vk_buffer_new(size, 1, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    vk_buffer host = vk_buffer_new(size, 0, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    VkCommandBuffer cb = begin();
+    vkCmdFillBuffer(cb, shared.buf, 0, VK_WHOLE_SIZE, 0x11223344);
+    submit_wait(cb);
+
+    VkMemoryGetFdInfoKHR gfi = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, .memory = shared.mem,
+                                .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+    PFN_vkGetMemoryFdKHR get_memory_fd = (PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(dev, "vkGetMemoryFdKHR");
+    int fd = -1;
+    VK(get_memory_fd(dev, &gfi, &fd));
+    cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, (cl_mem_properties)fd,
+                                 CL_DEVICE_HANDLE_LIST_KHR, (cl_mem_properties)cldev,
+                                 CL_DEVICE_HANDLE_LIST_END_KHR, 0};
+    double t0 = now_us();
+    cl_mem buf = clCreateBufferWithProperties(ctx, props, CL_MEM_READ_WRITE, size, NULL, &err);
+    printf("import buffer: err %d in %.1f us\n", err, now_us() - t0);
+    CHECK_CL(err, "clCreateBufferWithProperties(opaque fd)");
+
+    CHECK_CL(acquire_ext(q, 1, &buf, 0, NULL, NULL), "acquire external");
+    uint32_t word = 0;
+    CHECK_CL(clEnqueueReadBuffer(q, buf, CL_TRUE, 4096, 4, &word, 0, NULL, NULL), "read");
+    printf("CL reads the Vulkan fill: 0x%08x (%s)\n", word, word == 0x11223344 ? "ok" : "WRONG");
+
+    cl_buffer_region region = {img_off, pitch * H};
+    cl_mem sub = clCreateSubBuffer(buf, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    printf("sub-buffer at %llu: err %d\n", (unsigned long long)img_off, err);
+    CHECK_CL(err, "clCreateSubBuffer");
+    cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = W, .image_height = H,
+                          .image_row_pitch = pitch, .mem_object = sub};
+    cl_mem img = clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
+    printf("image2d from the imported sub-buffer: err %d\n", err);
+    if (img) clReleaseMemObject(img);
+
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &kernel_src, NULL, &err);
+    err = clBuildProgram(prog, 1, &cldev, "", NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char log[4096];
+        clGetProgramBuildInfo(prog, cldev, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+        printf("build log: %s\n", log);
+    }
+    CHECK_CL(err, "build");
+    cl_kernel k = clCreateKernel(prog, "paint_buffer", &err);
+    CHECK_CL(err, "kernel");
+    clSetKernelArg(k, 0, sizeof sub, &sub);
+    cl_uint pitch_arg = pitch;
+    clSetKernelArg(k, 1, sizeof pitch_arg, &pitch_arg);
+    size_t gws[2] = {W, H};
+    CHECK_CL(clEnqueueNDRangeKernel(q, k, 2, NULL, gws, NULL, 0, NULL, NULL), "ndrange");
+    CHECK_CL(release_ext(q, 1, &buf, 0, NULL, NULL), "release external");
+    CHECK_CL(clFinish(q), "finish");
+
+    cb = begin();
+    VkBufferCopy copy = {0, 0, size};
+    vkCmdCopyBuffer(cb, shared.buf, host.buf, 1, &copy);
+    submit_wait(cb);
+    uint8_t *p;
+    VK(vkMapMemory(dev, host.mem, 0, VK_WHOLE_SIZE, 0, (void **)&p));
+    int bad = 0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            const uint8_t *px = p + img_off + y * pitch + x * 4;
+            if (px[0] != (x & 255) || px[1] != (y & 255) || px[2] != 7 || px[3] != 255) bad++;
+        }
+    uint32_t outside;
+    memcpy(&outside, p + img_off - 4, 4);
+    printf("RESULT kernel wrote the imported buffer in Vulkan memory: %d of %d texels wrong; word before it 0x%08x\n",
+           bad, W * H, outside);
+    vkUnmapMemory(dev, host.mem);
+
+    image_cases(ctx, q, cldev, host);
+    fflush(stdout);
+
+    /* Semaphores both ways: Vulkan signals, CL waits; CL signals, Vulkan waits. */
+    PFN_vkGetSemaphoreFdKHR get_sema_fd = (PFN_vkGetSemaphoreFdKHR)vkGetDeviceProcAddr(dev, "vkGetSemaphoreFdKHR");
+    VkExportSemaphoreCreateInfo esci = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                        .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &esci};
+    VkSemaphore to_cl, to_vk;
+    VK(vkCreateSemaphore(dev, &sci, NULL, &to_cl));
+    VK(vkCreateSemaphore(dev, &sci, NULL, &to_vk));
+    cl_semaphore_khr s_to_cl = NULL, s_to_vk = NULL;
+    int sfd[2];
+    VkSemaphore vs[2] = {to_cl, to_vk};
+    for (int i = 0; i < 2; i++) {
+        VkSemaphoreGetFdInfoKHR sgi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR, .semaphore = vs[i],
+                                       .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+        VK(get_sema_fd(dev, &sgi, &sfd[i]));
+        cl_semaphore_properties_khr sp[] = {CL_SEMAPHORE_TYPE_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR,
+                                            CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR, (cl_semaphore_properties_khr)sfd[i],
+                                            0};
+        cl_semaphore_khr s = create_sema(ctx, sp, &err);
+        printf("import semaphore %d (no device list): err %d\n", i, err);
+        CHECK_CL(err, "clCreateSemaphoreWithPropertiesKHR");
+        if (i == 0) s_to_cl = s; else s_to_vk = s;
+    }
+    VkSemaphoreTypeCreateInfo tci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo tsci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &tci};
+    VkSemaphore timeline;
+    VK(vkCreateSemaphore(dev, &tsci, NULL, &timeline));
+    uint64_t tval = 0;
+
+    enum { N = 200 };
+    double floor_us[N], rt_us[N], cpu_us[N];
+    for (int i = 0; i < N; i++) { /* floor: an empty marker and clFinish */
+        double a = now_us();
+        cl_event ev;
+        clEnqueueMarkerWithWaitList(q, 0, NULL, &ev);
+        clFinish(q);
+        clReleaseEvent(ev);
+        floor_us[i] = now_us() - a;
+    }
+    for (int i = 0; i < N; i++) { /* GPU-side: vk signal -> cl wait, acquire, release, cl signal -> vk wait */
+        double a = now_us();
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .signalSemaphoreCount = 1, .pSignalSemaphores = &to_cl};
+        VK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
+        CHECK_CL(wait_sema(q, 1, &s_to_cl, NULL, 0, NULL, NULL), "wait semaphore");
+        CHECK_CL(acquire_ext(q, 1, &buf, 0, NULL, NULL), "acquire");
+        CHECK_CL(release_ext(q, 1, &buf, 0, NULL, NULL), "release");
+        CHECK_CL(signal_sema(q, 1, &s_to_vk, NULL, 0, NULL, NULL), "signal semaphore");
+        clFlush(q);
+        tval++;
+        VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+        VkTimelineSemaphoreSubmitInfo tsi = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                             .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &tval};
+        VkSubmitInfo wi = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &tsi, .waitSemaphoreCount = 1,
+                           .pWaitSemaphores = &to_vk, .pWaitDstStageMask = &stage, .signalSemaphoreCount = 1,
+                           .pSignalSemaphores = &timeline};
+        VK(vkQueueSubmit(queue, 1, &wi, VK_NULL_HANDLE));
+        clFinish(q);
+        VkSemaphoreWaitInfo swi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                                   .pSemaphores = &timeline, .pValues = &tval};
+        VK(vkWaitSemaphores(dev, &swi, UINT64_MAX));
+        rt_us[i] = now_us() - a;
+    }
+    for (int i = 0; i < N; i++) { /* CPU-side: queue idle, acquire, release, clFinish */
+        double a = now_us();
+        vkQueueWaitIdle(queue);
+        CHECK_CL(acquire_ext(q, 1, &buf, 0, NULL, NULL), "acquire");
+        CHECK_CL(release_ext(q, 1, &buf, 0, NULL, NULL), "release");
+        clFinish(q);
+        cpu_us[i] = now_us() - a;
+    }
+    qsort(floor_us, N, sizeof(double), cmp_double);
+    qsort(rt_us, N, sizeof(double), cmp_double);
+    qsort(cpu_us, N, sizeof(double), cmp_double);
+    printf("RESULT median us: floor (marker+clFinish) %.1f; semaphore round trip with acquire+release %.1f; "
+           "cpu-synced acquire+release %.1f\n", floor_us[N / 2], rt_us[N / 2], cpu_us[N / 2]);
+    printf("RESULT probe done\n");
+    return 0;
+}
+
+/* A Vulkan image in exportable memory, imported into OpenCL as an image of the same format and
+ * extent. Vulkan writes a pattern that depends on the coordinates; a CL kernel checks it texel by
+ * texel and paints another; Vulkan reads that back. Both directions agree only if both APIs see the
+ * same texel at the same address. */
+static void image_case(cl_context ctx, cl_command_queue q, cl_device_id cldev, vk_buffer host, const char *label,
+                       VkImageTiling tiling, VkImageUsageFlags usage, uint32_t w, uint32_t h, uint32_t d,
+                       uint32_t mips, uint32_t layers) {
+    VkExternalMemoryImageCreateInfo ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
+                                           .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkImageCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, .pNext = &ext,
+                             .imageType = d > 1 ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D,
+                             .format = VK_FORMAT_R8G8B8A8_UINT, .extent = {w, h, d}, .mipLevels = mips,
+                             .arrayLayers = layers, .samples = VK_SAMPLE_COUNT_1_BIT, .tiling = tiling,
+                             .usage = usage, .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED};
+    VkImage image;
+    VkResult r = vkCreateImage(dev, &ici, NULL, &image);
+    if (r != VK_SUCCESS) {
+        printf("RESULT image %s: vkCreateImage %d\n", label, r);
+        return;
+    }
+    VkMemoryDedicatedRequirements ded = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &ded};
+    VkImageMemoryRequirementsInfo2 ri = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2, .image = image};
+    vkGetImageMemoryRequirements2(dev, &ri, &req);
+    VkMemoryDedicatedAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO, .image = image};
+    VkExportMemoryAllocateInfo exp = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+                                      .pNext = ded.requiresDedicatedAllocation ? &dai : NULL,
+                                      .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &exp,
+                                .allocationSize = req.memoryRequirements.size,
+                                .memoryTypeIndex = memory_type(req.memoryRequirements.memoryTypeBits,
+                                                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)};
+    VkDeviceMemory mem;
+    VK(vkAllocateMemory(dev, &mai, NULL, &mem));
+    VK(vkBindImageMemory(dev, image, mem, 0));
+    VkSubresourceLayout sl = {0};
+    if (tiling == VK_IMAGE_TILING_LINEAR) {
+        VkImageSubresource isr = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0};
+        vkGetImageSubresourceLayout(dev, image, &isr, &sl);
+    }
+    printf("image %s: %ux%ux%u mips %u layers %u size %llu align %llu requiresDedicated %u linear rowPitch %llu\n",
+           label, w, h, d, mips, layers, (unsigned long long)req.memoryRequirements.size,
+           (unsigned long long)req.memoryRequirements.alignment, ded.requiresDedicatedAllocation,
+           (unsigned long long)sl.rowPitch);
+
+    uint8_t *p;
+    VK(vkMapMemory(dev, host.mem, 0, VK_WHOLE_SIZE, 0, (void **)&p));
+    for (uint32_t z = 0; z < d; z++)
+        for (uint32_t y = 0; y < h; y++)
+            for (uint32_t x = 0; x < w; x++) {
+                uint8_t *px = p + ((z * h + y) * w + x) * 4;
+                px[0] = x * 3; px[1] = y * 5; px[2] = x ^ y ^ (d > 1 ? z : 0); px[3] = 9;
+            }
+    vkUnmapMemory(dev, host.mem);
+    VkCommandBuffer cb = begin();
+    VkImageMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER, .srcAccessMask = 0,
+                              .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT, .oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+                              .newLayout = VK_IMAGE_LAYOUT_GENERAL, .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                              .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED, .image = image,
+                              .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, layers}};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &b);
+    VkBufferImageCopy bic = {.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1}, .imageExtent = {w, h, d}};
+    vkCmdCopyBufferToImage(cb, host.buf, image, VK_IMAGE_LAYOUT_GENERAL, 1, &bic);
+    submit_wait(cb);
+
+    PFN_vkGetMemoryFdKHR get_memory_fd = (PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(dev, "vkGetMemoryFdKHR");
+    VkMemoryGetFdInfoKHR gfi = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, .memory = mem,
+                                .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+    int fd = -1;
+    VK(get_memory_fd(dev, &gfi, &fd));
+    cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, (cl_mem_properties)fd,
+                                 CL_DEVICE_HANDLE_LIST_KHR, (cl_mem_properties)cldev, CL_DEVICE_HANDLE_LIST_END_KHR, 0};
+    cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc desc = {.image_type = d > 1 ? CL_MEM_OBJECT_IMAGE3D
+                                              : (layers > 1 ? CL_MEM_OBJECT_IMAGE2D_ARRAY : CL_MEM_OBJECT_IMAGE2D),
+                          .image_width = w, .image_height = h, .image_depth = d > 1 ? d : 0,
+                          .image_array_size = layers > 1 ? layers : 0};
+    cl_int err;
+    cl_mem img = clCreateImageWithProperties(ctx, props, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
+    if (err != CL_SUCCESS) {
+        printf("RESULT image %s: import err %d\n", label, err);
+        vkDestroyImage(dev, image, NULL);
+        vkFreeMemory(dev, mem, NULL);
+        return;
+    }
+    if (layers > 1) {
+        printf("RESULT image %s: imports as an image2d_array (no kernel check)\n", label);
+        clReleaseMemObject(img);
+        vkDestroyImage(dev, image, NULL);
+        vkFreeMemory(dev, mem, NULL);
+        return;
+    }
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &kernel_src, NULL, &err);
+    CHECK_CL(clBuildProgram(prog, 1, &cldev, "-cl-std=CL3.0", NULL, NULL), "build");
+    cl_kernel k = clCreateKernel(prog, d > 1 ? "verify_paint3d" : "verify_paint2d", &err);
+    CHECK_CL(err, "kernel");
+    cl_uint zero = 0, bad_cl = 0;
+    cl_mem bad = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, &zero, &err);
+    clSetKernelArg(k, 0, sizeof img, &img);
+    clSetKernelArg(k, 1, sizeof bad, &bad);
+    size_t gws[3] = {w, h, d};
+    CHECK_CL(acquire_ext(q, 1, &img, 0, NULL, NULL), "acquire image");
+    CHECK_CL(clEnqueueNDRangeKernel(q, k, d > 1 ? 3 : 2, NULL, gws, NULL, 0, NULL, NULL), "ndrange image");
+    CHECK_CL(release_ext(q, 1, &img, 0, NULL, NULL), "release image");
+    CHECK_CL(clEnqueueReadBuffer(q, bad, CL_TRUE, 0, 4, &bad_cl, 0, NULL, NULL), "read bad");
+    cb = begin();
+    vkCmdCopyImageToBuffer(cb, image, VK_IMAGE_LAYOUT_GENERAL, host.buf, 1, &bic);
+    submit_wait(cb);
+    VK(vkMapMemory(dev, host.mem, 0, VK_WHOLE_SIZE, 0, (void **)&p));
+    unsigned bad_vk = 0;
+    for (uint32_t z = 0; z < d; z++)
+        for (uint32_t y = 0; y < h; y++)
+            for (uint32_t x = 0; x < w; x++) {
+                uint8_t *px = p + ((z * h + y) * w + x) * 4;
+                if (px[0] != (x & 255) || px[1] != (y & 255) || px[2] != (d > 1 ? (z & 255) : 77) || px[3] != 1)
+                    bad_vk++;
+            }
+    vkUnmapMemory(dev, host.mem);
+    printf("RESULT image %s: CL saw %u of %u texels wrong; Vulkan saw %u wrong\n", label, bad_cl, w * h * d, bad_vk);
+    clReleaseMemObject(bad);
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseMemObject(img);
+    vkDestroyImage(dev, image, NULL);
+    vkFreeMemory(dev, mem, NULL);
+}
+
+static void image_cases(cl_context ctx, cl_command_queue q, cl_device_id cldev, vk_buffer host) {
+    const VkImageUsageFlags copy = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    const VkImageUsageFlags all = copy | VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+    const VkImageUsageFlags rt = all | VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
+    image_case(ctx, q, cldev, host, "optimal 256x256 copy-only", VK_IMAGE_TILING_OPTIMAL, copy, 256, 256, 1, 1, 1);
+    image_case(ctx, q, cldev, host, "optimal 256x256 storage", VK_IMAGE_TILING_OPTIMAL, all, 256, 256, 1, 1, 1);
+    image_case(ctx, q, cldev, host, "optimal 256x256 render-target", VK_IMAGE_TILING_OPTIMAL, rt, 256, 256, 1, 1, 1);
+    image_case(ctx, q, cldev, host, "optimal 1000x600", VK_IMAGE_TILING_OPTIMAL, all, 1000, 600, 1, 1, 1);
+    image_case(ctx, q, cldev, host, "optimal 33x7", VK_IMAGE_TILING_OPTIMAL, copy, 33, 7, 1, 1, 1);
+    image_case(ctx, q, cldev, host, "optimal 256x256 4 mips", VK_IMAGE_TILING_OPTIMAL, all, 256, 256, 1, 4, 1);
+    image_case(ctx, q, cldev, host, "optimal 256x256 array 4", VK_IMAGE_TILING_OPTIMAL, all, 256, 256, 1, 1, 4);
+    image_case(ctx, q, cldev, host, "optimal 3d 64x32x16", VK_IMAGE_TILING_OPTIMAL, all, 64, 32, 16, 1, 1);
+    image_case(ctx, q, cldev, host, "linear 256x256", VK_IMAGE_TILING_LINEAR, copy, 256, 256, 1, 1, 1);
+}
