@@ -245,3 +245,72 @@ pub fn build_log(program: cl_program, device: cl_device_id) -> String {
     .map(|b| bytes_to_string(&b))
     .unwrap_or_default()
 }
+
+#[link(name = "OpenCL")]
+extern "system" {
+    pub fn clFinish(q: cl_command_queue) -> cl_int;
+    pub fn clEnqueueMarkerWithWaitList(
+        q: cl_command_queue,
+        n: cl_uint,
+        wait: *const cl_event,
+        event: *mut cl_event,
+    ) -> cl_int;
+    pub fn clEnqueueReadBuffer(
+        q: cl_command_queue,
+        buffer: cl_mem,
+        blocking: cl_bool,
+        offset: usize,
+        size: usize,
+        ptr: *mut c_void,
+        n: cl_uint,
+        wait: *const cl_event,
+        event: *mut cl_event,
+    ) -> cl_int;
+    pub fn clEnqueueWriteBuffer(
+        q: cl_command_queue,
+        buffer: cl_mem,
+        blocking: cl_bool,
+        offset: usize,
+        size: usize,
+        ptr: *const c_void,
+        n: cl_uint,
+        wait: *const cl_event,
+        event: *mut cl_event,
+    ) -> cl_int;
+    pub fn clEnqueueReadImage(
+        q: cl_command_queue,
+        image: cl_mem,
+        blocking: cl_bool,
+        origin: *const usize,
+        region: *const usize,
+        row_pitch: usize,
+        slice_pitch: usize,
+        ptr: *mut c_void,
+        n: cl_uint,
+        wait: *const cl_event,
+        event: *mut cl_event,
+    ) -> cl_int;
+    pub fn clEnqueueWriteImage(
+        q: cl_command_queue,
+        image: cl_mem,
+        blocking: cl_bool,
+        origin: *const usize,
+        region: *const usize,
+        row_pitch: usize,
+        slice_pitch: usize,
+        ptr: *const c_void,
+        n: cl_uint,
+        wait: *const cl_event,
+        event: *mut cl_event,
+    ) -> cl_int;
+}
+
+/// Releases an OpenCL object on drop.
+pub struct ClHandle<T: Copy>(pub T, pub unsafe extern "system" fn(T) -> cl_int);
+
+impl<T: Copy> Drop for ClHandle<T> {
+    fn drop(&mut self) {
+        // SAFETY: the handle holds one reference, released once.
+        unsafe { (self.1)(self.0) };
+    }
+}

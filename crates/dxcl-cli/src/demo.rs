@@ -3,7 +3,7 @@
 //! release (no `clFinish`: the release's synchronisation guarantee is what makes this correct), the
 //! result is checked against the CPU and written to a PNG file.
 
-use crate::cl::{self, check as cl_check};
+use crate::cl::{self, check as cl_check, ClHandle};
 use crate::d3d::{self, check as hr_check, Com};
 use crate::sharing::{self, *};
 use dxcl_abi::interop::*;
@@ -55,16 +55,6 @@ struct Timings {
     kernel: Duration,
     release: Duration,
     readback: Duration,
-}
-
-/// Releases an OpenCL object on drop.
-struct ClHandle<T: Copy>(T, unsafe extern "system" fn(T) -> cl_int);
-
-impl<T: Copy> Drop for ClHandle<T> {
-    fn drop(&mut self) {
-        // SAFETY: the handle holds one reference, released once.
-        unsafe { (self.1)(self.0) };
-    }
 }
 
 fn find_platform() -> Result<cl_platform_id, Box<dyn std::error::Error>> {

@@ -3,7 +3,10 @@
 //! - `dxcl info`: OpenCL platforms and devices, Direct3D adapters, which extensions the layer adds
 //!   where, and which sharing strategy each (adapter, device) pairing gets.
 //! - `dxcl demo [--size N] [--out FILE]`: the main job on the embedded default.
+//! - `dxcl bench [...]`: acquire + release against the floor, 4 KiB to 256 MiB, default strategy
+//!   and staging copy (`docs/benchmarks.md`).
 
+mod bench;
 mod cl;
 mod d3d;
 mod demo;
@@ -13,7 +16,12 @@ mod sharing;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: dxcl info\n       dxcl demo [--size N] [--out FILE.png]";
+fn usage() -> String {
+    format!(
+        "usage: dxcl info\n       dxcl demo [--size N] [--out FILE.png]\n       {}",
+        bench::USAGE
+    )
+}
 
 /// Points the loader at the layer installed beside this program, unless the user chose one.
 /// Must run before the first OpenCL call: the loader reads `OPENCL_LAYERS` once, at start-up.
@@ -67,12 +75,19 @@ fn main() -> ExitCode {
         Some("demo") => match parse_demo(&args[1..]) {
             Ok(opts) => demo::run(&opts),
             Err(e) => {
-                eprintln!("dxcl: {e}\n{USAGE}");
+                eprintln!("dxcl: {e}\n{}", usage());
+                return ExitCode::from(2);
+            }
+        },
+        Some("bench") => match bench::parse(&args[1..]) {
+            Ok(opts) => bench::run(&opts),
+            Err(e) => {
+                eprintln!("dxcl: {e}\n{}", usage());
                 return ExitCode::from(2);
             }
         },
         _ => {
-            eprintln!("{USAGE}");
+            eprintln!("{}", usage());
             return ExitCode::from(2);
         }
     };

@@ -91,3 +91,10 @@ pub fn devices_for_adapter(
     })?;
     Ok(ids)
 }
+
+pub type CreateFromD3D11Buffer = unsafe extern "system" fn(
+    cl_context,
+    cl_mem_flags,
+    *mut dxcl_abi::ID3D11Buffer,
+    *mut cl_int,
+) -> cl_mem;

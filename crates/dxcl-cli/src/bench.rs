@@ -1,0 +1,301 @@
+//! `dxcl bench`: what acquire + release of one shared object costs, against the cheapest round
+//! trip the same queue can make (an empty marker + `clFinish`, "the floor"), for sizes from 4 KiB to
+//! 256 MiB, with the strategy the layer picks and with the staging copy forced, in one run.
+//!
+//! A zero-copy strategy should stay at a constant multiple of the floor whatever the size; a copy
+//! grows with it. Each object is verified (data moves both ways) before it is timed, so a broken
+//! path is never timed.
+
+mod report;
+mod session;
+mod stats;
+
+use report::{Case, Row};
+use session::{Kind, Session, Shape};
+use stats::{measure, Budget, Summary, Timed};
+use std::time::Duration;
+
+pub struct Options {
+    /// Sizes in bytes.
+    pub sizes: Vec<u64>,
+    pub kinds: Vec<Kind>,
+    /// The minimum number of samples per case (`--iters`).
+    pub min_samples: usize,
+    /// Time per case beyond which no more samples are taken (`--budget-ms`).
+    pub budget: Duration,
+    /// Direct3D touches the resource before every K-th sample (0: never).
+    pub touch_every: usize,
+    pub markdown: bool,
+}
+
+pub const USAGE: &str =
+    "dxcl bench [--sizes 4K,64K,...] [--iters N] [--kind buffer|texture2d|both] \
+     [--budget-ms MS] [--touch-every K] [--markdown]";
+
+const DEFAULT_SIZES: &str = "4K,16K,64K,256K,1M,4M,16M,64M,256M";
+const WARMUP: usize = 5;
+/// Enough for stable percentiles; also bounds what a fast case costs.
+const MAX_SAMPLES: usize = 10_000;
+
+/// "4096", "4K", "4KiB", "64M", "1G" (binary units).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let upper = t.to_ascii_uppercase();
+    let digits = upper.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = match &upper[digits.len()..] {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        _ => return Err(format!("bad size {s:?}")),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("bad size {s:?}"))?;
+    n.checked_mul(unit)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("bad size {s:?}"))
+}
+
+pub fn parse(args: &[String]) -> Result<Options, String> {
+    let mut opts = Options {
+        sizes: DEFAULT_SIZES
+            .split(',')
+            .map(parse_size)
+            .collect::<Result<_, _>>()?,
+        kinds: vec![Kind::Buffer, Kind::Texture2D],
+        min_samples: 20,
+        budget: Duration::from_millis(1000),
+        touch_every: 4,
+        markdown: false,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--sizes" => {
+                opts.sizes = value()?
+                    .split(',')
+                    .map(parse_size)
+                    .collect::<Result<_, _>>()?
+            }
+            "--iters" => {
+                let v = value()?;
+                opts.min_samples = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or(format!("bad --iters {v}"))?;
+            }
+            "--budget-ms" => {
+                let v = value()?;
+                opts.budget =
+                    Duration::from_millis(v.parse().map_err(|_| format!("bad --budget-ms {v}"))?);
+            }
+            "--touch-every" => {
+                let v = value()?;
+                opts.touch_every = v.parse().map_err(|_| format!("bad --touch-every {v}"))?;
+            }
+            "--kind" => {
+                opts.kinds = match value()?.as_str() {
+                    "buffer" => vec![Kind::Buffer],
+                    "texture2d" => vec![Kind::Texture2D],
+                    "both" => vec![Kind::Buffer, Kind::Texture2D],
+                    other => return Err(format!("bad --kind {other}")),
+                }
+            }
+            "--markdown" => opts.markdown = true,
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(opts)
+}
+
+pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    let inherited = std::env::var("DXCL_STRATEGY").ok();
+    let session = Session::open()?;
+    let budget = Budget {
+        warmup: WARMUP,
+        min_samples: opts.min_samples,
+        time: opts.budget,
+        max_samples: MAX_SAMPLES.max(opts.min_samples),
+    };
+    let bullet = if opts.markdown { "- " } else { "  " };
+    println!(
+        "dxcl bench: clEnqueueAcquireD3D11ObjectsKHR + clEnqueueReleaseD3D11ObjectsKHR + clFinish \
+         of one object, against the floor clEnqueueMarkerWithWaitList + clFinish on the same queue"
+    );
+    println!(
+        "{bullet}Direct3D 11: D3D_DRIVER_TYPE_HARDWARE on the default adapter: {}",
+        session.adapter
+    );
+    println!(
+        "{bullet}OpenCL: platform {}, device {} (the first preferred device for the D3D11 device)",
+        session.platform, session.cl_device_name
+    );
+    println!(
+        "{bullet}timing: {WARMUP} warm-up runs, then at least {} samples and more while under {} ms \
+         per case (at most {}); Direct3D writes 4 bytes of the resource before every {} sample(s), \
+         outside the timed region",
+        budget.min_samples,
+        opts.budget.as_millis(),
+        budget.max_samples,
+        opts.touch_every
+    );
+    if let Some(v) = inherited {
+        println!("{bullet}note: DXCL_STRATEGY={v} from the environment is ignored: the bench sets it per object");
+    }
+    if !opts.markdown {
+        println!("{}", report::text_header());
+    }
+
+    let mut rows = Vec::new();
+    let mut decisions: Vec<String> = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
+    let mut verified = 0usize;
+    let mut seed = 0x5EED_0000u32;
+    for &size in &opts.sizes {
+        for &kind in &opts.kinds {
+            let shape = Shape::for_bytes(kind, size)
+                .ok_or_else(|| format!("{} of {size} bytes is too large", kind.name()))?;
+            if let Some(why) = session.unsupported(&shape) {
+                println!(
+                    "{bullet}{} {}: skipped: {why}",
+                    kind.name(),
+                    report::size_name(size)
+                );
+                continue;
+            }
+            let mut emit = |case: Case, strategy: &'static str, summary: Summary, floor: f64| {
+                let row = Row {
+                    kind: kind.name(),
+                    size,
+                    extent: shape.extent(),
+                    case,
+                    strategy,
+                    summary,
+                    ratio: summary.median_us / floor,
+                    verified: if case == Case::Floor { "-" } else { "ok" },
+                };
+                if !opts.markdown {
+                    println!("{}", report::text_row(&row));
+                }
+                rows.push(row);
+            };
+            let mut floor_us = None;
+            for (case, force_staging) in [(Case::Default, false), (Case::Staging, true)] {
+                let shared = session.share(shape, force_staging)?;
+                seed = seed.wrapping_add(1);
+                let verdict = shared.verify(seed);
+                if let Err(e) = &verdict {
+                    // Not timed: a path that loses data has no cost worth reporting.
+                    let what = format!(
+                        "{} {} {}",
+                        kind.name(),
+                        report::size_name(size),
+                        case.name()
+                    );
+                    println!("{bullet}{what}: verification FAILED: {e}");
+                    failures.push(format!("{what}: {e}"));
+                } else {
+                    verified += 1;
+                    let d = shared.decision;
+                    let line = format!("{} ({})", d.strategy.name(), d.reason);
+                    if !decisions.contains(&line) {
+                        decisions.push(line);
+                    }
+                }
+                let every = opts.touch_every;
+                let shared_ref = &shared;
+                let timed = || {
+                    Timed::new(move || shared_ref.acquire_release()).with_between(move |i| {
+                        if every > 0 && i % every == 0 {
+                            shared_ref.touch(i as u32);
+                        }
+                        Ok(())
+                    })
+                };
+                // The floor is timed in rounds with the default strategy: both are small, and drift
+                // on a shared machine must not tilt their ratio. The staging copy is timed on its
+                // own, so that its copies do not evict the caches the other two run from.
+                let mut cases = match (floor_us, verdict.is_ok()) {
+                    (None, true) => vec![Timed::new(|| session.floor()), timed()],
+                    (None, false) => vec![Timed::new(|| session.floor())],
+                    (Some(_), true) => vec![timed()],
+                    (Some(_), false) => vec![],
+                };
+                let mut summaries = measure(&budget, &mut cases)?.into_iter();
+                drop(cases);
+                let floor = match floor_us {
+                    Some(f) => f,
+                    None => {
+                        let f = summaries.next().ok_or("the floor was not timed")?;
+                        emit(Case::Floor, "-", f, f.median_us);
+                        f.median_us
+                    }
+                };
+                floor_us = Some(floor);
+                if let Some(summary) = summaries.next() {
+                    emit(case, shared.decision.strategy.name(), summary, floor);
+                }
+                // `shared` drops here: at most one object of each size lives at a time.
+            }
+        }
+    }
+    if opts.markdown {
+        println!();
+        print!("{}", report::markdown(&rows));
+        println!();
+    }
+    println!("strategies (the layer's decision for the objects above):");
+    for d in &decisions {
+        println!("{bullet}{d}");
+    }
+    if !failures.is_empty() {
+        return Err(format!(
+            "{} object(s) failed verification:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        )
+        .into());
+    }
+    println!("dxcl bench: OK, {verified} shared objects verified both ways");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("4kib"), Ok(4096));
+        assert_eq!(parse_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("K").is_err());
+        assert!(parse_size("99999999999999G").is_err());
+    }
+
+    #[test]
+    fn options_default_and_override() {
+        let o = parse(&[]).unwrap();
+        assert_eq!(o.sizes.len(), 9);
+        assert_eq!((o.sizes[0], o.sizes[8]), (4 << 10, 256 << 20));
+        assert_eq!(o.kinds, vec![Kind::Buffer, Kind::Texture2D]);
+        assert_eq!(o.min_samples, 20);
+        let o = parse(&args("--sizes 4K,1M --iters 3 --kind texture2d --markdown")).unwrap();
+        assert_eq!(o.sizes, vec![4096, 1 << 20]);
+        assert_eq!((o.min_samples, o.markdown), (3, true));
+        assert_eq!(o.kinds, vec![Kind::Texture2D]);
+        assert!(parse(&args("--iters 0")).is_err());
+        assert!(parse(&args("--kind image")).is_err());
+        assert!(parse(&args("--sizes")).is_err());
+        assert!(parse(&args("--bogus")).is_err());
+    }
+}

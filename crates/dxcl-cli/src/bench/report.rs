@@ -1,0 +1,176 @@
+//! The bench's rows, as aligned text or as a Markdown table.
+
+use super::stats::Summary;
+
+/// Which of the three timed operations a row is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Case {
+    /// `clEnqueueMarkerWithWaitList` + `clFinish`.
+    Floor,
+    /// Acquire + release + `clFinish` with the strategy the layer picks.
+    Default,
+    /// The same with `DXCL_STRATEGY=staging` at creation.
+    Staging,
+}
+
+impl Case {
+    pub fn name(self) -> &'static str {
+        match self {
+            Case::Floor => "floor",
+            Case::Default => "default",
+            Case::Staging => "staging",
+        }
+    }
+}
+
+/// One line of the table.
+pub struct Row {
+    pub kind: &'static str,
+    /// The size asked for, in bytes.
+    pub size: u64,
+    /// Texture extent ("8192x8192"), empty for buffers and the floor.
+    pub extent: String,
+    pub case: Case,
+    /// The strategy's name; "-" for the floor.
+    pub strategy: &'static str,
+    pub summary: Summary,
+    /// Median over the same size's floor median.
+    pub ratio: f64,
+    /// "ok", or "-" for the floor (nothing to verify).
+    pub verified: &'static str,
+}
+
+/// "4 KiB", "256 MiB", "1.5 MiB", "100 B".
+pub fn size_name(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (unit, name) in UNITS {
+        if bytes >= unit {
+            return if (bytes / unit) * unit == bytes {
+                format!("{} {name}", bytes / unit)
+            } else {
+                format!("{:.1} {name}", bytes as f64 / unit as f64)
+            };
+        }
+    }
+    format!("{bytes} B")
+}
+
+const HEADER: [&str; 11] = [
+    "kind",
+    "size",
+    "extent",
+    "case",
+    "strategy",
+    "n",
+    "median µs",
+    "p10 µs",
+    "p90 µs",
+    "× floor",
+    "verified",
+];
+
+fn cells(r: &Row) -> [String; 11] {
+    [
+        r.kind.to_string(),
+        size_name(r.size),
+        if r.extent.is_empty() {
+            "-".into()
+        } else {
+            r.extent.clone()
+        },
+        r.case.name().into(),
+        r.strategy.into(),
+        r.summary.samples.to_string(),
+        format!("{:.1}", r.summary.median_us),
+        format!("{:.1}", r.summary.p10_us),
+        format!("{:.1}", r.summary.p90_us),
+        format!("{:.2}", r.ratio),
+        r.verified.into(),
+    ]
+}
+
+/// Numbers are right-aligned in the text table.
+const NUMERIC: [bool; 11] = [
+    false, true, false, false, false, true, true, true, true, true, false,
+];
+
+/// The header line of the text table, then one call of `text_row` per row.
+pub fn text_header() -> String {
+    text_line(&HEADER.map(String::from))
+}
+
+pub fn text_row(r: &Row) -> String {
+    text_line(&cells(r))
+}
+
+fn text_line(cells: &[String; 11]) -> String {
+    const WIDTHS: [usize; 11] = [9, 8, 9, 7, 12, 6, 11, 10, 10, 8, 8];
+    let mut out = String::new();
+    for (i, c) in cells.iter().enumerate() {
+        let w = WIDTHS[i];
+        if NUMERIC[i] {
+            out.push_str(&format!("{c:>w$}  "));
+        } else {
+            out.push_str(&format!("{c:<w$}  "));
+        }
+    }
+    out.trim_end().to_string()
+}
+
+/// The whole table in Markdown.
+pub fn markdown(rows: &[Row]) -> String {
+    let mut out = format!("| {} |\n", HEADER.join(" | "));
+    let rule: Vec<&str> = NUMERIC
+        .iter()
+        .map(|&n| if n { "---:" } else { "---" })
+        .collect();
+    out.push_str(&format!("| {} |\n", rule.join(" | ")));
+    for r in rows {
+        out.push_str(&format!("| {} |\n", cells(r).join(" | ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(case: Case) -> Row {
+        Row {
+            kind: "buffer",
+            size: 4096,
+            extent: String::new(),
+            case,
+            strategy: "host-pointer",
+            summary: Summary {
+                samples: 20,
+                median_us: 12.34,
+                p10_us: 10.0,
+                p90_us: 20.0,
+            },
+            ratio: 1.5,
+            verified: "ok",
+        }
+    }
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(size_name(4096), "4 KiB");
+        assert_eq!(size_name(256 << 20), "256 MiB");
+        assert_eq!(size_name(1536 << 10), "1.5 MiB");
+        assert_eq!(size_name(100), "100 B");
+    }
+
+    #[test]
+    fn markdown_has_one_line_per_row_and_equal_columns() {
+        let md = markdown(&[row(Case::Floor), row(Case::Default)]);
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(lines.len(), 4);
+        let pipes = |l: &str| l.matches('|').count();
+        assert!(lines.iter().all(|l| pipes(l) == 12), "{md}");
+        assert!(
+            lines[3].contains("| default | host-pointer | 20 | 12.3 | 10.0 | 20.0 | 1.50 | ok |")
+        );
+        assert!(text_row(&row(Case::Staging)).starts_with("buffer"));
+    }
+}

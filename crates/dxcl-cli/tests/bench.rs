@@ -1,0 +1,169 @@
+//! `dxcl bench` end to end: the real binary, the real loader and layer, two small sizes, few
+//! samples. Checks the output's structure and that every object was verified, not the timings.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn dxcl(args: &str) -> Output {
+    let exe = Path::new(env!("CARGO_BIN_EXE_dxcl"));
+    let layer = exe.with_file_name("libdxcl_layer.so");
+    assert!(
+        std::env::var_os("OPENCL_LAYERS").is_some() || layer.exists(),
+        "{} is missing: build the layer first (cargo build -p dxcl-layer)",
+        layer.display()
+    );
+    Command::new(exe)
+        .args(args.split_whitespace())
+        // Set on purpose: the bench must choose the strategy per object, not inherit it.
+        .env("DXCL_STRATEGY", "staging")
+        .output()
+        .expect("dxcl runs")
+}
+
+fn stdout(o: &Output) -> String {
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "dxcl failed ({}):\n{text}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    text
+}
+
+/// The table's rows: lines that start with a kind.
+fn rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.starts_with("buffer ") || l.starts_with("texture2d "))
+        .map(|l| {
+            // "4 KiB" is one cell: join a number with its unit.
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let mut cells = vec![words[0].to_string(), format!("{} {}", words[1], words[2])];
+            cells.extend(words[3..].iter().map(|w| w.to_string()));
+            cells
+        })
+        .collect()
+}
+
+#[test]
+fn text_table_has_three_verified_rows_per_kind_and_size() {
+    let out = stdout(&dxcl(
+        "bench --sizes 4K,64K --iters 3 --budget-ms 20 --kind both",
+    ));
+    assert!(
+        out.contains("\n  Direct3D 11: D3D_DRIVER_TYPE_HARDWARE"),
+        "{out}"
+    );
+    assert!(out.contains("\n  OpenCL: platform ["), "{out}");
+    assert!(
+        out.contains("DXCL_STRATEGY=staging from the environment is ignored"),
+        "{out}"
+    );
+    let header = out
+        .lines()
+        .find(|l| l.starts_with("kind"))
+        .expect("header line");
+    for column in [
+        "case",
+        "strategy",
+        "median µs",
+        "p10 µs",
+        "p90 µs",
+        "× floor",
+        "verified",
+    ] {
+        assert!(header.contains(column), "{header}");
+    }
+
+    let rows = rows(&out);
+    assert_eq!(rows.len(), 12, "{out}");
+    let expected_order = [
+        ("buffer", "4 KiB", "-"),
+        ("texture2d", "4 KiB", "32x32"),
+        ("buffer", "64 KiB", "-"),
+        ("texture2d", "64 KiB", "128x128"),
+    ];
+    for (group, (kind, size, extent)) in rows.chunks(3).zip(expected_order) {
+        for (row, case) in group.iter().zip(["floor", "default", "staging"]) {
+            assert_eq!(row.len(), 11, "{row:?}");
+            assert_eq!(
+                (&row[0][..], &row[1][..], &row[2][..], &row[3][..]),
+                (kind, size, extent, case)
+            );
+            let n: usize = row[5].parse().expect("sample count");
+            assert!(n >= 3, "{row:?}");
+            let v: Vec<f64> = row[6..10]
+                .iter()
+                .map(|c| c.parse().expect("a number"))
+                .collect();
+            let (median, p10, p90, ratio) = (v[0], v[1], v[2], v[3]);
+            assert!(p10 > 0.0 && p10 <= median && median <= p90, "{row:?}");
+            assert!(ratio > 0.0, "{row:?}");
+            match case {
+                "floor" => assert_eq!((&row[4][..], &row[9][..], &row[10][..]), ("-", "1.00", "-")),
+                "default" => {
+                    assert!(
+                        ["host-pointer", "staging-copy"].contains(&&row[4][..]),
+                        "{row:?}"
+                    );
+                    assert_eq!(row[10], "ok");
+                }
+                _ => assert_eq!((&row[4][..], &row[10][..]), ("staging-copy", "ok")),
+            }
+        }
+    }
+    // The strategies section names the staging copy as forced, and the default as not forced.
+    let strategies: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("strategies"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert!(
+        strategies.contains(&"  staging-copy (forced by DXCL_STRATEGY=staging)"),
+        "{out}"
+    );
+    let default = &rows[1][4];
+    assert!(
+        strategies
+            .iter()
+            .any(|l| l.starts_with(&format!("  {default} (")) && !l.contains("forced")),
+        "{out}"
+    );
+    assert!(
+        out.trim_end()
+            .ends_with("dxcl bench: OK, 8 shared objects verified both ways"),
+        "{out}"
+    );
+}
+
+#[test]
+fn markdown_table_is_pasteable() {
+    let out = stdout(&dxcl(
+        "bench --sizes 4K,16K --iters 2 --budget-ms 10 --kind buffer --markdown",
+    ));
+    assert!(out.contains("\n- Direct3D 11: "), "{out}");
+    let table: Vec<&str> = out.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(table.len(), 2 + 6, "{out}");
+    assert!(table[0].starts_with("| kind | size | extent | case | strategy |"));
+    assert!(table[1].starts_with("| --- | ---: |"));
+    assert!(table.iter().all(|l| l.matches('|').count() == 12), "{out}");
+    assert!(table[2].starts_with("| buffer | 4 KiB | - | floor | - |"));
+    assert!(table[7].starts_with("| buffer | 16 KiB | - | staging | staging-copy |"));
+    assert!(table[7].ends_with("| ok |"));
+    assert!(out.contains("dxcl bench: OK, 4 shared objects verified both ways"));
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    for args in [
+        "bench --kind image",
+        "bench --iters 0",
+        "bench --sizes 4Q",
+        "bench --x",
+    ] {
+        let o = dxcl(args);
+        assert_eq!(o.status.code(), Some(2), "{args}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("dxcl bench [--sizes"));
+    }
+}
