@@ -16,8 +16,18 @@ typedef struct IDxclInteropDevice IDxclInteropDevice;
 typedef enum DXCL_MEMORY_KIND {
     /* Host memory; DXCL_RESOURCE_MEMORY::pHost points at it. */
     DXCL_MEMORY_KIND_HOST = 1,
-    /* Device memory exportable as an opaque file descriptor (IDxclInteropResource::ExportMemoryFd). */
+    /*
+     * Device memory exportable as an opaque file descriptor (IDxclInteropResource::ExportMemoryFd),
+     * holding the resource's bytes in the linear layout GetSubresourceLayout describes.
+     */
     DXCL_MEMORY_KIND_OPAQUE_FD = 2,
+    /*
+     * Device memory exportable as an opaque file descriptor that holds an optimal-tiled Vulkan
+     * image of the resource's format and extent, all layers of mip 0 first. Import it as an image of
+     * the same format and extent; GetSubresourceLayout then describes the linear layout that Map
+     * returns, not this memory.
+     */
+    DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE = 3,
 } DXCL_MEMORY_KIND;
 
 /* Which backend drives an adapter. */

@@ -10,8 +10,14 @@ use crate::*;
 pub type DXCL_MEMORY_KIND = i32;
 /// Host memory; DXCL_RESOURCE_MEMORY::pHost points at it.
 pub const DXCL_MEMORY_KIND_HOST: DXCL_MEMORY_KIND = 1;
-/// Device memory exportable as an opaque file descriptor (IDxclInteropResource::ExportMemoryFd).
+/// Device memory exportable as an opaque file descriptor (IDxclInteropResource::ExportMemoryFd),
+/// holding the resource's bytes in the linear layout GetSubresourceLayout describes.
 pub const DXCL_MEMORY_KIND_OPAQUE_FD: DXCL_MEMORY_KIND = 2;
+/// Device memory exportable as an opaque file descriptor that holds an optimal-tiled Vulkan
+/// image of the resource's format and extent, all layers of mip 0 first. Import it as an image of
+/// the same format and extent; GetSubresourceLayout then describes the linear layout that Map
+/// returns, not this memory.
+pub const DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE: DXCL_MEMORY_KIND = 3;
 
 /// Which backend drives an adapter.
 pub type DXCL_BACKEND_KIND = i32;
