@@ -24,13 +24,14 @@ use crate::d3d::com::ComPtr;
 use crate::d3d::interop;
 use crate::d3d::staging::Staging;
 use crate::strategy::Strategy;
+use dxcl_abi::interop::IDxclInteropResource;
 
 /// One object of an acquire/release call, copied out of the registry.
 struct Item {
     mem: cl_mem,
     kind: ResourceKind,
     strategy: Strategy,
-    interop: Option<ComPtr>,
+    interop: Option<ComPtr<IDxclInteropResource>>,
     staging: Option<std::sync::Arc<std::sync::Mutex<crate::d3d::staging::Staging>>>,
     last_upload: Option<usize>,
 }

@@ -15,6 +15,7 @@ use super::tokens::D3dVersion;
 use crate::d3d::com::ComPtr;
 use crate::d3d::staging::Staging;
 use crate::strategy::Strategy;
+use dxcl_abi::interop::IDxclInteropResource;
 
 /// A context created with a Direct3D device.
 pub(crate) struct ContextEntry {
@@ -56,7 +57,7 @@ pub(crate) struct MemEntry {
     /// Context-wide acquire state.
     pub acquired: bool,
     /// The dxcl interop interface of the resource, when present (implicit sync).
-    pub interop: Option<ComPtr>,
+    pub interop: Option<ComPtr<IDxclInteropResource>>,
     /// Staging state (copy strategy only).
     pub staging: Option<Arc<Mutex<Staging>>>,
     /// The last acquire's copy event (staging), waited for by the release.

@@ -2,12 +2,15 @@
 
 use std::ffi::c_void;
 
-use super::com::{query_raw, ComPtr};
-use super::sys::{
-    method, IID_IDXGIAdapter, IID_IDXGIDevice, IID_IDxclInteropDevice, DXCL_ADAPTER_INFO,
-    DXCL_BACKEND_KIND_HOST, DXGI_ADAPTER_DESC, DXGI_ADAPTER_GET_DESC, DXGI_DEVICE_GET_ADAPTER,
-    HRESULT, INTEROP_DEVICE_GET_ADAPTER_INFO, LUID,
+use dxcl_abi::interop::{
+    IDxclInteropDevice, DXCL_ADAPTER_FLAG_SOFTWARE, DXCL_ADAPTER_INFO, DXCL_BACKEND_KIND_HOST,
 };
+use dxcl_abi::{
+    IDXGIAdapter, IDXGIAdapter1, IDXGIDevice, DXGI_ADAPTER_DESC, DXGI_ADAPTER_DESC1,
+    DXGI_ADAPTER_FLAG_SOFTWARE, LUID, SUCCEEDED,
+};
+
+use super::com::{query_raw, ComPtr};
 
 /// Microsoft's PCI vendor id, which the software (WARP) adapter reports.
 const VENDOR_MICROSOFT: u32 = 0x1414;
@@ -15,7 +18,8 @@ const VENDOR_MICROSOFT: u32 = 0x1414;
 /// How an adapter is recognised among OpenCL devices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AdapterId {
-    /// A software adapter: CPU devices with host-unified memory.
+    /// An adapter that runs on the CPU (software adapter, lavapipe): CPU devices with
+    /// host-unified memory.
     Software,
     /// A hardware adapter known by its device UUID (`CL_DEVICE_UUID_KHR`).
     Uuid([u8; 16]),
@@ -30,64 +34,71 @@ fn luid_bytes(l: LUID) -> [u8; 8] {
     b
 }
 
-/// From `IDxclInteropDevice::GetAdapterInfo`.
-pub(crate) fn from_interop(interop: &ComPtr) -> Option<AdapterId> {
-    type GetAdapterInfo = unsafe extern "system" fn(*mut c_void, *mut DXCL_ADAPTER_INFO) -> HRESULT;
-    let mut info = DXCL_ADAPTER_INFO::default();
-    // SAFETY: an IDxclInteropDevice (QueryInterface said so); slot 3 is GetAdapterInfo.
-    let hr = unsafe {
-        method::<GetAdapterInfo>(interop.as_ptr(), INTEROP_DEVICE_GET_ADAPTER_INFO)(
-            interop.as_ptr(),
-            &mut info,
-        )
-    };
-    if hr < 0 {
-        return None;
-    }
-    Some(if info.Backend == DXCL_BACKEND_KIND_HOST {
+/// What dxcl's adapter information says: a CPU adapter (host backend, or any backend flagged
+/// `DXCL_ADAPTER_FLAG_SOFTWARE` such as lavapipe) pairs with CPU devices; a hardware Vulkan
+/// adapter with the device of its UUID.
+fn from_info(info: &DXCL_ADAPTER_INFO) -> AdapterId {
+    if info.Backend == DXCL_BACKEND_KIND_HOST || info.Flags & DXCL_ADAPTER_FLAG_SOFTWARE as u32 != 0
+    {
         AdapterId::Software
     } else {
         AdapterId::Uuid(info.DeviceUuid)
-    })
+    }
 }
 
-/// From a DXGI adapter's description.
-fn from_adapter(adapter: &ComPtr) -> Option<AdapterId> {
-    if let Some(i) = adapter.query(&IID_IDxclInteropDevice) {
+/// From `IDxclInteropDevice::GetAdapterInfo`.
+pub(crate) fn from_interop(interop: &ComPtr<IDxclInteropDevice>) -> Option<AdapterId> {
+    let mut info = DXCL_ADAPTER_INFO::default();
+    let p = interop.as_ptr();
+    // SAFETY: a live IDxclInteropDevice (QueryInterface said so); `info` is a valid out struct.
+    let hr = unsafe { ((*(*p).lpVtbl).GetAdapterInfo)(p, &mut info) };
+    SUCCEEDED(hr).then(|| from_info(&info))
+}
+
+/// What a foreign adapter's standard description says: software when DXGI flags it so (or it is
+/// Microsoft's WARP), else its LUID.
+fn from_desc(vendor: u32, luid: LUID, software_flag: bool) -> AdapterId {
+    if software_flag || vendor == VENDOR_MICROSOFT {
+        AdapterId::Software
+    } else {
+        AdapterId::Luid(luid_bytes(luid))
+    }
+}
+
+/// From a DXGI adapter: dxcl's interop interface, `GetDesc1` (with its flags), or `GetDesc`.
+fn from_adapter(adapter: &ComPtr<IDXGIAdapter>) -> Option<AdapterId> {
+    if let Some(i) = adapter.query::<IDxclInteropDevice>() {
         if let Some(id) = from_interop(&i) {
             return Some(id);
         }
     }
-    type GetDesc = unsafe extern "system" fn(*mut c_void, *mut DXGI_ADAPTER_DESC) -> HRESULT;
-    // SAFETY: all-zero is a valid DXGI_ADAPTER_DESC (integers and arrays).
-    let mut desc: DXGI_ADAPTER_DESC = unsafe { std::mem::zeroed() };
-    // SAFETY: an IDXGIAdapter; slot 8 is GetDesc.
-    let hr = unsafe {
-        method::<GetDesc>(adapter.as_ptr(), DXGI_ADAPTER_GET_DESC)(adapter.as_ptr(), &mut desc)
-    };
-    if hr < 0 {
-        return None;
+    if let Some(a1) = adapter.query::<IDXGIAdapter1>() {
+        let mut desc = DXGI_ADAPTER_DESC1::default();
+        let p = a1.as_ptr();
+        // SAFETY: a live IDXGIAdapter1; `desc` is a valid out struct.
+        if SUCCEEDED(unsafe { ((*(*p).lpVtbl).GetDesc1)(p, &mut desc) }) {
+            let software = desc.Flags & DXGI_ADAPTER_FLAG_SOFTWARE as u32 != 0;
+            return Some(from_desc(desc.VendorId, desc.AdapterLuid, software));
+        }
     }
-    Some(if desc.VendorId == VENDOR_MICROSOFT {
-        AdapterId::Software
-    } else {
-        AdapterId::Luid(luid_bytes(desc.AdapterLuid))
-    })
+    let mut desc = DXGI_ADAPTER_DESC::default();
+    let p = adapter.as_ptr();
+    // SAFETY: a live IDXGIAdapter; `desc` is a valid out struct.
+    let hr = unsafe { ((*(*p).lpVtbl).GetDesc)(p, &mut desc) };
+    SUCCEEDED(hr).then(|| from_desc(desc.VendorId, desc.AdapterLuid, false))
 }
 
 /// The adapter of a device, through `IDXGIDevice::GetAdapter`.
 pub(crate) fn from_dxgi_device(device: &ComPtr) -> Option<AdapterId> {
-    let dxgi = device.query(&IID_IDXGIDevice)?;
-    type GetAdapter = unsafe extern "system" fn(*mut c_void, *mut *mut c_void) -> HRESULT;
+    let dxgi = device.query::<IDXGIDevice>()?;
+    let p = dxgi.as_ptr();
     let mut out = std::ptr::null_mut();
-    // SAFETY: an IDXGIDevice; slot 7 is GetAdapter, returning an AddRef'd adapter.
-    let hr = unsafe {
-        method::<GetAdapter>(dxgi.as_ptr(), DXGI_DEVICE_GET_ADAPTER)(dxgi.as_ptr(), &mut out)
-    };
-    if hr < 0 {
+    // SAFETY: a live IDXGIDevice; GetAdapter returns an AddRef'd adapter through our out pointer.
+    let hr = unsafe { ((*(*p).lpVtbl).GetAdapter)(p, &mut out) };
+    if !SUCCEEDED(hr) {
         return None;
     }
-    // SAFETY: we own the returned reference.
+    // SAFETY: on success we own the returned reference.
     let adapter = unsafe { ComPtr::from_owned(out) }?;
     from_adapter(&adapter)
 }
@@ -98,6 +109,60 @@ pub(crate) fn from_dxgi_device(device: &ComPtr) -> Option<AdapterId> {
 /// `ptr` is null or a live COM object.
 pub(crate) unsafe fn identify_adapter(ptr: *mut c_void) -> Option<AdapterId> {
     // SAFETY: caller's contract.
-    let adapter = unsafe { query_raw(ptr, &IID_IDXGIAdapter) }?;
+    let adapter = unsafe { query_raw::<IDXGIAdapter>(ptr) }?;
     from_adapter(&adapter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dxcl_abi::interop::DXCL_BACKEND_KIND_VULKAN;
+
+    fn info(backend: i32, flags: u32, uuid: u8) -> DXCL_ADAPTER_INFO {
+        DXCL_ADAPTER_INFO {
+            Backend: backend,
+            Flags: flags,
+            DeviceUuid: [uuid; 16],
+            ..DXCL_ADAPTER_INFO::default()
+        }
+    }
+
+    #[test]
+    fn software_flag_pairs_with_cpu_devices() {
+        let sw = DXCL_ADAPTER_FLAG_SOFTWARE as u32;
+        assert_eq!(
+            from_info(&info(DXCL_BACKEND_KIND_HOST, 0, 0)),
+            AdapterId::Software
+        );
+        assert_eq!(
+            from_info(&info(DXCL_BACKEND_KIND_HOST, sw, 0)),
+            AdapterId::Software
+        );
+        // lavapipe: a Vulkan adapter that runs on the CPU.
+        assert_eq!(
+            from_info(&info(DXCL_BACKEND_KIND_VULKAN, sw, 7)),
+            AdapterId::Software
+        );
+        assert_eq!(
+            from_info(&info(DXCL_BACKEND_KIND_VULKAN, 0, 7)),
+            AdapterId::Uuid([7; 16])
+        );
+    }
+
+    #[test]
+    fn foreign_adapters_by_flag_vendor_or_luid() {
+        let luid = LUID {
+            LowPart: 0x0403_0201,
+            HighPart: 0x0807_0605,
+        };
+        assert_eq!(from_desc(0x10de, luid, true), AdapterId::Software);
+        assert_eq!(
+            from_desc(VENDOR_MICROSOFT, luid, false),
+            AdapterId::Software
+        );
+        assert_eq!(
+            from_desc(0x10de, luid, false),
+            AdapterId::Luid([1, 2, 3, 4, 5, 6, 7, 8])
+        );
+    }
 }

@@ -1,41 +1,97 @@
-//! An owned COM reference and the three IUnknown calls.
+//! An owned COM reference, typed by its interface (`dxcl_abi`'s generated vtables), and the
+//! three IUnknown calls.
 
 use std::ffi::c_void;
+use std::marker::PhantomData;
 
-use super::sys::{method, IID_IUnknown, ADD_REF, GUID, HRESULT, QUERY_INTERFACE, RELEASE};
+use dxcl_abi::{IUnknown, Interface, SUCCEEDED};
 
-type QueryInterfaceFn =
-    unsafe extern "system" fn(*mut c_void, *const GUID, *mut *mut c_void) -> HRESULT;
-type RefFn = unsafe extern "system" fn(*mut c_void) -> u32;
+/// `Self` derives from `P` in COM's single inheritance: a pointer to `Self` is a valid pointer to
+/// `P` (the vtable of `Self` begins with the whole vtable of `P`, nested as `base`).
+///
+/// # Safety
+/// Implement only where the SDK declares `Self` as (transitively) deriving from `P`.
+pub(crate) unsafe trait Derives<P: Interface>: Interface {}
 
-/// A reference to a COM object: counted (released on drop) or borrowed (valid while another
-/// counted reference to the same object lives; see [`ComPtr::into_borrowed`]).
-pub(crate) struct ComPtr(*mut c_void, Counted);
+// SAFETY: every COM interface derives from IUnknown.
+unsafe impl<T: Interface> Derives<IUnknown> for T {}
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Counted {
-    Yes,
-    No,
+/// Declares `child: parent, parent, …` derivations, each checked against the generated vtables:
+/// the child's vtable must nest the parent's as its first member.
+macro_rules! derives {
+    ($($child:ident: $($parent:ident),+;)*) => {$($(
+        // SAFETY: the SDK declares the child interface as deriving from the parent.
+        unsafe impl Derives<dxcl_abi::$parent> for dxcl_abi::$child {}
+    )+)*};
+}
+
+derives! {
+    ID3D11Buffer: ID3D11Resource, ID3D11DeviceChild;
+    ID3D11Texture2D: ID3D11Resource, ID3D11DeviceChild;
+    ID3D11Texture3D: ID3D11Resource, ID3D11DeviceChild;
+    ID3D11Resource: ID3D11DeviceChild;
+    ID3D10Buffer: ID3D10Resource, ID3D10DeviceChild;
+    ID3D10Texture2D: ID3D10Resource, ID3D10DeviceChild;
+    ID3D10Texture3D: ID3D10Resource, ID3D10DeviceChild;
+    ID3D10Resource: ID3D10DeviceChild;
+}
+
+/// A reference to a COM object seen as interface `T`: counted (released on drop) or borrowed
+/// (valid while another counted reference to the same object lives; see
+/// [`ComPtr::into_borrowed`]).
+pub(crate) struct ComPtr<T: Interface = IUnknown> {
+    ptr: *mut T,
+    counted: bool,
+    _interface: PhantomData<T>,
 }
 
 // SAFETY: Direct3D 10/11 devices and resources are free-threaded COM objects (D3D11 devices and
 // resources may be used from any thread; the layer serialises immediate-context use per call), so
 // a reference may move between and be shared by threads.
-unsafe impl Send for ComPtr {}
+unsafe impl<T: Interface> Send for ComPtr<T> {}
 // SAFETY: see Send.
-unsafe impl Sync for ComPtr {}
+unsafe impl<T: Interface> Sync for ComPtr<T> {}
 
-impl ComPtr {
+impl<T: Interface> ComPtr<T> {
     /// Takes ownership of one reference the caller already holds.
     ///
     /// # Safety
-    /// `ptr` is null or a live COM object with a reference the caller transfers.
-    pub unsafe fn from_owned(ptr: *mut c_void) -> Option<ComPtr> {
-        (!ptr.is_null()).then_some(ComPtr(ptr, Counted::Yes))
+    /// `ptr` is null or a live COM object implementing `T` with a reference the caller transfers.
+    pub unsafe fn from_owned(ptr: *mut T) -> Option<ComPtr<T>> {
+        (!ptr.is_null()).then_some(ComPtr {
+            ptr,
+            counted: true,
+            _interface: PhantomData,
+        })
     }
 
-    pub fn as_ptr(&self) -> *mut c_void {
-        self.0
+    pub fn as_ptr(&self) -> *mut T {
+        self.ptr
+    }
+
+    fn unknown(&self) -> *mut IUnknown {
+        self.ptr.cast()
+    }
+
+    /// The same pointer seen as an interface `T` derives from (no COM call: an upcast).
+    pub fn as_base<P: Interface>(&self) -> *mut P
+    where
+        T: Derives<P>,
+    {
+        self.ptr.cast()
+    }
+
+    /// Turns this reference into one on an interface `T` derives from (the same pointer).
+    pub fn upcast<P: Interface>(self) -> ComPtr<P>
+    where
+        T: Derives<P>,
+    {
+        let this = std::mem::ManuallyDrop::new(self);
+        ComPtr {
+            ptr: this.ptr.cast(),
+            counted: this.counted,
+            _interface: PhantomData,
+        }
     }
 
     /// Gives the reference back and keeps the pointer, for a second view of an object whose
@@ -45,63 +101,75 @@ impl ComPtr {
     ///
     /// # Safety
     /// The caller keeps a counted reference to the same object for as long as the result is used.
-    pub unsafe fn into_borrowed(self) -> ComPtr {
+    pub unsafe fn into_borrowed(self) -> ComPtr<T> {
         let this = std::mem::ManuallyDrop::new(self);
-        if this.1 == Counted::Yes {
-            // SAFETY: slot 2 is Release; we give back the reference we owned.
-            unsafe { method::<RefFn>(this.0, RELEASE)(this.0) };
+        if this.counted {
+            let unk = this.unknown();
+            // SAFETY: we give back the reference we owned; the object is live.
+            unsafe { ((*(*unk).lpVtbl).Release)(unk) };
         }
-        ComPtr(this.0, Counted::No)
+        ComPtr {
+            ptr: this.ptr,
+            counted: false,
+            _interface: PhantomData,
+        }
     }
 
-    /// `QueryInterface`: a new reference to the interface, or `None` (E_NOINTERFACE or any error).
-    pub fn query(&self, iid: &GUID) -> Option<ComPtr> {
+    /// `QueryInterface`: a new reference to interface `U`, or `None` (E_NOINTERFACE or any error).
+    pub fn query<U: Interface>(&self) -> Option<ComPtr<U>> {
         // SAFETY: self holds a live COM object.
-        unsafe { query_raw(self.0, iid) }
+        unsafe { query_raw(self.ptr.cast()) }
     }
 
     /// The object's identity: the `IUnknown` pointer COM guarantees to be the same for every
     /// interface of one object.
     pub fn identity(&self) -> usize {
-        self.query(&IID_IUnknown)
-            .map_or(self.0 as usize, |u| u.as_ptr() as usize)
+        self.query::<IUnknown>()
+            .map_or(self.ptr as usize, |u| u.as_ptr() as usize)
     }
 }
 
-/// `QueryInterface` on a raw pointer the application handed us.
+/// `QueryInterface` for `U` on a raw pointer the application handed us.
 ///
 /// # Safety
 /// `ptr` is null or a live COM object.
-pub(crate) unsafe fn query_raw(ptr: *mut c_void, iid: &GUID) -> Option<ComPtr> {
+pub(crate) unsafe fn query_raw<U: Interface>(ptr: *mut c_void) -> Option<ComPtr<U>> {
     if ptr.is_null() {
         return None;
     }
+    let unk = ptr.cast::<IUnknown>();
     let mut out = std::ptr::null_mut();
-    // SAFETY: slot 0 of every COM vtable is QueryInterface with this signature.
-    let hr = unsafe { method::<QueryInterfaceFn>(ptr, QUERY_INTERFACE)(ptr, iid, &mut out) };
-    if hr >= 0 {
-        // SAFETY: on success QueryInterface returned an AddRef'd pointer we now own.
-        unsafe { ComPtr::from_owned(out) }
+    // SAFETY: every COM object starts with a vtable that begins with IUnknown's methods.
+    let hr = unsafe { ((*(*unk).lpVtbl).QueryInterface)(unk, &U::IID, &mut out) };
+    if SUCCEEDED(hr) {
+        // SAFETY: on success QueryInterface returned an AddRef'd pointer to a `U` we now own.
+        unsafe { ComPtr::from_owned(out.cast::<U>()) }
     } else {
         None
     }
 }
 
-impl Clone for ComPtr {
+impl<T: Interface> Clone for ComPtr<T> {
     fn clone(&self) -> Self {
-        if self.1 == Counted::Yes {
-            // SAFETY: slot 1 of every COM vtable is AddRef; the object is live.
-            unsafe { method::<RefFn>(self.0, ADD_REF)(self.0) };
+        if self.counted {
+            let unk = self.unknown();
+            // SAFETY: the object is live (we hold a reference); AddRef takes another.
+            unsafe { ((*(*unk).lpVtbl).AddRef)(unk) };
         }
-        ComPtr(self.0, self.1)
+        ComPtr {
+            ptr: self.ptr,
+            counted: self.counted,
+            _interface: PhantomData,
+        }
     }
 }
 
-impl Drop for ComPtr {
+impl<T: Interface> Drop for ComPtr<T> {
     fn drop(&mut self) {
-        if self.1 == Counted::Yes {
-            // SAFETY: slot 2 is Release; we give back the reference we own.
-            unsafe { method::<RefFn>(self.0, RELEASE)(self.0) };
+        if self.counted {
+            let unk = self.unknown();
+            // SAFETY: we give back the reference we own; the object is live until then.
+            unsafe { ((*(*unk).lpVtbl).Release)(unk) };
         }
     }
 }

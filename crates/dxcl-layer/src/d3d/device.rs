@@ -2,13 +2,15 @@
 
 use std::ffi::c_void;
 
+use dxcl_abi::interop::IDxclInteropDevice;
+use dxcl_abi::{ID3D10Device, ID3D11Device};
+
 use super::adapter::{self, AdapterId};
 use super::com::{query_raw, ComPtr};
-use super::sys::{IID_ID3D10Device, IID_ID3D11Device, IID_IDxclInteropDevice};
 use crate::core::tokens::D3dVersion;
 
 pub(crate) struct Device {
-    /// The device interface of the right version (AddRef'd).
+    /// The device interface of the right version (AddRef'd), kept for its reference.
     pub com: ComPtr,
     pub identity: usize,
 }
@@ -19,12 +21,12 @@ pub(crate) struct Device {
 /// # Safety
 /// `ptr` is null or a live COM object.
 pub(crate) unsafe fn open(version: D3dVersion, ptr: *mut c_void) -> Option<Device> {
-    let iid = match version {
-        D3dVersion::D3D10 => &IID_ID3D10Device,
-        D3dVersion::D3D11 => &IID_ID3D11Device,
+    let com = match version {
+        // SAFETY: caller's contract.
+        D3dVersion::D3D10 => unsafe { query_raw::<ID3D10Device>(ptr) }?.upcast(),
+        // SAFETY: caller's contract.
+        D3dVersion::D3D11 => unsafe { query_raw::<ID3D11Device>(ptr) }?.upcast(),
     };
-    // SAFETY: caller's contract.
-    let com = unsafe { query_raw(ptr, iid) }?;
     let identity = com.identity();
     Some(Device { com, identity })
 }
@@ -32,7 +34,7 @@ pub(crate) unsafe fn open(version: D3dVersion, ptr: *mut c_void) -> Option<Devic
 impl Device {
     /// Which adapter the device runs on: dxcl's interop interface first, standard DXGI else.
     pub fn adapter(&self) -> Option<AdapterId> {
-        if let Some(interop) = self.com.query(&IID_IDxclInteropDevice) {
+        if let Some(interop) = self.com.query::<IDxclInteropDevice>() {
             if let Some(id) = adapter::from_interop(&interop) {
                 return Some(id);
             }

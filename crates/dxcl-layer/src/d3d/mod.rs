@@ -7,4 +7,3 @@ pub(crate) mod device;
 pub(crate) mod interop;
 pub(crate) mod resource;
 pub(crate) mod staging;
-pub(crate) mod sys;

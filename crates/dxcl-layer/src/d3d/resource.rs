@@ -2,13 +2,14 @@
 
 use std::ffi::c_void;
 
-use super::com::{query_raw, ComPtr};
-use super::sys::{
-    method, IID_ID3D10Buffer, IID_ID3D10Texture2D, IID_ID3D10Texture3D, IID_ID3D11Buffer,
-    IID_ID3D11Texture2D, IID_ID3D11Texture3D, CHILD_GET_DEVICE, D3D10_BUFFER_DESC,
-    D3D10_RESOURCE_GET_DESC, D3D11_BUFFER_DESC, D3D11_RESOURCE_GET_DESC, D3D11_TEXTURE2D_DESC,
-    D3D11_TEXTURE3D_DESC, GUID,
+use dxcl_abi::{
+    ID3D10Buffer, ID3D10Device, ID3D10DeviceChild, ID3D10Resource, ID3D10Texture2D,
+    ID3D10Texture3D, ID3D11Buffer, ID3D11Device, ID3D11DeviceChild, ID3D11Resource,
+    ID3D11Texture2D, ID3D11Texture3D, D3D10_BUFFER_DESC, D3D10_TEXTURE2D_DESC,
+    D3D10_TEXTURE3D_DESC, D3D11_BUFFER_DESC, D3D11_TEXTURE2D_DESC, D3D11_TEXTURE3D_DESC,
 };
+
+use super::com::{query_raw, ComPtr};
 use crate::core::registry::ResourceKind;
 use crate::core::tokens::D3dVersion;
 
@@ -28,24 +29,57 @@ pub(crate) struct Desc {
     pub misc_flags: u32,
 }
 
+/// A resource as the base interface of its API version (what copies and maps take).
+#[derive(Clone)]
+pub(crate) enum AnyResource {
+    D3D11(ComPtr<ID3D11Resource>),
+    D3D10(ComPtr<ID3D10Resource>),
+}
+
+impl AnyResource {
+    /// See [`ComPtr::into_borrowed`].
+    ///
+    /// # Safety
+    /// The caller keeps a counted reference to the same object for as long as the result is used.
+    pub unsafe fn into_borrowed(self) -> AnyResource {
+        match self {
+            // SAFETY: caller's contract.
+            AnyResource::D3D11(r) => AnyResource::D3D11(unsafe { r.into_borrowed() }),
+            // SAFETY: caller's contract.
+            AnyResource::D3D10(r) => AnyResource::D3D10(unsafe { r.into_borrowed() }),
+        }
+    }
+}
+
+/// `ID3D11DeviceChild::GetDevice`: the device that created the resource.
+pub(crate) fn device11(r: &ComPtr<ID3D11Resource>) -> Option<ComPtr<ID3D11Device>> {
+    let child = r.as_base::<ID3D11DeviceChild>();
+    let mut dev = std::ptr::null_mut();
+    // SAFETY: a live resource (a device child); GetDevice AddRefs the device it returns.
+    unsafe { ((*(*child).lpVtbl).GetDevice)(child, &mut dev) };
+    // SAFETY: we own the returned reference.
+    unsafe { ComPtr::from_owned(dev) }
+}
+
+/// `ID3D10DeviceChild::GetDevice`.
+pub(crate) fn device10(r: &ComPtr<ID3D10Resource>) -> Option<ComPtr<ID3D10Device>> {
+    let child = r.as_base::<ID3D10DeviceChild>();
+    let mut dev = std::ptr::null_mut();
+    // SAFETY: a live resource (a device child); GetDevice AddRefs the device it returns.
+    unsafe { ((*(*child).lpVtbl).GetDevice)(child, &mut dev) };
+    // SAFETY: we own the returned reference.
+    unsafe { ComPtr::from_owned(dev) }
+}
+
 pub(crate) struct Resource {
-    /// The resource as the interface of its kind (AddRef'd).
+    /// The resource (AddRef'd), the reference a memory object keeps.
     pub com: ComPtr,
+    /// The same object as its version's `ID3D1xResource` (a second reference, dropped with this).
+    pub base: AnyResource,
     pub identity: usize,
     pub desc: Desc,
     /// Identity of the device that created it.
     pub device_identity: usize,
-}
-
-pub(crate) fn iid(version: D3dVersion, kind: ResourceKind) -> &'static GUID {
-    match (version, kind) {
-        (D3dVersion::D3D10, ResourceKind::Buffer) => &IID_ID3D10Buffer,
-        (D3dVersion::D3D10, ResourceKind::Texture2D) => &IID_ID3D10Texture2D,
-        (D3dVersion::D3D10, ResourceKind::Texture3D) => &IID_ID3D10Texture3D,
-        (D3dVersion::D3D11, ResourceKind::Buffer) => &IID_ID3D11Buffer,
-        (D3dVersion::D3D11, ResourceKind::Texture2D) => &IID_ID3D11Texture2D,
-        (D3dVersion::D3D11, ResourceKind::Texture3D) => &IID_ID3D11Texture3D,
-    }
 }
 
 /// Full mip chain length for `MipLevels = 0`: 1 + floor(log2(largest dimension)).
@@ -53,99 +87,85 @@ pub(crate) fn full_mip_chain(largest: u32) -> u32 {
     32 - largest.max(1).leading_zeros()
 }
 
-/// Reads the description of a resource of a known kind and version.
-pub(crate) fn describe(com: &ComPtr, version: D3dVersion, kind: ResourceKind) -> Desc {
-    let p = com.as_ptr();
-    let slot = match version {
-        D3dVersion::D3D10 => D3D10_RESOURCE_GET_DESC,
-        D3dVersion::D3D11 => D3D11_RESOURCE_GET_DESC,
-    };
-    let mut d = Desc {
+fn mips(levels: u32, largest: u32) -> u32 {
+    if levels == 0 {
+        full_mip_chain(largest)
+    } else {
+        levels
+    }
+}
+
+/// The defaults of the members a kind has no use for.
+fn base_desc() -> Desc {
+    Desc {
         sample_count: 1,
         depth: 1,
         mip_levels: 1,
         array_size: 1,
         ..Desc::default()
-    };
-    match (version, kind) {
-        (D3dVersion::D3D11, ResourceKind::Buffer) => {
-            let mut b = D3D11_BUFFER_DESC::default();
-            // SAFETY: an ID3D11Buffer (QueryInterface said so); GetDesc fills the struct.
-            unsafe {
-                method::<unsafe extern "system" fn(*mut c_void, *mut D3D11_BUFFER_DESC)>(p, slot)(
-                    p, &mut b,
-                )
-            };
-            (d.usage, d.byte_width, d.bind_flags, d.misc_flags) =
-                (b.Usage, b.ByteWidth, b.BindFlags, b.MiscFlags);
-        }
-        (D3dVersion::D3D10, ResourceKind::Buffer) => {
-            let mut b = D3D10_BUFFER_DESC::default();
-            // SAFETY: an ID3D10Buffer; GetDesc fills the struct.
-            unsafe {
-                method::<unsafe extern "system" fn(*mut c_void, *mut D3D10_BUFFER_DESC)>(p, slot)(
-                    p, &mut b,
-                )
-            };
-            (d.usage, d.byte_width, d.bind_flags, d.misc_flags) =
-                (b.Usage, b.ByteWidth, b.BindFlags, b.MiscFlags);
-        }
-        (_, ResourceKind::Texture2D) => {
-            let mut t = D3D11_TEXTURE2D_DESC::default();
-            // SAFETY: an ID3D1xTexture2D; both versions' descriptions share this layout.
-            unsafe {
-                method::<unsafe extern "system" fn(*mut c_void, *mut D3D11_TEXTURE2D_DESC)>(p, slot)(
-                    p, &mut t,
-                )
-            };
-            d.usage = t.Usage;
-            d.sample_count = t.SampleDesc.Count;
-            d.format = t.Format;
-            (d.width, d.height) = (t.Width, t.Height);
-            d.mip_levels = if t.MipLevels == 0 {
-                full_mip_chain(t.Width.max(t.Height))
-            } else {
-                t.MipLevels
-            };
-            d.array_size = t.ArraySize;
-            (d.bind_flags, d.misc_flags) = (t.BindFlags, t.MiscFlags);
-        }
-        (_, ResourceKind::Texture3D) => {
-            let mut t = D3D11_TEXTURE3D_DESC::default();
-            // SAFETY: an ID3D1xTexture3D; both versions' descriptions share this layout.
-            unsafe {
-                method::<unsafe extern "system" fn(*mut c_void, *mut D3D11_TEXTURE3D_DESC)>(p, slot)(
-                    p, &mut t,
-                )
-            };
-            d.usage = t.Usage;
-            d.format = t.Format;
-            (d.width, d.height, d.depth) = (t.Width, t.Height, t.Depth);
-            d.mip_levels = if t.MipLevels == 0 {
-                full_mip_chain(t.Width.max(t.Height).max(t.Depth))
-            } else {
-                t.MipLevels
-            };
-            (d.bind_flags, d.misc_flags) = (t.BindFlags, t.MiscFlags);
-        }
     }
-    d
 }
 
-/// The identity of the device that created a resource (`ID3D1xDeviceChild::GetDevice`).
-pub(crate) fn device_identity(com: &ComPtr) -> Option<usize> {
-    let p = com.as_ptr();
-    let mut dev = std::ptr::null_mut();
-    // SAFETY: every D3D10/11 resource is a device child; slot 3 is GetDevice, which returns an
-    // AddRef'd device.
-    unsafe {
-        method::<unsafe extern "system" fn(*mut c_void, *mut *mut c_void)>(p, CHILD_GET_DEVICE)(
-            p, &mut dev,
-        )
-    };
-    // SAFETY: we own the returned reference.
-    let dev = unsafe { ComPtr::from_owned(dev) }?;
-    Some(dev.identity())
+macro_rules! buffer_desc {
+    ($b:expr) => {{
+        let b = $b;
+        Desc {
+            usage: b.Usage,
+            byte_width: b.ByteWidth,
+            bind_flags: b.BindFlags,
+            misc_flags: b.MiscFlags,
+            ..base_desc()
+        }
+    }};
+}
+
+macro_rules! texture2d_desc {
+    ($t:expr) => {{
+        let t = $t;
+        Desc {
+            usage: t.Usage,
+            sample_count: t.SampleDesc.Count,
+            format: t.Format,
+            width: t.Width,
+            height: t.Height,
+            mip_levels: mips(t.MipLevels, t.Width.max(t.Height)),
+            array_size: t.ArraySize,
+            bind_flags: t.BindFlags,
+            misc_flags: t.MiscFlags,
+            ..base_desc()
+        }
+    }};
+}
+
+macro_rules! texture3d_desc {
+    ($t:expr) => {{
+        let t = $t;
+        Desc {
+            usage: t.Usage,
+            format: t.Format,
+            width: t.Width,
+            height: t.Height,
+            depth: t.Depth,
+            mip_levels: mips(t.MipLevels, t.Width.max(t.Height).max(t.Depth)),
+            bind_flags: t.BindFlags,
+            misc_flags: t.MiscFlags,
+            ..base_desc()
+        }
+    }};
+}
+
+/// QueryInterfaces `ptr` for interface `$iface`, reads its description of type `$desc` and
+/// returns it with the resource seen as its version's base interface.
+macro_rules! open_as {
+    ($ptr:expr, $iface:ty, $desc:ty, $into:ident, $any:ident) => {{
+        // SAFETY: the caller of `open` guarantees `ptr` is null or a live COM object.
+        let typed = unsafe { query_raw::<$iface>($ptr) }?;
+        let mut d = <$desc>::default();
+        let p = typed.as_ptr();
+        // SAFETY: a live resource of this interface; `d` is a valid out struct.
+        unsafe { ((*(*p).lpVtbl).GetDesc)(p, &mut d) };
+        ($into!(d), AnyResource::$any(typed.upcast()))
+    }};
 }
 
 /// QueryInterfaces the application's pointer for the resource kind; `None` for null or another
@@ -158,13 +178,56 @@ pub(crate) unsafe fn open(
     kind: ResourceKind,
     ptr: *mut c_void,
 ) -> Option<Resource> {
-    // SAFETY: caller's contract.
-    let com = unsafe { query_raw(ptr, iid(version, kind)) }?;
-    let desc = describe(&com, version, kind);
-    let device_identity = device_identity(&com)?;
+    use D3dVersion::{D3D10, D3D11};
+    use ResourceKind::{Buffer, Texture2D, Texture3D};
+    let (desc, base) = match (version, kind) {
+        (D3D11, Buffer) => open_as!(ptr, ID3D11Buffer, D3D11_BUFFER_DESC, buffer_desc, D3D11),
+        (D3D11, Texture2D) => {
+            open_as!(
+                ptr,
+                ID3D11Texture2D,
+                D3D11_TEXTURE2D_DESC,
+                texture2d_desc,
+                D3D11
+            )
+        }
+        (D3D11, Texture3D) => {
+            open_as!(
+                ptr,
+                ID3D11Texture3D,
+                D3D11_TEXTURE3D_DESC,
+                texture3d_desc,
+                D3D11
+            )
+        }
+        (D3D10, Buffer) => open_as!(ptr, ID3D10Buffer, D3D10_BUFFER_DESC, buffer_desc, D3D10),
+        (D3D10, Texture2D) => {
+            open_as!(
+                ptr,
+                ID3D10Texture2D,
+                D3D10_TEXTURE2D_DESC,
+                texture2d_desc,
+                D3D10
+            )
+        }
+        (D3D10, Texture3D) => {
+            open_as!(
+                ptr,
+                ID3D10Texture3D,
+                D3D10_TEXTURE3D_DESC,
+                texture3d_desc,
+                D3D10
+            )
+        }
+    };
+    let (com, device_identity) = match &base {
+        AnyResource::D3D11(r) => (r.clone().upcast(), device11(r)?.identity()),
+        AnyResource::D3D10(r) => (r.clone().upcast(), device10(r)?.identity()),
+    };
     Some(Resource {
         identity: com.identity(),
         com,
+        base,
         desc,
         device_identity,
     })

@@ -6,11 +6,18 @@
 //! The immediate context is not thread-safe: an application must not use it from another thread
 //! while an acquire or release runs (the usual D3D rule for any caller).
 
-use std::ffi::c_void;
+use dxcl_abi::{
+    ID3D10Buffer, ID3D10Device, ID3D10Resource, ID3D10Texture2D, ID3D10Texture3D, ID3D11Device,
+    ID3D11DeviceContext, ID3D11Resource, D3D10_BUFFER_DESC, D3D10_CPU_ACCESS_READ,
+    D3D10_CPU_ACCESS_WRITE, D3D10_MAP, D3D10_MAPPED_TEXTURE2D, D3D10_MAPPED_TEXTURE3D,
+    D3D10_MAP_READ, D3D10_MAP_WRITE, D3D10_TEXTURE2D_DESC, D3D10_TEXTURE3D_DESC,
+    D3D10_USAGE_STAGING, D3D11_BUFFER_DESC, D3D11_CPU_ACCESS_READ, D3D11_CPU_ACCESS_WRITE,
+    D3D11_MAPPED_SUBRESOURCE, D3D11_MAP_READ, D3D11_MAP_WRITE, D3D11_TEXTURE2D_DESC,
+    D3D11_TEXTURE3D_DESC, D3D11_USAGE_STAGING, DXGI_SAMPLE_DESC, E_FAIL, HRESULT, SUCCEEDED,
+};
 
 use super::com::ComPtr;
-use super::resource::Resource;
-use super::sys::*;
+use super::resource::{device10, device11, AnyResource, Resource};
 use crate::core::registry::ResourceKind;
 use crate::core::tokens::D3dVersion;
 
@@ -19,22 +26,57 @@ use crate::core::tokens::D3dVersion;
 pub(crate) struct D3dError(pub HRESULT);
 
 fn ok(hr: HRESULT) -> Result<(), D3dError> {
-    if hr >= 0 {
+    if SUCCEEDED(hr) {
         Ok(())
     } else {
         Err(D3dError(hr))
     }
 }
 
+/// A mapped staging subresource.
+struct Mapped {
+    data: *mut u8,
+    row_pitch: usize,
+    depth_pitch: usize,
+}
+
+/// The version-specific objects of one shared subresource.
+enum Api {
+    D3D11 {
+        /// The shared resource (borrowed: the memory object's entry holds the reference).
+        resource: ComPtr<ID3D11Resource>,
+        context: ComPtr<ID3D11DeviceContext>,
+        staging: ComPtr<ID3D11Resource>,
+    },
+    D3D10 {
+        resource: ComPtr<ID3D10Resource>,
+        device: ComPtr<ID3D10Device>,
+        staging: Staging10,
+    },
+}
+
+/// A D3D10 staging resource: D3D10 maps through the resource's own interface, whose `Map`
+/// differs per kind.
+enum Staging10 {
+    Buffer(ComPtr<ID3D10Buffer>),
+    Texture2D(ComPtr<ID3D10Texture2D>),
+    Texture3D(ComPtr<ID3D10Texture3D>),
+}
+
+impl Staging10 {
+    fn resource(&self) -> *mut ID3D10Resource {
+        match self {
+            Staging10::Buffer(b) => b.as_base(),
+            Staging10::Texture2D(t) => t.as_base(),
+            Staging10::Texture3D(t) => t.as_base(),
+        }
+    }
+}
+
 pub(crate) struct Staging {
-    version: D3dVersion,
     kind: ResourceKind,
-    resource: ComPtr,
+    api: Api,
     subresource: u32,
-    device: ComPtr,
-    /// D3D11 only: the device's immediate context.
-    context: Option<ComPtr>,
-    staging: ComPtr,
     extent: (u32, u32, u32),
     /// Bytes of one row in the shadow (buffers: the whole buffer).
     row_bytes: usize,
@@ -52,35 +94,34 @@ impl Staging {
         extent: (u32, u32, u32),
         pixel_size: usize,
     ) -> Result<Staging, D3dError> {
-        const E_FAIL: HRESULT = 0x80004005_u32 as i32;
-        let p = r.com.as_ptr();
-        let mut dev = std::ptr::null_mut();
-        // SAFETY: a D3D resource is a device child; GetDevice (slot 3) returns an AddRef'd device
-        // of the resource's own version.
-        unsafe {
-            method::<unsafe extern "system" fn(*mut c_void, *mut *mut c_void)>(p, CHILD_GET_DEVICE)(
-                p, &mut dev,
-            )
-        };
-        // SAFETY: we own the returned reference.
-        let device = unsafe { ComPtr::from_owned(dev) }.ok_or(D3dError(E_FAIL))?;
-        let context = match version {
-            D3dVersion::D3D11 => {
-                let mut ctx = std::ptr::null_mut();
-                let d = device.as_ptr();
-                // SAFETY: an ID3D11Device; slot 40 is GetImmediateContext (AddRef'd out).
-                unsafe {
-                    method::<unsafe extern "system" fn(*mut c_void, *mut *mut c_void)>(
-                        d,
-                        D3D11_DEVICE_GET_IMMEDIATE_CONTEXT,
-                    )(d, &mut ctx)
-                };
-                // SAFETY: we own the returned reference.
-                Some(unsafe { ComPtr::from_owned(ctx) }.ok_or(D3dError(E_FAIL))?)
+        // SAFETY: the memory object's registry entry holds the counted reference to the resource
+        // and owns this staging copy, so the resource outlives it.
+        let base = unsafe { r.base.clone().into_borrowed() };
+        let api = match base {
+            AnyResource::D3D11(resource) => {
+                let device = device11(&resource).ok_or(D3dError(E_FAIL))?;
+                let context = immediate_context(&device)?;
+                let staging = create_staging11(&device, kind, r.desc.format, extent)?;
+                Api::D3D11 {
+                    resource,
+                    context,
+                    staging,
+                }
             }
-            D3dVersion::D3D10 => None,
+            AnyResource::D3D10(resource) => {
+                let device = device10(&resource).ok_or(D3dError(E_FAIL))?;
+                let staging = create_staging10(&device, kind, r.desc.format, extent)?;
+                Api::D3D10 {
+                    resource,
+                    device,
+                    staging,
+                }
+            }
         };
-        let staging = create_staging(version, kind, &device, r, extent)?;
+        debug_assert!(matches!(
+            (version, &api),
+            (D3dVersion::D3D11, Api::D3D11 { .. }) | (D3dVersion::D3D10, Api::D3D10 { .. })
+        ));
         let (w, h, d) = extent;
         let row_bytes = match kind {
             ResourceKind::Buffer => w as usize,
@@ -88,15 +129,9 @@ impl Staging {
         };
         let shadow = vec![0u8; row_bytes * h as usize * d as usize];
         Ok(Staging {
-            version,
             kind,
-            // SAFETY: the memory object's registry entry holds the counted reference to the
-            // resource and owns this staging copy, so the resource outlives it.
-            resource: unsafe { r.com.clone().into_borrowed() },
+            api,
             subresource,
-            device,
-            context,
-            staging,
             extent,
             row_bytes,
             shadow,
@@ -117,8 +152,8 @@ impl Staging {
 
     /// D3D → shadow: copy the subresource into the staging resource, map it, pack the rows.
     pub fn download(&mut self) -> Result<(), D3dError> {
-        self.copy(false)?;
-        let m = self.map(MAP_READ)?;
+        self.copy(false);
+        let m = self.map(false)?;
         self.for_each_row(&m, |shadow, mapped, n| {
             // SAFETY: `mapped` points into the mapped staging resource with at least n bytes in
             // this row; shadow is our own slice of n bytes.
@@ -130,238 +165,259 @@ impl Staging {
 
     /// Shadow → D3D: fill the staging resource, then copy it into the subresource.
     pub fn upload(&mut self) -> Result<(), D3dError> {
-        let m = self.map(MAP_WRITE)?;
+        let m = self.map(true)?;
         self.for_each_row(&m, |shadow, mapped, n| {
             // SAFETY: as in download, the other way round.
             unsafe { std::ptr::copy_nonoverlapping(shadow.as_ptr(), mapped, n) }
         });
         self.unmap();
-        self.copy(true)
+        self.copy(true);
+        Ok(())
     }
 
-    fn for_each_row(&mut self, m: &MAPPED, mut f: impl FnMut(&mut [u8], *mut u8, usize)) {
+    fn for_each_row(&mut self, m: &Mapped, mut f: impl FnMut(&mut [u8], *mut u8, usize)) {
         let (_, h, d) = self.extent;
         let rb = self.row_bytes;
         for z in 0..d as usize {
             for y in 0..h as usize {
                 let at = (z * h as usize + y) * rb;
-                let off = z * m.DepthPitch as usize + y * m.RowPitch as usize;
-                // SAFETY: the mapping covers depth slices of DepthPitch and rows of RowPitch bytes
-                // for the staging resource's extent, which equals ours.
-                let mapped = unsafe { m.pData.cast::<u8>().add(off) };
+                let off = z * m.depth_pitch + y * m.row_pitch;
+                // SAFETY: the mapping covers depth slices of depth_pitch and rows of row_pitch
+                // bytes for the staging resource's extent, which equals ours.
+                let mapped = unsafe { m.data.add(off) };
                 f(&mut self.shadow[at..at + rb], mapped, rb);
             }
         }
     }
 
     /// CopySubresourceRegion between the resource's subresource and the staging resource.
-    fn copy(&self, to_resource: bool) -> Result<(), D3dError> {
-        type Copy = unsafe extern "system" fn(
-            *mut c_void,
-            *mut c_void,
-            u32,
-            u32,
-            u32,
-            u32,
-            *mut c_void,
-            u32,
-            *const c_void,
-        );
-        let (dst, dst_sub, src, src_sub) = if to_resource {
-            (
-                self.resource.as_ptr(),
-                self.subresource,
-                self.staging.as_ptr(),
-                0,
-            )
-        } else {
-            (
-                self.staging.as_ptr(),
-                0,
-                self.resource.as_ptr(),
-                self.subresource,
-            )
-        };
-        let (this, slot) = match &self.context {
-            Some(ctx) => (ctx.as_ptr(), D3D11_CONTEXT_COPY_SUBRESOURCE_REGION),
-            None => (self.device.as_ptr(), D3D10_DEVICE_COPY_SUBRESOURCE_REGION),
-        };
-        // SAFETY: the D3D11 immediate context (slot 46) or the D3D10 device (slot 32); both
-        // resources are live, of the same device, and the regions match in size.
-        unsafe {
-            method::<Copy>(this, slot)(this, dst, dst_sub, 0, 0, 0, src, src_sub, std::ptr::null())
-        };
-        Ok(())
+    fn copy(&self, to_resource: bool) {
+        let sub = self.subresource;
+        match &self.api {
+            Api::D3D11 {
+                resource,
+                context,
+                staging,
+            } => {
+                let (dst, dst_sub, src, src_sub) = if to_resource {
+                    (resource.as_ptr(), sub, staging.as_ptr(), 0)
+                } else {
+                    (staging.as_ptr(), 0, resource.as_ptr(), sub)
+                };
+                let c = context.as_ptr();
+                // SAFETY: the live immediate context; both resources are live, of its device,
+                // and the regions match in size (the staging resource has the subresource's
+                // extent and format).
+                unsafe {
+                    ((*(*c).lpVtbl).CopySubresourceRegion)(
+                        c,
+                        dst,
+                        dst_sub,
+                        0,
+                        0,
+                        0,
+                        src,
+                        src_sub,
+                        std::ptr::null(),
+                    )
+                };
+            }
+            Api::D3D10 {
+                resource,
+                device,
+                staging,
+            } => {
+                let (dst, dst_sub, src, src_sub) = if to_resource {
+                    (resource.as_ptr(), sub, staging.resource(), 0)
+                } else {
+                    (staging.resource(), 0, resource.as_ptr(), sub)
+                };
+                let d = device.as_ptr();
+                // SAFETY: the live device; as for D3D11.
+                unsafe {
+                    ((*(*d).lpVtbl).CopySubresourceRegion)(
+                        d,
+                        dst,
+                        dst_sub,
+                        0,
+                        0,
+                        0,
+                        src,
+                        src_sub,
+                        std::ptr::null(),
+                    )
+                };
+            }
+        }
     }
 
-    fn map(&self, map_type: i32) -> Result<MAPPED, D3dError> {
-        let mut m = MAPPED {
-            pData: std::ptr::null_mut(),
-            RowPitch: 0,
-            DepthPitch: 0,
+    fn map(&self, write: bool) -> Result<Mapped, D3dError> {
+        let (data, mut row_pitch, mut depth_pitch) = match &self.api {
+            Api::D3D11 {
+                context, staging, ..
+            } => {
+                let map_type = if write {
+                    D3D11_MAP_WRITE
+                } else {
+                    D3D11_MAP_READ
+                };
+                let mut m = D3D11_MAPPED_SUBRESOURCE::default();
+                let c = context.as_ptr();
+                // SAFETY: the live immediate context maps subresource 0 of our staging resource,
+                // which has CPU read and write access; `m` is a valid out struct.
+                ok(unsafe { ((*(*c).lpVtbl).Map)(c, staging.as_ptr(), 0, map_type, 0, &mut m) })?;
+                (m.pData, m.RowPitch, m.DepthPitch)
+            }
+            Api::D3D10 { staging, .. } => {
+                let map_type: D3D10_MAP = if write {
+                    D3D10_MAP_WRITE
+                } else {
+                    D3D10_MAP_READ
+                };
+                match staging {
+                    Staging10::Buffer(b) => {
+                        let p = b.as_ptr();
+                        let mut data = std::ptr::null_mut();
+                        // SAFETY: our live staging buffer with CPU access; valid out pointer.
+                        ok(unsafe { ((*(*p).lpVtbl).Map)(p, map_type, 0, &mut data) })?;
+                        (data, 0, 0)
+                    }
+                    Staging10::Texture2D(t) => {
+                        let p = t.as_ptr();
+                        let mut m = D3D10_MAPPED_TEXTURE2D::default();
+                        // SAFETY: our live staging texture, subresource 0; valid out struct.
+                        ok(unsafe { ((*(*p).lpVtbl).Map)(p, 0, map_type, 0, &mut m) })?;
+                        (m.pData, m.RowPitch, 0)
+                    }
+                    Staging10::Texture3D(t) => {
+                        let p = t.as_ptr();
+                        let mut m = D3D10_MAPPED_TEXTURE3D::default();
+                        // SAFETY: our live staging texture, subresource 0; valid out struct.
+                        ok(unsafe { ((*(*p).lpVtbl).Map)(p, 0, map_type, 0, &mut m) })?;
+                        (m.pData, m.RowPitch, m.DepthPitch)
+                    }
+                }
+            }
         };
-        let s = self.staging.as_ptr();
-        let hr = match (&self.context, self.kind) {
-            (Some(ctx), _) => {
-                type Map = unsafe extern "system" fn(
-                    *mut c_void,
-                    *mut c_void,
-                    u32,
-                    i32,
-                    u32,
-                    *mut MAPPED,
-                ) -> HRESULT;
-                let c = ctx.as_ptr();
-                // SAFETY: ID3D11DeviceContext::Map (slot 14) on a staging resource with CPU access.
-                unsafe { method::<Map>(c, D3D11_CONTEXT_MAP)(c, s, 0, map_type, 0, &mut m) }
-            }
-            (None, ResourceKind::Buffer) => {
-                type Map =
-                    unsafe extern "system" fn(*mut c_void, i32, u32, *mut *mut c_void) -> HRESULT;
-                // SAFETY: ID3D10Buffer::Map (slot 10) on a staging buffer.
-                unsafe { method::<Map>(s, D3D10_RESOURCE_MAP)(s, map_type, 0, &mut m.pData) }
-            }
-            (None, _) => {
-                type Map =
-                    unsafe extern "system" fn(*mut c_void, u32, i32, u32, *mut MAPPED) -> HRESULT;
-                // SAFETY: ID3D10Texture2D/3D::Map (slot 10); D3D10_MAPPED_TEXTURE2D is the first
-                // two members of MAPPED, D3D10_MAPPED_TEXTURE3D all three.
-                unsafe { method::<Map>(s, D3D10_RESOURCE_MAP)(s, 0, map_type, 0, &mut m) }
-            }
-        };
-        ok(hr)?;
-        if m.pData.is_null() {
-            return Err(D3dError(hr));
+        if data.is_null() {
+            self.unmap();
+            return Err(D3dError(E_FAIL));
         }
         if self.kind == ResourceKind::Buffer {
-            m.RowPitch = self.row_bytes as u32;
+            row_pitch = self.row_bytes as u32;
         }
         if self.kind != ResourceKind::Texture3D {
-            m.DepthPitch = m.RowPitch * self.extent.1;
+            depth_pitch = row_pitch * self.extent.1;
         }
-        Ok(m)
+        Ok(Mapped {
+            data: data.cast(),
+            row_pitch: row_pitch as usize,
+            depth_pitch: depth_pitch as usize,
+        })
     }
 
     fn unmap(&self) {
-        let s = self.staging.as_ptr();
-        match (&self.context, self.kind) {
-            (Some(ctx), _) => {
-                let c = ctx.as_ptr();
-                // SAFETY: ID3D11DeviceContext::Unmap (slot 15) of the subresource we mapped.
-                unsafe {
-                    method::<unsafe extern "system" fn(*mut c_void, *mut c_void, u32)>(
-                        c,
-                        D3D11_CONTEXT_UNMAP,
-                    )(c, s, 0)
-                };
+        match &self.api {
+            Api::D3D11 {
+                context, staging, ..
+            } => {
+                let c = context.as_ptr();
+                // SAFETY: the live immediate context unmaps the subresource we mapped.
+                unsafe { ((*(*c).lpVtbl).Unmap)(c, staging.as_ptr(), 0) };
             }
-            (None, ResourceKind::Buffer) => {
-                // SAFETY: ID3D10Buffer::Unmap (slot 11).
-                unsafe {
-                    method::<unsafe extern "system" fn(*mut c_void)>(s, D3D10_RESOURCE_UNMAP)(s)
-                };
-            }
-            (None, _) => {
-                // SAFETY: ID3D10Texture2D/3D::Unmap (slot 11) of subresource 0.
-                unsafe {
-                    method::<unsafe extern "system" fn(*mut c_void, u32)>(s, D3D10_RESOURCE_UNMAP)(
-                        s, 0,
-                    )
-                };
-            }
+            Api::D3D10 { staging, .. } => match staging {
+                Staging10::Buffer(b) => {
+                    let p = b.as_ptr();
+                    // SAFETY: our live staging buffer, which we mapped.
+                    unsafe { ((*(*p).lpVtbl).Unmap)(p) };
+                }
+                Staging10::Texture2D(t) => {
+                    let p = t.as_ptr();
+                    // SAFETY: our live staging texture; subresource 0, which we mapped.
+                    unsafe { ((*(*p).lpVtbl).Unmap)(p, 0) };
+                }
+                Staging10::Texture3D(t) => {
+                    let p = t.as_ptr();
+                    // SAFETY: as above.
+                    unsafe { ((*(*p).lpVtbl).Unmap)(p, 0) };
+                }
+            },
         }
-        let _ = self.version;
     }
 }
 
-/// Creates a STAGING resource with CPU read/write of one mip level's extent.
-fn create_staging(
-    version: D3dVersion,
-    kind: ResourceKind,
-    device: &ComPtr,
-    r: &Resource,
-    extent: (u32, u32, u32),
-) -> Result<ComPtr, D3dError> {
+fn immediate_context(
+    device: &ComPtr<ID3D11Device>,
+) -> Result<ComPtr<ID3D11DeviceContext>, D3dError> {
     let d = device.as_ptr();
-    let cpu = CPU_ACCESS_READ | CPU_ACCESS_WRITE;
-    let mut out = std::ptr::null_mut();
-    type Create<D> = unsafe extern "system" fn(
-        *mut c_void,
-        *const D,
-        *const c_void,
-        *mut *mut c_void,
-    ) -> HRESULT;
-    let (w, h, depth) = extent;
-    let hr = match kind {
-        ResourceKind::Buffer => match version {
-            D3dVersion::D3D11 => {
-                let desc = D3D11_BUFFER_DESC {
-                    ByteWidth: w,
-                    Usage: USAGE_STAGING,
-                    BindFlags: 0,
-                    CPUAccessFlags: cpu,
-                    MiscFlags: 0,
-                    StructureByteStride: 0,
-                };
-                // SAFETY: ID3D11Device::CreateBuffer (slot 3), no initial data.
-                unsafe {
-                    method::<Create<D3D11_BUFFER_DESC>>(d, D3D11_DEVICE_CREATE_BUFFER)(
-                        d,
-                        &desc,
-                        std::ptr::null(),
-                        &mut out,
-                    )
-                }
-            }
-            D3dVersion::D3D10 => {
-                let desc = D3D10_BUFFER_DESC {
-                    ByteWidth: w,
-                    Usage: USAGE_STAGING,
-                    BindFlags: 0,
-                    CPUAccessFlags: cpu,
-                    MiscFlags: 0,
-                };
-                // SAFETY: ID3D10Device::CreateBuffer (slot 71), no initial data.
-                unsafe {
-                    method::<Create<D3D10_BUFFER_DESC>>(d, D3D10_DEVICE_CREATE_BUFFER)(
-                        d,
-                        &desc,
-                        std::ptr::null(),
-                        &mut out,
-                    )
-                }
-            }
-        },
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: a live ID3D11Device; GetImmediateContext AddRefs the context it returns.
+    unsafe { ((*(*d).lpVtbl).GetImmediateContext)(d, &mut ctx) };
+    // SAFETY: we own the returned reference.
+    unsafe { ComPtr::from_owned(ctx) }.ok_or(D3dError(E_FAIL))
+}
+
+/// Takes the reference a successful Create* returned through `out`.
+///
+/// # Safety
+/// When `hr` succeeded, `out` is null or a live object of type `T` whose reference we own.
+unsafe fn created<T: dxcl_abi::Interface>(hr: HRESULT, out: *mut T) -> Result<ComPtr<T>, D3dError> {
+    ok(hr)?;
+    // SAFETY: caller's contract.
+    unsafe { ComPtr::from_owned(out) }.ok_or(D3dError(E_FAIL))
+}
+
+const SAMPLE_1: DXGI_SAMPLE_DESC = DXGI_SAMPLE_DESC {
+    Count: 1,
+    Quality: 0,
+};
+
+/// A D3D11 STAGING resource with CPU read/write of one mip level's extent.
+fn create_staging11(
+    device: &ComPtr<ID3D11Device>,
+    kind: ResourceKind,
+    format: i32,
+    (w, h, depth): (u32, u32, u32),
+) -> Result<ComPtr<ID3D11Resource>, D3dError> {
+    let d = device.as_ptr();
+    let cpu = (D3D11_CPU_ACCESS_READ | D3D11_CPU_ACCESS_WRITE) as u32;
+    let none = std::ptr::null();
+    // SAFETY (each arm): a live ID3D11Device; a valid description, no initial data, our own out
+    // pointer; on success we own the created resource.
+    Ok(match kind {
+        ResourceKind::Buffer => {
+            let desc = D3D11_BUFFER_DESC {
+                ByteWidth: w,
+                Usage: D3D11_USAGE_STAGING,
+                CPUAccessFlags: cpu,
+                ..Default::default()
+            };
+            let mut out = std::ptr::null_mut();
+            // SAFETY: see above.
+            unsafe { created(((*(*d).lpVtbl).CreateBuffer)(d, &desc, none, &mut out), out) }?
+                .upcast()
+        }
         ResourceKind::Texture2D => {
             let desc = D3D11_TEXTURE2D_DESC {
                 Width: w,
                 Height: h,
                 MipLevels: 1,
                 ArraySize: 1,
-                Format: r.desc.format,
-                SampleDesc: DXGI_SAMPLE_DESC {
-                    Count: 1,
-                    Quality: 0,
-                },
-                Usage: USAGE_STAGING,
-                BindFlags: 0,
+                Format: format,
+                SampleDesc: SAMPLE_1,
+                Usage: D3D11_USAGE_STAGING,
                 CPUAccessFlags: cpu,
-                MiscFlags: 0,
+                ..Default::default()
             };
-            let slot = if version == D3dVersion::D3D11 {
-                D3D11_DEVICE_CREATE_TEXTURE2D
-            } else {
-                D3D10_DEVICE_CREATE_TEXTURE2D
-            };
-            // SAFETY: ID3D1xDevice::CreateTexture2D; both versions take this description layout.
+            let mut out = std::ptr::null_mut();
+            // SAFETY: see above.
             unsafe {
-                method::<Create<D3D11_TEXTURE2D_DESC>>(d, slot)(
-                    d,
-                    &desc,
-                    std::ptr::null(),
-                    &mut out,
+                created(
+                    ((*(*d).lpVtbl).CreateTexture2D)(d, &desc, none, &mut out),
+                    out,
                 )
-            }
+            }?
+            .upcast()
         }
         ResourceKind::Texture3D => {
             let desc = D3D11_TEXTURE3D_DESC {
@@ -369,29 +425,90 @@ fn create_staging(
                 Height: h,
                 Depth: depth,
                 MipLevels: 1,
-                Format: r.desc.format,
-                Usage: USAGE_STAGING,
-                BindFlags: 0,
+                Format: format,
+                Usage: D3D11_USAGE_STAGING,
                 CPUAccessFlags: cpu,
-                MiscFlags: 0,
+                ..Default::default()
             };
-            let slot = if version == D3dVersion::D3D11 {
-                D3D11_DEVICE_CREATE_TEXTURE3D
-            } else {
-                D3D10_DEVICE_CREATE_TEXTURE3D
-            };
-            // SAFETY: ID3D1xDevice::CreateTexture3D; both versions take this description layout.
+            let mut out = std::ptr::null_mut();
+            // SAFETY: see above.
             unsafe {
-                method::<Create<D3D11_TEXTURE3D_DESC>>(d, slot)(
-                    d,
-                    &desc,
-                    std::ptr::null(),
-                    &mut out,
+                created(
+                    ((*(*d).lpVtbl).CreateTexture3D)(d, &desc, none, &mut out),
+                    out,
                 )
-            }
+            }?
+            .upcast()
         }
-    };
-    ok(hr)?;
-    // SAFETY: on success we own the created resource.
-    unsafe { ComPtr::from_owned(out) }.ok_or(D3dError(hr))
+    })
+}
+
+/// A D3D10 STAGING resource with CPU read/write of one mip level's extent.
+fn create_staging10(
+    device: &ComPtr<ID3D10Device>,
+    kind: ResourceKind,
+    format: i32,
+    (w, h, depth): (u32, u32, u32),
+) -> Result<Staging10, D3dError> {
+    let d = device.as_ptr();
+    let cpu = (D3D10_CPU_ACCESS_READ | D3D10_CPU_ACCESS_WRITE) as u32;
+    let none = std::ptr::null();
+    // SAFETY (each arm): a live ID3D10Device; a valid description, no initial data, our own out
+    // pointer; on success we own the created resource.
+    Ok(match kind {
+        ResourceKind::Buffer => {
+            let desc = D3D10_BUFFER_DESC {
+                ByteWidth: w,
+                Usage: D3D10_USAGE_STAGING,
+                CPUAccessFlags: cpu,
+                ..Default::default()
+            };
+            let mut out = std::ptr::null_mut();
+            // SAFETY: see above.
+            Staging10::Buffer(unsafe {
+                created(((*(*d).lpVtbl).CreateBuffer)(d, &desc, none, &mut out), out)
+            }?)
+        }
+        ResourceKind::Texture2D => {
+            let desc = D3D10_TEXTURE2D_DESC {
+                Width: w,
+                Height: h,
+                MipLevels: 1,
+                ArraySize: 1,
+                Format: format,
+                SampleDesc: SAMPLE_1,
+                Usage: D3D10_USAGE_STAGING,
+                CPUAccessFlags: cpu,
+                ..Default::default()
+            };
+            let mut out = std::ptr::null_mut();
+            // SAFETY: see above.
+            Staging10::Texture2D(unsafe {
+                created(
+                    ((*(*d).lpVtbl).CreateTexture2D)(d, &desc, none, &mut out),
+                    out,
+                )
+            }?)
+        }
+        ResourceKind::Texture3D => {
+            let desc = D3D10_TEXTURE3D_DESC {
+                Width: w,
+                Height: h,
+                Depth: depth,
+                MipLevels: 1,
+                Format: format,
+                Usage: D3D10_USAGE_STAGING,
+                CPUAccessFlags: cpu,
+                ..Default::default()
+            };
+            let mut out = std::ptr::null_mut();
+            // SAFETY: see above.
+            Staging10::Texture3D(unsafe {
+                created(
+                    ((*(*d).lpVtbl).CreateTexture3D)(d, &desc, none, &mut out),
+                    out,
+                )
+            }?)
+        }
+    })
 }
