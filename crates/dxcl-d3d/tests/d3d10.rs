@@ -164,7 +164,8 @@ fn create_device_rules() {
         )
     };
     assert_eq!(hr, S_FALSE);
-    // Every real driver type lands on the software adapter.
+    // Every real driver type makes a device: HARDWARE on the first Vulkan adapter, REFERENCE and
+    // WARP on the software adapter, each on what DXCL_ADAPTER leaves when that is absent.
     for ty in [
         D3D10_DRIVER_TYPE_HARDWARE,
         D3D10_DRIVER_TYPE_REFERENCE,
@@ -172,6 +173,13 @@ fn create_device_rules() {
     ] {
         let (hr, d) = create10(ptr::null_mut(), ty, ptr::null_mut(), 0, D3D10_SDK_VERSION);
         assert_eq!(hr, S_OK, "driver type {ty}");
+        let kind = adapter_info(d).Backend;
+        match std::env::var("DXCL_ADAPTER").as_deref() {
+            Ok("software") => assert_eq!(kind, DXCL_BACKEND_KIND_HOST),
+            Ok("vulkan") => assert_eq!(kind, DXCL_BACKEND_KIND_VULKAN),
+            _ if ty == D3D10_DRIVER_TYPE_HARDWARE => assert_eq!(kind, DXCL_BACKEND_KIND_VULKAN),
+            _ => assert_eq!(kind, DXCL_BACKEND_KIND_HOST),
+        }
         assert_eq!(release(d), 0);
     }
     // SOFTWARE needs a module; other types take none; NULL devices are not offered.
@@ -388,7 +396,7 @@ fn device_identity_and_interfaces() {
     assert_eq!(hr, S_OK);
     let mut info = DXCL_ADAPTER_INFO::default();
     assert_eq!(call!(interop, GetAdapterInfo(&mut info)), S_OK);
-    assert_eq!(info.Backend, DXCL_BACKEND_KIND_HOST);
+    assert_eq!(info.Backend, expected_backend());
     release(interop);
     // Not a D3D11 device.
     for iid in [IID_ID3D11Device, IID_ID3D11DeviceChild, IID_ID3D10Buffer] {
@@ -1373,15 +1381,27 @@ fn interop_face_of_d3d10_resources() {
     assert_eq!(hr, S_OK);
     let mut mem = DXCL_RESOURCE_MEMORY::default();
     assert_eq!(call!(interop, GetMemory(&mut mem)), S_OK);
-    assert_eq!(mem.Kind, DXCL_MEMORY_KIND_HOST);
     let mut l = DXCL_SUBRESOURCE_LAYOUT::default();
     assert_eq!(call!(interop, GetSubresourceLayout(0, &mut l)), S_OK);
     assert_eq!((l.Width, l.Height, l.Depth), (8, 4, 1));
-    for y in 0..4usize {
-        let off = l.Offset as usize + y * l.RowPitch as usize;
-        // SAFETY: the host allocation spans the subresource's rows.
-        let row = bytes(unsafe { mem.pHost.cast::<u8>().add(off) }.cast(), 32);
-        assert_eq!(row, &px[y * 32..y * 32 + 32]);
+    if expected_backend() == DXCL_BACKEND_KIND_HOST {
+        assert_eq!(mem.Kind, DXCL_MEMORY_KIND_HOST);
+        for y in 0..4usize {
+            let off = l.Offset as usize + y * l.RowPitch as usize;
+            // SAFETY: the host allocation spans the subresource's rows.
+            let row = bytes(unsafe { mem.pHost.cast::<u8>().add(off) }.cast(), 32);
+            assert_eq!(row, &px[y * 32..y * 32 + 32]);
+        }
+    } else {
+        // Device memory: exported, not mapped into the process (the data is checked through
+        // Map in the other tests).
+        assert_eq!(mem.Kind, DXCL_MEMORY_KIND_OPAQUE_FD);
+        assert!(mem.pHost.is_null());
+        assert_eq!(l.RowPitch % 256, 0);
+        let mut fd = -1;
+        assert_eq!(call!(interop, ExportMemoryFd(&mut fd)), S_OK);
+        // SAFETY: a new fd the caller owns.
+        assert_eq!(unsafe { libc::close(fd) }, 0);
     }
     assert_eq!(
         call!(interop, GetSubresourceLayout(1, &mut l)),

@@ -4,8 +4,10 @@
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{AdapterDesc, Allocation, Backend, BackendError, BackendKind, Fence, MemoryKind};
-use crate::core::{BlockRegion, ResourceDesc, ResourceLayout};
+use super::{
+    AdapterDesc, Allocation, Backend, BackendError, BackendKind, Fence, MapAccess, MemoryKind,
+};
+use crate::core::{BlockRegion, LayoutRules, ResourceDesc, ResourceLayout};
 
 /// The software adapter. Its LUID is stable for the process and distinct from any zero LUID.
 pub struct HostBackend {
@@ -76,6 +78,10 @@ unsafe impl Backend for HostBackend {
         &self.adapter
     }
 
+    fn layout_rules(&self) -> LayoutRules {
+        LayoutRules::HOST
+    }
+
     fn allocate(
         &self,
         _desc: &ResourceDesc,
@@ -119,6 +125,7 @@ unsafe impl Backend for HostBackend {
         &self,
         allocation: &Allocation,
         subresource: u32,
+        _access: MapAccess,
     ) -> Result<*mut u8, BackendError> {
         let offset = allocation.layout.subresources[subresource as usize].offset;
         Ok(allocation.host.wrapping_add(offset as usize))
@@ -222,9 +229,14 @@ mod tests {
         }
         .validate(false)
         .unwrap();
-        let l = ResourceLayout::new(&d).unwrap();
+        let l = ResourceLayout::new(&d, &LayoutRules::HOST).unwrap();
         (d, l)
     }
+
+    const RW: MapAccess = MapAccess {
+        read: true,
+        write: true,
+    };
 
     #[test]
     fn allocate_write_copy_map() {
@@ -238,7 +250,7 @@ mod tests {
         let full = l.full_region(0).unwrap();
         // SAFETY: both allocations come from `b`, regions come from the layout, data has 4 rows of 16.
         unsafe {
-            let p = b.map(&a, 0).unwrap();
+            let p = b.map(&a, 0, RW).unwrap();
             assert_eq!(*p, 0);
             b.write_region(&a, 0, &full, data.as_ptr(), 16, 64);
             let bx = TexelBox {
@@ -252,7 +264,7 @@ mod tests {
             let src = l.box_region(0, &bx).unwrap();
             let dst = l.place_region(0, 0, 0, 0, &src).unwrap();
             b.copy_region(&c, 0, &dst, &a, 0, &src);
-            let q = b.map(&c, 0).unwrap();
+            let q = b.map(&c, 0, RW).unwrap();
             let row_pitch = l.subresources[0].row_pitch as usize;
             assert_eq!(std::slice::from_raw_parts(q, 8), &data[20..28]);
             assert_eq!(

@@ -6,8 +6,20 @@
 //! Vulkan backend keeps device memory exportable as an opaque fd and runs copies on a GPU queue.
 
 pub mod host;
+pub mod vulkan;
 
-use crate::core::{BlockRegion, ResourceDesc, ResourceLayout};
+use crate::core::{BlockRegion, LayoutRules, ResourceDesc, ResourceLayout};
+
+/// What a `Map` will do with the bytes (`D3D11_MAP`): a backend that maps through a staging copy
+/// reads back only for `read` and writes back only for `write`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MapAccess {
+    /// The old contents must be visible (READ, READ_WRITE, WRITE, WRITE_NO_OVERWRITE: a partial
+    /// write keeps the rest).
+    pub read: bool,
+    /// CPU writes must reach the resource at unmap.
+    pub write: bool,
+}
 
 /// Where a resource's bytes live, as the interop interface reports it (`DXCL_MEMORY_KIND`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +112,14 @@ unsafe impl Sync for Allocation {}
 pub unsafe trait Backend: Send + Sync {
     fn adapter(&self) -> &AdapterDesc;
 
+    /// The alignments every resource of this backend is laid out with.
+    fn layout_rules(&self) -> LayoutRules;
+
+    /// Whether the device was lost (`GetDeviceRemovedReason`).
+    fn is_lost(&self) -> bool {
+        false
+    }
+
     /// Allocates zero-filled memory for a validated description and its layout.
     fn allocate(
         &self,
@@ -113,14 +133,16 @@ pub unsafe trait Backend: Send + Sync {
     /// See the trait. The allocation is not used afterwards.
     unsafe fn free(&self, allocation: &mut Allocation);
 
-    /// Makes a subresource CPU-visible and returns its first byte.
+    /// Makes a subresource CPU-visible and returns its first byte, after all work issued on the
+    /// allocation (and every shared-semaphore wait) completed.
     ///
     /// # Safety
-    /// See the trait.
+    /// See the trait; the subresource is not mapped.
     unsafe fn map(
         &self,
         allocation: &Allocation,
         subresource: u32,
+        access: MapAccess,
     ) -> Result<*mut u8, BackendError>;
 
     /// Ends a [`Backend::map`]; CPU writes become visible to later work.

@@ -16,7 +16,7 @@ use super::private_data::*;
 use super::query::Query;
 use super::resource::{InitData, Resource};
 use super::{clear_out, desc_error, iid_in};
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendKind};
 use crate::core::flags::BIND_DEPTH_STENCIL;
 use crate::core::format::{format, multisample_quality_levels};
 use crate::core::{Dimension, ResourceDesc};
@@ -213,8 +213,14 @@ pub unsafe fn resolve_adapter(
         // D3D_DRIVER_TYPE: only the defined values.
         _ => return Err(E_INVALIDARG),
     }
-    // Every driver type lands on the software adapter while no hardware backend exists.
-    let a = Adapter::create_default().ok_or(DXGI_ERROR_UNSUPPORTED)?;
+    // HARDWARE lands on the first Vulkan adapter; WARP, REFERENCE and SOFTWARE on the software
+    // adapter; either falls back to the first adapter DXCL_ADAPTER left.
+    let prefer = if driver_type == D3D_DRIVER_TYPE_HARDWARE {
+        BackendKind::Vulkan
+    } else {
+        BackendKind::Host
+    };
+    let a = Adapter::create_default(prefer).ok_or(DXGI_ERROR_UNSUPPORTED)?;
     // SAFETY: just created; the private reference replaces the creation's public one.
     let r = PrivateRef::new(unsafe { &*a });
     // SAFETY: we own the public reference from `create_default`.
@@ -280,7 +286,8 @@ impl Device {
                 return Err(E_INVALIDARG);
             }
         }
-        let layout = crate::core::ResourceLayout::new(&desc).map_err(desc_error)?;
+        let layout = crate::core::ResourceLayout::new(&desc, &self.backend.layout_rules())
+            .map_err(desc_error)?;
         if let Some(init) = init {
             Resource::check_init_data(&desc, &layout, init)?;
         }
@@ -773,9 +780,18 @@ unsafe extern "system" fn get_creation_flags(this: *mut ID3D11Device) -> u32 {
     guard(0, || unsafe { dev(this) }.creation_flags)
 }
 
-unsafe extern "system" fn get_device_removed_reason(_this: *mut ID3D11Device) -> HRESULT {
-    // The software adapter is never removed.
-    S_OK
+unsafe extern "system" fn get_device_removed_reason(this: *mut ID3D11Device) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract.
+        if unsafe { dev(this) }.backend.is_lost() {
+            // GetDeviceRemovedReason: "DXGI_ERROR_DEVICE_REMOVED: the video card has been
+            // physically removed from the system" (a lost Vulkan device).
+            DXGI_ERROR_DEVICE_REMOVED
+        } else {
+            // The device was not removed.
+            S_OK
+        }
+    })
 }
 
 unsafe extern "system" fn get_immediate_context(

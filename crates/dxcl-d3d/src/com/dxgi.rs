@@ -1,9 +1,10 @@
 //! DXGI factories and adapters.
 //!
-//! Adapters: the software adapter (host backend) is the only one until the Vulkan backend lands.
-//! `DXCL_ADAPTER` chooses the adapters DXGI enumerates and devices land on: unset or `software`
-//! gives the software adapter; any other value names an adapter this build does not have, so
-//! enumeration is empty and device creation fails with `DXGI_ERROR_UNSUPPORTED`.
+//! Adapters: one per qualifying Vulkan device (the Vulkan backend), then the software adapter
+//! (host backend). `DXCL_ADAPTER` chooses which of them DXGI enumerates and devices land on:
+//! unset: Vulkan adapters first, then the software adapter; `software`: only the software
+//! adapter; `vulkan`: only the Vulkan adapters; any other value names an adapter this build does
+//! not have, so enumeration is empty and device creation fails with `DXGI_ERROR_UNSUPPORTED`.
 
 use std::mem::offset_of;
 use std::ptr;
@@ -15,16 +16,40 @@ use super::object::*;
 use super::private_data::*;
 use super::{clear_out, iid_in};
 use crate::backend::host::HostBackend;
-use crate::backend::Backend;
+use crate::backend::vulkan::{self, Options};
+use crate::backend::{Backend, BackendKind};
+
+/// The Vulkan adapters, opened once per process.
+fn vulkan_adapters() -> Vec<Arc<dyn Backend>> {
+    vulkan::enumerate(Options::default())
+        .into_iter()
+        .map(|b| Arc::new(b) as Arc<dyn Backend>)
+        .collect()
+}
 
 /// The adapters of this process, in enumeration order (built once).
 pub fn adapters() -> &'static [Arc<dyn Backend>] {
     static ADAPTERS: OnceLock<Vec<Arc<dyn Backend>>> = OnceLock::new();
     ADAPTERS.get_or_init(|| match std::env::var("DXCL_ADAPTER") {
-        Err(_) => vec![Arc::new(HostBackend::new())],
+        Err(_) => {
+            let mut all = vulkan_adapters();
+            all.push(Arc::new(HostBackend::new()));
+            all
+        }
         Ok(v) if v.eq_ignore_ascii_case("software") => vec![Arc::new(HostBackend::new())],
+        Ok(v) if v.eq_ignore_ascii_case("vulkan") => vulkan_adapters(),
         Ok(_) => Vec::new(),
     })
+}
+
+/// The adapter a device created without one lands on: the first enumerated adapter of the
+/// preferred kind (Vulkan for hardware driver types, the software adapter for WARP, REFERENCE and
+/// SOFTWARE), else the first enumerated adapter (`DXCL_ADAPTER` left only the other kind).
+pub fn default_adapter(prefer: BackendKind) -> Option<&'static Arc<dyn Backend>> {
+    let all = adapters();
+    all.iter()
+        .find(|b| b.adapter().backend == prefer)
+        .or_else(|| all.first())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,9 +287,9 @@ impl Adapter {
     }
 
     /// An adapter for a device created without one (its own new factory as parent), or `None`
-    /// when `DXCL_ADAPTER` leaves no adapter.
-    pub fn create_default() -> Option<*mut Adapter> {
-        let backend = adapters().first()?.clone();
+    /// when `DXCL_ADAPTER` leaves no adapter. See [`default_adapter`].
+    pub fn create_default(prefer: BackendKind) -> Option<*mut Adapter> {
+        let backend = default_adapter(prefer)?.clone();
         let factory = Factory::create();
         // SAFETY: just created; the private reference replaces the creation's public one.
         let parent = PrivateRef::new(unsafe { &*factory });

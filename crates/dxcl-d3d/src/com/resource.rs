@@ -16,7 +16,7 @@ use super::guard::{guard, lock};
 use super::object::*;
 use super::private_data::*;
 use super::{backend_error, iid_in};
-use crate::backend::Allocation;
+use crate::backend::{Allocation, MapAccess};
 use crate::core::flags::*;
 use crate::core::{BlockRegion, Dimension, ResourceDesc, ResourceLayout, TexelBox};
 
@@ -379,9 +379,14 @@ impl Resource {
         }
         self.run_pending();
         let s = self.layout().subresources[sub as usize];
-        // SAFETY: the allocation is this device's backend's; `sub` exists.
-        let data =
-            unsafe { self.device.backend.map(&self.allocation, sub) }.map_err(backend_error)?;
+        let access = MapAccess {
+            // WRITE and NO_OVERWRITE keep the bytes the CPU does not write; only DISCARD drops them.
+            read: map_type != MAP_WRITE_DISCARD,
+            write: map_type != MAP_READ,
+        };
+        // SAFETY: the allocation is this device's backend's; `sub` exists and is not mapped.
+        let data = unsafe { self.device.backend.map(&self.allocation, sub, access) }
+            .map_err(backend_error)?;
         {
             let mut m = lock(&self.mapped);
             if m[sub as usize] {

@@ -1,21 +1,62 @@
 //! Where each subresource lives in a resource's memory.
 //!
-//! The host backend uses this layout for its allocation and the interop interface reports it, so
-//! it is chosen for sharing:
-//! - rows start every `RowPitch` bytes, the row size rounded up to a multiple of 16 bytes and of the
-//!   block size (OpenCL requires an image row pitch that is a multiple of the element size);
+//! Every backend keeps resources in this linear layout and the interop interface reports it, so
+//! it is chosen for sharing; only the alignments ([`LayoutRules`]) differ between backends:
+//! - rows start every `RowPitch` bytes, the row size rounded up to a multiple of the backend's row
+//!   alignment and of a whole number of blocks (OpenCL requires an image row pitch that is a
+//!   multiple of the element size);
 //! - slices follow each other every `DepthPitch = RowPitch * rows` bytes (rows of blocks);
-//! - each subresource starts on a 4096-byte boundary, in subresource-index order, so each one can
-//!   be handed to OpenCL as its own page-aligned host pointer;
+//! - each subresource starts on the backend's subresource alignment, in subresource-index order,
+//!   so each one can be handed to OpenCL on its own (a page-aligned host pointer, or an image
+//!   created from an imported buffer at that offset);
 //! - buffers are one subresource: `RowPitch = DepthPitch = ByteWidth`.
 
 use super::desc::{DescError, ResourceDesc, MAX_RESOURCE_BYTES};
 use super::format::Dimension;
 
-/// Row pitch alignment in bytes (also rounded to a whole number of blocks).
-pub const ROW_ALIGNMENT: u32 = 16;
-/// Alignment of every subresource's offset and of the allocation's size.
-pub const SUBRESOURCE_ALIGNMENT: u64 = 4096;
+/// The alignments a backend lays resources out with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayoutRules {
+    /// Every row pitch is a multiple of this many bytes ...
+    pub row_alignment: u32,
+    /// ... and of this many blocks (elements), times the bytes per block.
+    pub row_alignment_blocks: u32,
+    /// Alignment of every subresource's offset and of the allocation's size.
+    pub subresource_alignment: u64,
+}
+
+/// Host backend: rows aligned to 16 bytes, subresources on pages (each one a valid
+/// `CL_MEM_USE_HOST_PTR` pointer).
+pub const HOST_ROW_ALIGNMENT: u32 = 16;
+pub const HOST_ROW_ALIGNMENT_BLOCKS: u32 = 1;
+pub const HOST_SUBRESOURCE_ALIGNMENT: u64 = 4096;
+
+/// Vulkan backend: another API imports the whole allocation as a buffer and views 2D
+/// subresources as images made from that buffer, so rows and subresource offsets meet the image
+/// pitch and base-address alignments GPU OpenCL drivers ask for (`CL_DEVICE_IMAGE_PITCH_ALIGNMENT`
+/// in pixels, `CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT`), with margin. Tuned against the drivers
+/// dxcl runs on; raising them only costs padding.
+pub const VULKAN_ROW_ALIGNMENT: u32 = 256;
+pub const VULKAN_ROW_ALIGNMENT_BLOCKS: u32 = 64;
+pub const VULKAN_SUBRESOURCE_ALIGNMENT: u64 = 65536;
+
+impl LayoutRules {
+    pub const HOST: LayoutRules = LayoutRules {
+        row_alignment: HOST_ROW_ALIGNMENT,
+        row_alignment_blocks: HOST_ROW_ALIGNMENT_BLOCKS,
+        subresource_alignment: HOST_SUBRESOURCE_ALIGNMENT,
+    };
+    pub const VULKAN: LayoutRules = LayoutRules {
+        row_alignment: VULKAN_ROW_ALIGNMENT,
+        row_alignment_blocks: VULKAN_ROW_ALIGNMENT_BLOCKS,
+        subresource_alignment: VULKAN_SUBRESOURCE_ALIGNMENT,
+    };
+
+    /// The row pitch alignment for blocks of `bytes` bytes.
+    pub fn row_alignment_for(&self, bytes: u32) -> u64 {
+        lcm(self.row_alignment, self.row_alignment_blocks * bytes) as u64
+    }
+}
 
 /// One subresource: the numbers `IDxclInteropResource::GetSubresourceLayout` reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +75,7 @@ pub struct SubresourceLayout {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceLayout {
     pub subresources: Vec<SubresourceLayout>,
-    /// Bytes of the allocation (a multiple of [`SUBRESOURCE_ALIGNMENT`]).
+    /// Bytes of the allocation (a multiple of the rules' subresource alignment).
     pub size: u64,
     /// Texels per block horizontally and vertically, bytes per block (1, 1, 1 for buffers).
     pub block: (u32, u32, u32),
@@ -81,7 +122,8 @@ fn lcm(a: u32, b: u32) -> u32 {
 impl ResourceLayout {
     /// Lays out a validated description. Fails with `Invalid` when the resource would exceed the
     /// Direct3D 11 size limit of 2048 MiB (`D3D11_REQ_RESOURCE_SIZE_IN_MEGABYTES_EXPRESSION_C_TERM`).
-    pub fn new(desc: &ResourceDesc) -> Result<ResourceLayout, DescError> {
+    pub fn new(desc: &ResourceDesc, rules: &LayoutRules) -> Result<ResourceLayout, DescError> {
+        let sub_align = rules.subresource_alignment;
         if desc.dimension == Dimension::Buffer {
             let w = desc.width;
             let sub = SubresourceLayout {
@@ -95,7 +137,7 @@ impl ResourceLayout {
             };
             return Ok(ResourceLayout {
                 subresources: vec![sub],
-                size: align_up(w as u64, SUBRESOURCE_ALIGNMENT),
+                size: align_up(w as u64, sub_align).max(sub_align),
                 block: (1, 1, 1),
             });
         }
@@ -105,7 +147,7 @@ impl ResourceLayout {
         let (bw, bh, bytes) = fmt
             .blocks()
             .ok_or(DescError::Invalid("format has no storage"))?;
-        let row_align = lcm(ROW_ALIGNMENT, bytes) as u64;
+        let row_align = rules.row_alignment_for(bytes);
         let mut subresources = Vec::with_capacity(desc.subresource_count() as usize);
         let mut offset = 0u64;
         for _slice in 0..desc.array_size {
@@ -130,12 +172,12 @@ impl ResourceLayout {
                     height: h,
                     depth: d,
                 });
-                offset = align_up(offset + size, SUBRESOURCE_ALIGNMENT);
+                offset = align_up(offset + size, sub_align);
             }
         }
         Ok(ResourceLayout {
             subresources,
-            size: offset.max(SUBRESOURCE_ALIGNMENT),
+            size: offset.max(sub_align),
             block: (bw, bh, bytes),
         })
     }
@@ -267,7 +309,7 @@ mod tests {
         let d = ResourceDesc::buffer(100, USAGE_DEFAULT, 0, 0, 0, 0)
             .validate(false)
             .unwrap();
-        let l = ResourceLayout::new(&d).unwrap();
+        let l = ResourceLayout::new(&d, &LayoutRules::HOST).unwrap();
         assert_eq!(l.subresources.len(), 1);
         assert_eq!(l.subresources[0].row_pitch, 100);
         assert_eq!(l.subresources[0].size, 100);
@@ -277,7 +319,7 @@ mod tests {
     #[test]
     fn texture2d_array_layout() {
         let d = tex(Dimension::Texture2D, 5, 3, 1, 0, 2, 28);
-        let l = ResourceLayout::new(&d).unwrap();
+        let l = ResourceLayout::new(&d, &LayoutRules::HOST).unwrap();
         assert_eq!(l.subresources.len(), 6);
         let s0 = l.subresources[0];
         assert_eq!((s0.row_pitch, s0.depth_pitch, s0.size), (32, 96, 96));
@@ -298,14 +340,14 @@ mod tests {
     #[test]
     fn odd_element_sizes_keep_whole_elements_per_pitch() {
         let d = tex(Dimension::Texture2D, 3, 2, 1, 1, 1, 6);
-        let l = ResourceLayout::new(&d).unwrap();
+        let l = ResourceLayout::new(&d, &LayoutRules::HOST).unwrap();
         assert_eq!(l.subresources[0].row_pitch, 48);
     }
 
     #[test]
     fn bc_and_3d() {
         let d = tex(Dimension::Texture2D, 8, 8, 1, 0, 1, 71);
-        let l = ResourceLayout::new(&d).unwrap();
+        let l = ResourceLayout::new(&d, &LayoutRules::HOST).unwrap();
         // 8x8 BC1: 2 blocks of 8 bytes per row, 2 rows.
         assert_eq!(
             (l.subresources[0].row_pitch, l.subresources[0].depth_pitch),
@@ -315,7 +357,7 @@ mod tests {
         assert_eq!(l.subresources[3].width, 1);
         assert_eq!(l.subresources[3].size, 16);
         let d = tex(Dimension::Texture3D, 4, 4, 4, 0, 1, 61);
-        let l = ResourceLayout::new(&d).unwrap();
+        let l = ResourceLayout::new(&d, &LayoutRules::HOST).unwrap();
         assert_eq!(l.subresources.len(), 3);
         assert_eq!(
             (
@@ -331,13 +373,13 @@ mod tests {
     #[test]
     fn too_large() {
         let d = tex(Dimension::Texture2D, 16384, 16384, 1, 1, 1, 2);
-        assert!(ResourceLayout::new(&d).is_err());
+        assert!(ResourceLayout::new(&d, &LayoutRules::HOST).is_err());
     }
 
     #[test]
     fn boxes() {
         let d = tex(Dimension::Texture2D, 8, 8, 1, 0, 1, 71);
-        let l = ResourceLayout::new(&d).unwrap();
+        let l = ResourceLayout::new(&d, &LayoutRules::HOST).unwrap();
         let b = |l, t, r, bo| TexelBox {
             left: l,
             top: t,

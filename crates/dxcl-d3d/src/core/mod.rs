@@ -7,4 +7,4 @@ pub mod layout;
 
 pub use desc::{calc_subresource, full_mip_chain, DescError, ResourceDesc};
 pub use format::{format, Dimension, Format};
-pub use layout::{BlockRegion, ResourceLayout, SubresourceLayout, TexelBox};
+pub use layout::{BlockRegion, LayoutRules, ResourceLayout, SubresourceLayout, TexelBox};

@@ -129,3 +129,58 @@ pub fn bytes<'a>(p: *const c_void, len: usize) -> &'a [u8] {
     // SAFETY: tests pass pointers from Map/GetMemory that span `len` bytes.
     unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
 }
+
+/// The backend this run's devices land on: `DXCL_ADAPTER=software` gives the software adapter
+/// (host backend); unset or `vulkan` gives the first Vulkan device (lavapipe in CI; the tests
+/// need one, scripts/deps.sh installs it).
+pub fn expected_backend() -> DXCL_BACKEND_KIND {
+    match std::env::var("DXCL_ADAPTER") {
+        Ok(v) if v.eq_ignore_ascii_case("software") => DXCL_BACKEND_KIND_HOST,
+        _ => DXCL_BACKEND_KIND_VULKAN,
+    }
+}
+
+/// What a device's interop face says about its adapter.
+pub fn adapter_info<D>(dev: *mut D) -> DXCL_ADAPTER_INFO {
+    let (hr, interop): (_, *mut IDxclInteropDevice) = qi(dev, &IID_IDxclInteropDevice);
+    assert_eq!(hr, S_OK);
+    let mut info = DXCL_ADAPTER_INFO::default();
+    assert_eq!(call!(interop, GetAdapterInfo(&mut info)), S_OK);
+    release(interop);
+    info
+}
+
+/// Checks the facts DXGI reports about an adapter against what the interop face says, for
+/// either backend.
+pub fn check_adapter_desc(desc: &DXGI_ADAPTER_DESC1, info: &DXCL_ADAPTER_INFO) {
+    assert_eq!(
+        (desc.AdapterLuid.LowPart, desc.AdapterLuid.HighPart),
+        (info.AdapterLuid.LowPart, info.AdapterLuid.HighPart)
+    );
+    assert_eq!(
+        (desc.VendorId, desc.DeviceId),
+        (info.VendorId, info.DeviceId)
+    );
+    let software = desc.Flags & DXGI_ADAPTER_FLAG_SOFTWARE as u32 != 0;
+    assert_eq!(
+        software,
+        info.Flags & DXCL_ADAPTER_FLAG_SOFTWARE as u32 != 0
+    );
+    assert_ne!(
+        (desc.AdapterLuid.LowPart, desc.AdapterLuid.HighPart),
+        (0, 0)
+    );
+    let len = desc.Description.iter().position(|&c| c == 0).unwrap_or(128);
+    let name = String::from_utf16_lossy(&desc.Description[..len]);
+    if info.Backend == DXCL_BACKEND_KIND_HOST {
+        // Microsoft's software adapter ids, as WARP reports them.
+        assert_eq!((desc.VendorId, desc.DeviceId), (0x1414, 0x8c));
+        assert!(software);
+        assert_eq!(name, "dxcl software adapter");
+        assert_eq!(info.DeviceUuid, [0; 16]);
+    } else {
+        assert_eq!(info.Backend, DXCL_BACKEND_KIND_VULKAN);
+        assert!(!name.is_empty() && name != "dxcl software adapter");
+        assert_ne!(info.DeviceUuid, [0; 16]);
+    }
+}

@@ -340,9 +340,18 @@ unsafe extern "system" fn flush(this: *mut ID3D10Device) {
 // ---------------------------------------------------------------------------------------------
 // Device state and capabilities
 
-unsafe extern "system" fn get_device_removed_reason(_this: *mut ID3D10Device) -> HRESULT {
-    // The software adapter is never removed.
-    S_OK
+unsafe extern "system" fn get_device_removed_reason(this: *mut ID3D10Device) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract.
+        if unsafe { dev(this) }.backend.is_lost() {
+            // GetDeviceRemovedReason: "DXGI_ERROR_DEVICE_REMOVED: the video card has been
+            // physically removed from the system" (a lost Vulkan device).
+            DXGI_ERROR_DEVICE_REMOVED
+        } else {
+            // The device was not removed.
+            S_OK
+        }
+    })
 }
 
 unsafe extern "system" fn set_exception_mode(this: *mut ID3D10Device, flags: u32) -> HRESULT {

@@ -1,8 +1,9 @@
 //! The D3D10 entry points: `D3D10CreateDevice`, `D3D10CreateDeviceAndSwapChain`,
 //! `D3D10CreateDevice1`, `D3D10CreateDeviceAndSwapChain1`.
 //!
-//! Devices land on the adapter the D3D11 path picks (`DXCL_ADAPTER`; the software adapter while no
-//! hardware backend exists), whatever the driver type. `D3D10_DRIVER_TYPE_NULL` answers
+//! Devices land on the adapter the D3D11 path picks for the same driver type (`DXCL_ADAPTER`;
+//! HARDWARE: the first Vulkan adapter, else the software adapter; the others: the software
+//! adapter, else the first adapter). `D3D10_DRIVER_TYPE_NULL` answers
 //! `DXGI_ERROR_UNSUPPORTED` as in the D3D11 path. `D3D10CreateDevice` makes a feature level 10_0
 //! device; `D3D10CreateDevice1` makes 10_0 and 10_1 devices and answers `E_NOTIMPL` for the 9_x
 //! levels (their limits are not implemented). No swap chain can be made (no output).

@@ -1,0 +1,884 @@
+//! The Vulkan backend: one adapter per Vulkan device that can export memory as opaque fds.
+//!
+//! Every resource is ONE `VkDeviceMemory`, allocated exportable (`OPAQUE_FD`) and bound to ONE
+//! `VkBuffer` covering it, in the runtime's linear layout (`core::layout`, with
+//! [`LayoutRules::VULKAN`]): another API imports the memory once as a buffer and views
+//! subresources in place. Copies, updates and zero-fills are transfer commands recorded into one
+//! batch on one queue; a batch signals the device's timeline semaphore with its value when it is
+//! submitted, and fences, event queries and per-resource busy state are timeline values.
+//!
+//! Map goes straight to the memory when it is host-visible and coherent on a CPU device
+//! (lavapipe), and through a host-visible staging copy otherwise (read back at map, written back
+//! at unmap).
+
+mod queue;
+mod setup;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ash::vk;
+
+use super::{AdapterDesc, Allocation, Backend, BackendError, Fence, MapAccess, MemoryKind};
+use crate::core::{BlockRegion, LayoutRules, ResourceDesc, ResourceLayout};
+use queue::{Queue, Staging};
+use setup::{memory_type, DeviceChoice, Instance, OPAQUE_FD, RESOURCE_USAGE};
+
+/// How the backend treats a device (tests force the staging path on lavapipe).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Map through staging copies even where the memory could be mapped directly.
+    pub force_staging: bool,
+}
+
+/// One Vulkan device.
+pub struct VulkanBackend {
+    adapter: AdapterDesc,
+    device: ash::Device,
+    memory_fd: ash::khr::external_memory_fd::Device,
+    semaphore_fd: Option<ash::khr::external_semaphore_fd::Device>,
+    memory_props: vk::PhysicalDeviceMemoryProperties,
+    /// Map resources directly (host-visible coherent memory on a CPU device).
+    direct_map: bool,
+    dedicated_only: bool,
+    timeline: vk::Semaphore,
+    queue: Mutex<Queue>,
+    memories: Mutex<HashMap<u64, Arc<Memory>>>,
+    semaphores: Mutex<HashMap<u64, SharedSemaphore>>,
+    next_id: AtomicU64,
+    lost: AtomicBool,
+    /// Dropped last: the instance outlives the device.
+    _instance: Arc<Instance>,
+}
+
+/// A resource's memory.
+struct Memory {
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    /// Bytes of the `VkDeviceMemory` (what an importer passes as the allocation size).
+    size: u64,
+    /// The whole memory mapped, when the backend maps directly; null otherwise.
+    host: *mut u8,
+    /// Timeline value of the last batch that touches this memory.
+    last_use: AtomicU64,
+    /// Subresources mapped through staging copies.
+    staged: Mutex<HashMap<u32, (Staging, bool)>>,
+}
+
+// SAFETY: `host` points into a mapping owned by this object; access to the bytes follows
+// Direct3D's map rules (one mapper per subresource), and the handles are plain Vulkan handles
+// whose use is serialised by the queue lock.
+unsafe impl Send for Memory {}
+// SAFETY: as above; shared references never write through `host` themselves.
+unsafe impl Sync for Memory {}
+
+/// An exported binary semaphore and the timeline value of its last submitted operation.
+struct SharedSemaphore {
+    raw: vk::Semaphore,
+    last: u64,
+}
+
+/// Locks a mutex, taking over a poisoned one (every critical section leaves consistent state).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Every Vulkan device of this process that qualifies, opened. Empty without libvulkan or
+/// without qualifying devices.
+pub fn enumerate(options: Options) -> Vec<VulkanBackend> {
+    let Some((instance, choices)) = setup::discover() else {
+        return Vec::new();
+    };
+    choices
+        .into_iter()
+        .filter_map(|c| VulkanBackend::open(instance.clone(), c, options))
+        .collect()
+}
+
+impl VulkanBackend {
+    fn open(instance: Arc<Instance>, c: DeviceChoice, options: Options) -> Option<VulkanBackend> {
+        let priorities = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(c.queue_family)
+            .queue_priorities(&priorities)];
+        let mut extensions = vec![ash::khr::external_memory_fd::NAME.as_ptr()];
+        if c.semaphore_export {
+            extensions.push(ash::khr::external_semaphore_fd::NAME.as_ptr());
+        }
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
+        let info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_extension_names(&extensions)
+            .push_next(&mut f12);
+        // SAFETY: `c.physical` belongs to the instance; `info` and what it points to outlive the
+        // call; the extensions and feature were checked in `setup::choose`.
+        let device = unsafe { instance.raw.create_device(c.physical, &info, None) }.ok()?;
+        let memory_fd = ash::khr::external_memory_fd::Device::new(&instance.raw, &device);
+        let semaphore_fd = c
+            .semaphore_export
+            .then(|| ash::khr::external_semaphore_fd::Device::new(&instance.raw, &device));
+        let mut ty = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let sem_info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
+        // SAFETY: the device is alive; the info outlives the call.
+        let timeline = unsafe { device.create_semaphore(&sem_info, None) };
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(c.queue_family)
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        // SAFETY: as above.
+        let pool = unsafe { device.create_command_pool(&pool_info, None) };
+        let (timeline, pool) = match (timeline, pool) {
+            (Ok(t), Ok(p)) => (t, p),
+            (t, p) => {
+                // SAFETY: whichever object exists was made from this device, which nothing else
+                // uses yet; null handles are ignored by the destroy calls.
+                unsafe {
+                    device.destroy_semaphore(t.unwrap_or_default(), None);
+                    device.destroy_command_pool(p.unwrap_or_default(), None);
+                    device.destroy_device(None);
+                }
+                return None;
+            }
+        };
+        // SAFETY: queue 0 of the family was requested at creation.
+        let raw_queue = unsafe { device.get_device_queue(c.queue_family, 0) };
+        Some(VulkanBackend {
+            adapter: c.adapter,
+            memory_fd,
+            semaphore_fd,
+            memory_props: c.memory,
+            direct_map: c.cpu && !options.force_staging,
+            dedicated_only: c.dedicated_only,
+            timeline,
+            queue: Mutex::new(Queue::new(raw_queue, pool)),
+            memories: Mutex::new(HashMap::new()),
+            semaphores: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            lost: AtomicBool::new(false),
+            device,
+            _instance: instance,
+        })
+    }
+
+    /// Whether opaque-fd semaphores can be exported (`CreateSharedSemaphore` works).
+    pub fn exports_semaphores(&self) -> bool {
+        self.semaphore_fd.is_some()
+    }
+
+    /// Whether Map goes directly to the resource's memory.
+    pub fn maps_directly(&self) -> bool {
+        self.direct_map
+    }
+
+    fn memory(&self, a: &Allocation) -> Option<Arc<Memory>> {
+        lock(&self.memories).get(&a.handle).cloned()
+    }
+
+    /// Records a failure that leaves the timeline unreliable: from now on the device is lost,
+    /// waits return at once and CPU access fails with `DeviceLost`.
+    fn mark_lost(&self) {
+        self.lost.store(true, Ordering::Release);
+    }
+
+    fn check_lost(&self) -> Result<(), BackendError> {
+        if self.lost.load(Ordering::Acquire) {
+            Err(BackendError::DeviceLost)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The timeline's current value; `u64::MAX` once the device is lost (nothing is pending any
+    /// more: waiting for it would never end).
+    fn completed(&self) -> u64 {
+        if self.lost.load(Ordering::Acquire) {
+            return u64::MAX;
+        }
+        // SAFETY: the timeline semaphore belongs to this device.
+        match unsafe { self.device.get_semaphore_counter_value(self.timeline) } {
+            Ok(v) => v,
+            Err(_) => {
+                self.mark_lost();
+                u64::MAX
+            }
+        }
+    }
+
+    /// Blocks until the timeline reaches `value` (which must have been submitted).
+    fn wait_value(&self, value: u64) -> Result<(), BackendError> {
+        let semaphores = [self.timeline];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default()
+            .semaphores(&semaphores)
+            .values(&values);
+        loop {
+            self.check_lost()?;
+            // SAFETY: the timeline semaphore belongs to this device; `info` outlives the call.
+            // A bounded timeout lets a loss noticed elsewhere end the wait.
+            match unsafe { self.device.wait_semaphores(&info, 100_000_000) } {
+                Ok(()) => return Ok(()),
+                Err(vk::Result::TIMEOUT) => continue,
+                Err(_) => {
+                    self.mark_lost();
+                    return Err(BackendError::DeviceLost);
+                }
+            }
+        }
+    }
+
+    /// Makes the memory safe for the CPU: every batch that touches it, and every shared-semaphore
+    /// wait, has completed.
+    fn settle(&self, m: &Memory) -> Result<(), BackendError> {
+        let target = {
+            let mut q = lock(&self.queue);
+            let target = m.last_use.load(Ordering::Acquire).max(q.floor);
+            if target >= q.next_value {
+                self.submit(&mut q, None, None)?;
+            }
+            target
+        };
+        self.wait_value(target)?;
+        self.reclaim(&mut lock(&self.queue));
+        Ok(())
+    }
+
+    /// A host-visible staging buffer of `size` bytes, mapped.
+    fn staging(&self, size: u64) -> Result<Staging, BackendError> {
+        let info = vk::BufferCreateInfo::default()
+            .size(size.max(4))
+            .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: the device is alive; `info` outlives the call.
+        let buffer = unsafe { self.device.create_buffer(&info, None) }
+            .map_err(|_| BackendError::OutOfMemory)?;
+        // SAFETY: `buffer` was just made from this device.
+        let req = unsafe { self.device.get_buffer_memory_requirements(buffer) };
+        let host = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let made = memory_type(
+            &self.memory_props,
+            req.memory_type_bits,
+            host,
+            vk::MemoryPropertyFlags::HOST_CACHED,
+        )
+        .ok_or(BackendError::OutOfMemory)
+        .and_then(|t| {
+            let alloc = vk::MemoryAllocateInfo::default()
+                .allocation_size(req.size)
+                .memory_type_index(t);
+            // SAFETY: as above.
+            unsafe { self.device.allocate_memory(&alloc, None) }
+                .map_err(|_| BackendError::OutOfMemory)
+        });
+        let memory = match made {
+            Ok(m) => m,
+            Err(e) => {
+                // SAFETY: the buffer is unused and ours.
+                unsafe { self.device.destroy_buffer(buffer, None) };
+                return Err(e);
+            }
+        };
+        // SAFETY: fresh buffer and memory of this device; the memory is large enough (its
+        // requirements) and host-visible, so it can be mapped whole.
+        let mapped = unsafe {
+            self.device
+                .bind_buffer_memory(buffer, memory, 0)
+                .and_then(|()| {
+                    self.device
+                        .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                })
+        };
+        match mapped {
+            Ok(p) => Ok(Staging {
+                buffer,
+                memory,
+                ptr: p.cast(),
+            }),
+            Err(_) => {
+                // SAFETY: both unused and ours.
+                unsafe {
+                    self.device.destroy_buffer(buffer, None);
+                    self.device.free_memory(memory, None);
+                }
+                Err(BackendError::OutOfMemory)
+            }
+        }
+    }
+
+    fn destroy_staging(&self, s: Staging) {
+        // SAFETY: no pending GPU work uses it (callers free staging only after its batch
+        // completed or when no batch used it); freeing the memory unmaps it.
+        unsafe {
+            self.device.destroy_buffer(s.buffer, None);
+            self.device.free_memory(s.memory, None);
+        }
+    }
+
+    /// Records `vkCmdCopyBuffer` with the regions, after the barriers its buffers need, and
+    /// marks both memories used by the batch being recorded.
+    fn record_copy(
+        &self,
+        q: &mut Queue,
+        src: vk::Buffer,
+        dst: vk::Buffer,
+        regions: &[vk::BufferCopy],
+        users: &[&Memory],
+    ) -> Result<(), BackendError> {
+        if regions.is_empty() {
+            return Ok(());
+        }
+        let cmd = self.recording(q)?;
+        self.transfer_barrier(cmd, &[src, dst]);
+        // SAFETY: `cmd` is recording; both buffers are alive (their owners outlive the batch:
+        // `free` waits for it) and the regions lie inside them (trait contract).
+        unsafe { self.device.cmd_copy_buffer(cmd, src, dst, regions) };
+        for m in users {
+            m.last_use.store(q.next_value, Ordering::Release);
+        }
+        Ok(())
+    }
+}
+
+/// Copy regions, one per row, merging rows that are contiguous on both sides.
+fn row_copies(
+    src_start: u64,
+    src_pitches: (u64, u64),
+    dst_start: u64,
+    dst_pitches: (u64, u64),
+    row_bytes: u64,
+    rows: u32,
+    slices: u32,
+) -> Vec<vk::BufferCopy> {
+    let mut out: Vec<vk::BufferCopy> = Vec::new();
+    for z in 0..slices as u64 {
+        for y in 0..rows as u64 {
+            let s = src_start + z * src_pitches.1 + y * src_pitches.0;
+            let d = dst_start + z * dst_pitches.1 + y * dst_pitches.0;
+            match out.last_mut() {
+                Some(r) if r.src_offset + r.size == s && r.dst_offset + r.size == d => {
+                    r.size += row_bytes
+                }
+                _ => out.push(vk::BufferCopy {
+                    src_offset: s,
+                    dst_offset: d,
+                    size: row_bytes,
+                }),
+            }
+        }
+    }
+    out
+}
+
+// SAFETY: allocations are device memories of at least `layout.size` bytes, zero-filled by a
+// command ordered before any other use, valid until `free`; `map` returns a pointer to the
+// subresource's first byte in a mapping of the whole memory or in a staging buffer of the
+// subresource's size, valid until `unmap`/`free`.
+unsafe impl Backend for VulkanBackend {
+    fn adapter(&self) -> &AdapterDesc {
+        &self.adapter
+    }
+
+    fn layout_rules(&self) -> LayoutRules {
+        LayoutRules::VULKAN
+    }
+
+    fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    fn allocate(
+        &self,
+        _desc: &ResourceDesc,
+        layout: &ResourceLayout,
+    ) -> Result<Allocation, BackendError> {
+        self.check_lost()?;
+        let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(OPAQUE_FD);
+        let info = vk::BufferCreateInfo::default()
+            .size(layout.size)
+            .usage(RESOURCE_USAGE)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .push_next(&mut external);
+        // SAFETY: the device is alive; `info` and its chain outlive the call.
+        let buffer = unsafe { self.device.create_buffer(&info, None) }
+            .map_err(|_| BackendError::OutOfMemory)?;
+        let memory = match self.bind_exportable(buffer) {
+            Ok(m) => m,
+            Err(e) => {
+                // SAFETY: the buffer is unused and ours.
+                unsafe { self.device.destroy_buffer(buffer, None) };
+                return Err(e);
+            }
+        };
+        let handle = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let m = Arc::new(memory);
+        // Zero-fill, ordered before everything else on the memory by the queue.
+        let filled = {
+            let mut q = lock(&self.queue);
+            self.recording(&mut q).map(|cmd| {
+                // SAFETY: `cmd` is recording; the buffer is alive; WHOLE_SIZE from 0 is valid.
+                unsafe {
+                    self.device
+                        .cmd_fill_buffer(cmd, m.buffer, 0, vk::WHOLE_SIZE, 0)
+                };
+                m.last_use.store(q.next_value, Ordering::Release);
+            })
+        };
+        if let Err(e) = filled {
+            self.destroy_memory(&m);
+            return Err(e);
+        }
+        lock(&self.memories).insert(handle, m.clone());
+        Ok(Allocation {
+            kind: MemoryKind::OpaqueFd,
+            host: ptr::null_mut(),
+            size: m.size,
+            layout: layout.clone(),
+            handle,
+        })
+    }
+
+    unsafe fn free(&self, allocation: &mut Allocation) {
+        let Some(m) = lock(&self.memories).remove(&allocation.handle) else {
+            return;
+        };
+        // Waits for the memory's work; after a loss there is none left to wait for.
+        let _ = self.settle(&m);
+        self.destroy_memory(&m);
+    }
+
+    unsafe fn map(
+        &self,
+        allocation: &Allocation,
+        subresource: u32,
+        access: MapAccess,
+    ) -> Result<*mut u8, BackendError> {
+        self.check_lost()?;
+        let m = self.memory(allocation).ok_or(BackendError::NotSupported)?;
+        let s = allocation.layout.subresources[subresource as usize];
+        if !m.host.is_null() {
+            self.settle(&m)?;
+            return Ok(m.host.wrapping_add(s.offset as usize));
+        }
+        let staging = self.staging(s.size)?;
+        if access.read {
+            let read = (|| {
+                let value = {
+                    let mut q = lock(&self.queue);
+                    let region = [vk::BufferCopy {
+                        src_offset: s.offset,
+                        dst_offset: 0,
+                        size: s.size,
+                    }];
+                    self.record_copy(&mut q, m.buffer, staging.buffer, &region, &[&m])?;
+                    let value = q.next_value;
+                    self.submit(&mut q, None, None)?;
+                    value.max(q.floor)
+                };
+                self.wait_value(value)
+            })();
+            if let Err(e) = read {
+                // The copy either never ran or has completed (a lost device runs nothing).
+                self.destroy_staging(staging);
+                return Err(e);
+            }
+        }
+        // A write-only map needs no wait: the write-back copy is queued after all earlier work.
+        let p = staging.ptr;
+        lock(&m.staged).insert(subresource, (staging, access.write));
+        Ok(p)
+    }
+
+    unsafe fn unmap(&self, allocation: &Allocation, subresource: u32) {
+        let Some(m) = self.memory(allocation) else {
+            return;
+        };
+        let Some((staging, write)) = lock(&m.staged).remove(&subresource) else {
+            // Mapped directly: coherent memory, and the next submission makes host writes
+            // visible to the device.
+            return;
+        };
+        if !write {
+            self.destroy_staging(staging);
+            return;
+        }
+        let s = allocation.layout.subresources[subresource as usize];
+        let mut q = lock(&self.queue);
+        let region = [vk::BufferCopy {
+            src_offset: 0,
+            dst_offset: s.offset,
+            size: s.size,
+        }];
+        if self
+            .record_copy(&mut q, staging.buffer, m.buffer, &region, &[&m])
+            .is_ok()
+        {
+            // Freed once the batch completes.
+            q.staging.push(staging);
+        } else {
+            drop(q);
+            self.destroy_staging(staging);
+        }
+    }
+
+    unsafe fn copy_region(
+        &self,
+        dst: &Allocation,
+        dst_subresource: u32,
+        dst_region: &BlockRegion,
+        src: &Allocation,
+        src_subresource: u32,
+        src_region: &BlockRegion,
+    ) {
+        let (Some(d), Some(s)) = (self.memory(dst), self.memory(src)) else {
+            return;
+        };
+        let ds = &dst.layout.subresources[dst_subresource as usize];
+        let ss = &src.layout.subresources[src_subresource as usize];
+        let regions = row_copies(
+            src.layout.region_offset(src_subresource, src_region),
+            (ss.row_pitch as u64, ss.depth_pitch as u64),
+            dst.layout.region_offset(dst_subresource, dst_region),
+            (ds.row_pitch as u64, ds.depth_pitch as u64),
+            src_region.w as u64 * src.layout.block.2 as u64,
+            src_region.h,
+            src_region.d,
+        );
+        let mut q = lock(&self.queue);
+        // A failure marked the device lost; the copy is dropped with it.
+        let _ = self.record_copy(&mut q, s.buffer, d.buffer, &regions, &[&s, &d]);
+    }
+
+    unsafe fn write_region(
+        &self,
+        dst: &Allocation,
+        subresource: u32,
+        region: &BlockRegion,
+        data: *const u8,
+        row_pitch: usize,
+        depth_pitch: usize,
+    ) {
+        let Some(d) = self.memory(dst) else { return };
+        let row_bytes = region.w as usize * dst.layout.block.2 as usize;
+        let total = row_bytes * region.h as usize * region.d as usize;
+        let Ok(staging) = self.staging(total as u64) else {
+            // Out of host memory: UpdateSubresource has no way to report it.
+            return;
+        };
+        for z in 0..region.d as usize {
+            for y in 0..region.h as usize {
+                let at = (z * region.h as usize + y) * row_bytes;
+                // SAFETY: the source row is readable (trait contract); the staging buffer holds
+                // `total` bytes, so row `at..at + row_bytes` is inside it; they do not overlap.
+                unsafe {
+                    ptr::copy_nonoverlapping(
+                        data.wrapping_add(z * depth_pitch + y * row_pitch),
+                        staging.ptr.add(at),
+                        row_bytes,
+                    )
+                };
+            }
+        }
+        let ds = &dst.layout.subresources[subresource as usize];
+        let regions = row_copies(
+            0,
+            (row_bytes as u64, (row_bytes * region.h as usize) as u64),
+            dst.layout.region_offset(subresource, region),
+            (ds.row_pitch as u64, ds.depth_pitch as u64),
+            row_bytes as u64,
+            region.h,
+            region.d,
+        );
+        let mut q = lock(&self.queue);
+        if self
+            .record_copy(&mut q, staging.buffer, d.buffer, &regions, &[&d])
+            .is_ok()
+        {
+            q.staging.push(staging);
+        } else {
+            drop(q);
+            self.destroy_staging(staging);
+        }
+    }
+
+    fn signal(&self) -> Fence {
+        let q = lock(&self.queue);
+        if q.recording.is_some() {
+            q.next_value
+        } else {
+            q.next_value - 1
+        }
+    }
+
+    fn is_complete(&self, fence: Fence) -> bool {
+        self.completed() >= fence
+    }
+
+    fn wait(&self, fence: Fence) {
+        {
+            let mut q = lock(&self.queue);
+            if fence >= q.next_value && self.submit(&mut q, None, None).is_err() {
+                return;
+            }
+        }
+        // A lost device has nothing left to wait for.
+        let _ = self.wait_value(fence);
+        self.reclaim(&mut lock(&self.queue));
+    }
+
+    fn flush(&self) {
+        let mut q = lock(&self.queue);
+        if q.recording.is_some() {
+            // A failure marks the device lost.
+            let _ = self.submit(&mut q, None, None);
+        }
+        self.reclaim(&mut q);
+    }
+
+    fn is_busy(&self, allocation: &Allocation) -> bool {
+        let Some(m) = self.memory(allocation) else {
+            return false;
+        };
+        let target = {
+            let mut q = lock(&self.queue);
+            let target = m.last_use.load(Ordering::Acquire).max(q.floor);
+            if target >= q.next_value {
+                // Whoever polls with DO_NOT_WAIT must see the work finish eventually.
+                let _ = self.submit(&mut q, None, None);
+            }
+            target
+        };
+        self.completed() < target
+    }
+
+    unsafe fn export_fd(&self, allocation: &Allocation) -> Result<i32, BackendError> {
+        let m = self.memory(allocation).ok_or(BackendError::NotSupported)?;
+        let info = vk::MemoryGetFdInfoKHR::default()
+            .memory(m.memory)
+            .handle_type(OPAQUE_FD);
+        // SAFETY: the memory was allocated exportable as OPAQUE_FD on this device.
+        unsafe { self.memory_fd.get_memory_fd(&info) }.map_err(|e| match e {
+            vk::Result::ERROR_TOO_MANY_OBJECTS | vk::Result::ERROR_OUT_OF_HOST_MEMORY => {
+                BackendError::OutOfMemory
+            }
+            _ => BackendError::DeviceLost,
+        })
+    }
+
+    fn create_shared_semaphore(&self) -> Result<(u64, i32), BackendError> {
+        let fd_api = self
+            .semaphore_fd
+            .as_ref()
+            .ok_or(BackendError::NotSupported)?;
+        self.check_lost()?;
+        let mut export = vk::ExportSemaphoreCreateInfo::default()
+            .handle_types(vk::ExternalSemaphoreHandleTypeFlags::OPAQUE_FD);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut export);
+        // SAFETY: the device is alive and was created with external_semaphore_fd, whose export
+        // of OPAQUE_FD binary semaphores `setup::choose` checked.
+        let raw = unsafe { self.device.create_semaphore(&info, None) }
+            .map_err(|_| BackendError::OutOfMemory)?;
+        let fd_info = vk::SemaphoreGetFdInfoKHR::default()
+            .semaphore(raw)
+            .handle_type(vk::ExternalSemaphoreHandleTypeFlags::OPAQUE_FD);
+        // SAFETY: `raw` was created exportable as OPAQUE_FD (which has reference transference:
+        // exporting does not change its state).
+        let fd = match unsafe { fd_api.get_semaphore_fd(&fd_info) } {
+            Ok(fd) => fd,
+            Err(_) => {
+                // SAFETY: unused and ours.
+                unsafe { self.device.destroy_semaphore(raw, None) };
+                return Err(BackendError::OutOfMemory);
+            }
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        lock(&self.semaphores).insert(id, SharedSemaphore { raw, last: 0 });
+        Ok((id, fd))
+    }
+
+    fn signal_shared_semaphore(&self, id: u64) -> Result<(), BackendError> {
+        self.semaphore_fd
+            .as_ref()
+            .ok_or(BackendError::NotSupported)?;
+        let mut sems = lock(&self.semaphores);
+        let s = sems.get_mut(&id).ok_or(BackendError::UnknownId)?;
+        let mut q = lock(&self.queue);
+        // The recorded work goes in the same batch, so the signal follows it.
+        s.last = self.submit(&mut q, None, Some(s.raw))?;
+        Ok(())
+    }
+
+    fn wait_shared_semaphore(&self, id: u64) -> Result<(), BackendError> {
+        self.semaphore_fd
+            .as_ref()
+            .ok_or(BackendError::NotSupported)?;
+        let mut sems = lock(&self.semaphores);
+        let s = sems.get_mut(&id).ok_or(BackendError::UnknownId)?;
+        let mut q = lock(&self.queue);
+        // Work recorded before the wait is not held back by it.
+        if q.recording.is_some() {
+            self.submit(&mut q, None, None)?;
+        }
+        let value = self.submit(&mut q, Some(s.raw), None)?;
+        s.last = value;
+        // Later batches follow the wait in submission order (a semaphore wait's second scope
+        // includes later submissions); CPU access waits for this value.
+        q.floor = value;
+        Ok(())
+    }
+
+    fn shared_semaphore_idle(&self, id: u64) -> Result<bool, BackendError> {
+        self.semaphore_fd
+            .as_ref()
+            .ok_or(BackendError::NotSupported)?;
+        let last = lock(&self.semaphores)
+            .get(&id)
+            .ok_or(BackendError::UnknownId)?
+            .last;
+        Ok(self.completed() >= last)
+    }
+
+    fn destroy_shared_semaphore(&self, id: u64) -> Result<(), BackendError> {
+        self.semaphore_fd
+            .as_ref()
+            .ok_or(BackendError::NotSupported)?;
+        let s = lock(&self.semaphores)
+            .remove(&id)
+            .ok_or(BackendError::UnknownId)?;
+        // After a loss nothing runs any more, so destroying is safe either way.
+        let _ = self.wait_value(s.last);
+        // SAFETY: every submission that used the semaphore completed (or the device is lost).
+        unsafe { self.device.destroy_semaphore(s.raw, None) };
+        Ok(())
+    }
+}
+
+impl VulkanBackend {
+    /// Allocates exportable memory for a resource buffer and binds it.
+    fn bind_exportable(&self, buffer: vk::Buffer) -> Result<Memory, BackendError> {
+        let mut dedicated_req = vk::MemoryDedicatedRequirements::default();
+        let mut req2 = vk::MemoryRequirements2::default().push_next(&mut dedicated_req);
+        let info = vk::BufferMemoryRequirementsInfo2::default().buffer(buffer);
+        // SAFETY: `buffer` is this device's; the structures outlive the call.
+        unsafe {
+            self.device
+                .get_buffer_memory_requirements2(&info, &mut req2)
+        };
+        let req = req2.memory_requirements;
+        // A dedicated allocation only where the driver insists: importers (OpenCL) have no way
+        // to say they import one.
+        let dedicated =
+            self.dedicated_only || dedicated_req.requires_dedicated_allocation != vk::FALSE;
+        let local = vk::MemoryPropertyFlags::DEVICE_LOCAL;
+        let host = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let bits = req.memory_type_bits;
+        let (index, direct) = match self
+            .direct_map
+            .then(|| memory_type(&self.memory_props, bits, host, local))
+            .flatten()
+        {
+            Some(i) => (i, true),
+            None => (
+                memory_type(
+                    &self.memory_props,
+                    bits,
+                    vk::MemoryPropertyFlags::empty(),
+                    local,
+                )
+                .ok_or(BackendError::OutOfMemory)?,
+                false,
+            ),
+        };
+        let mut export = vk::ExportMemoryAllocateInfo::default().handle_types(OPAQUE_FD);
+        let mut dedicated_info = vk::MemoryDedicatedAllocateInfo::default().buffer(buffer);
+        let mut alloc = vk::MemoryAllocateInfo::default()
+            .allocation_size(req.size)
+            .memory_type_index(index)
+            .push_next(&mut export);
+        if dedicated {
+            alloc = alloc.push_next(&mut dedicated_info);
+        }
+        // SAFETY: the device is alive; the chain outlives the call; the memory type exists.
+        let memory = unsafe { self.device.allocate_memory(&alloc, None) }.map_err(|e| match e {
+            vk::Result::ERROR_DEVICE_LOST => {
+                self.mark_lost();
+                BackendError::DeviceLost
+            }
+            _ => BackendError::OutOfMemory,
+        })?;
+        // SAFETY: fresh memory of the required size and an allowed type, bound at offset 0; a
+        // host-visible one is mapped whole.
+        let bound = unsafe {
+            self.device
+                .bind_buffer_memory(buffer, memory, 0)
+                .and_then(|()| {
+                    if direct {
+                        self.device
+                            .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                            .map(|p| p.cast::<u8>())
+                    } else {
+                        Ok(ptr::null_mut())
+                    }
+                })
+        };
+        match bound {
+            Ok(host) => Ok(Memory {
+                buffer,
+                memory,
+                size: req.size,
+                host,
+                last_use: AtomicU64::new(0),
+                staged: Mutex::new(HashMap::new()),
+            }),
+            Err(_) => {
+                // SAFETY: unused and ours.
+                unsafe { self.device.free_memory(memory, None) };
+                Err(BackendError::OutOfMemory)
+            }
+        }
+    }
+
+    /// Destroys a memory whose work has completed (or whose device is lost).
+    fn destroy_memory(&self, m: &Memory) {
+        for (_, (s, _)) in lock(&m.staged).drain() {
+            self.destroy_staging(s);
+        }
+        // SAFETY: no pending work uses the buffer or memory (caller); freeing also unmaps.
+        unsafe {
+            self.device.destroy_buffer(m.buffer, None);
+            self.device.free_memory(m.memory, None);
+        }
+    }
+}
+
+impl Drop for VulkanBackend {
+    fn drop(&mut self) {
+        // SAFETY: the device is alive; waiting for idle has no preconditions beyond that.
+        let _ = unsafe { self.device.device_wait_idle() };
+        let q = self.queue.get_mut().unwrap_or_else(|e| e.into_inner());
+        let batches: Vec<_> = q.in_flight.drain(..).collect();
+        let recorded = std::mem::take(&mut q.staging);
+        let pool = q.pool;
+        for s in batches.into_iter().flat_map(|b| b.staging).chain(recorded) {
+            self.destroy_staging(s);
+        }
+        let memories: Vec<_> = lock(&self.memories).drain().map(|(_, m)| m).collect();
+        for m in memories {
+            self.destroy_memory(&m);
+        }
+        let sems: Vec<_> = lock(&self.semaphores).drain().map(|(_, s)| s).collect();
+        // SAFETY: the device is idle, so nothing uses any of these objects; each is destroyed
+        // once (drained above); the device goes last, before the instance (field order).
+        unsafe {
+            for s in sems {
+                self.device.destroy_semaphore(s.raw, None);
+            }
+            self.device.destroy_semaphore(self.timeline, None);
+            self.device.destroy_command_pool(pool, None);
+            self.device.destroy_device(None);
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! The backend's one queue: a batch being recorded, batches in flight, and the timeline values
+//! that order them.
+//!
+//! Batch `n` (counting from 1) signals the timeline with value `n` when it is submitted, so
+//! "everything issued so far" is the value of the batch being recorded, or of the last one
+//! submitted when nothing is recorded.
+
+use std::collections::VecDeque;
+
+use ash::vk;
+
+use super::VulkanBackend;
+use crate::backend::BackendError;
+
+/// A mapped host-visible buffer used to move bytes between the CPU and a resource.
+pub struct Staging {
+    pub buffer: vk::Buffer,
+    pub memory: vk::DeviceMemory,
+    pub ptr: *mut u8,
+}
+
+// SAFETY: the mapping belongs to this object alone; whoever holds it is the only user of `ptr`.
+unsafe impl Send for Staging {}
+
+/// A submitted batch: its command buffer returns to the pool and its staging buffers are freed
+/// once the timeline reaches `value`.
+pub struct Batch {
+    pub value: u64,
+    pub cmd: Option<vk::CommandBuffer>,
+    pub staging: Vec<Staging>,
+}
+
+pub struct Queue {
+    pub raw: vk::Queue,
+    pub pool: vk::CommandPool,
+    /// The command buffer being recorded, if any.
+    pub recording: Option<vk::CommandBuffer>,
+    /// Staging buffers the recorded commands read or write.
+    pub staging: Vec<Staging>,
+    /// The timeline value the next submission signals.
+    pub next_value: u64,
+    pub in_flight: VecDeque<Batch>,
+    /// Command buffers whose batches completed.
+    pub spare: Vec<vk::CommandBuffer>,
+    /// The value of the last shared-semaphore wait: CPU access waits for it.
+    pub floor: u64,
+}
+
+impl Queue {
+    pub fn new(raw: vk::Queue, pool: vk::CommandPool) -> Queue {
+        Queue {
+            raw,
+            pool,
+            recording: None,
+            staging: Vec::new(),
+            next_value: 1,
+            in_flight: VecDeque::new(),
+            spare: Vec::new(),
+            floor: 0,
+        }
+    }
+}
+
+impl VulkanBackend {
+    /// The command buffer being recorded, begun if there is none.
+    pub(super) fn recording(&self, q: &mut Queue) -> Result<vk::CommandBuffer, BackendError> {
+        self.check_lost()?;
+        if let Some(cmd) = q.recording {
+            return Ok(cmd);
+        }
+        let cmd = match q.spare.pop() {
+            Some(c) => c,
+            None => {
+                let info = vk::CommandBufferAllocateInfo::default()
+                    .command_pool(q.pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1);
+                // SAFETY: the pool is this device's and only used under the queue lock, which
+                // the caller holds (`q`).
+                let cmds = unsafe { self.device.allocate_command_buffers(&info) }
+                    .map_err(|_| self.lose())?;
+                cmds[0]
+            }
+        };
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: `cmd` is not pending (new, or its batch completed) and its pool allows resets,
+        // which begin performs implicitly.
+        if unsafe { self.device.begin_command_buffer(cmd, &begin) }.is_err() {
+            q.spare.push(cmd);
+            return Err(self.lose());
+        }
+        q.recording = Some(cmd);
+        Ok(cmd)
+    }
+
+    /// Orders a transfer after earlier transfers on the same buffers (writes before reads and
+    /// writes).
+    pub(super) fn transfer_barrier(&self, cmd: vk::CommandBuffer, buffers: &[vk::Buffer]) {
+        let mut barriers: Vec<vk::BufferMemoryBarrier> = Vec::with_capacity(buffers.len());
+        for &b in buffers {
+            if barriers.iter().any(|x| x.buffer == b) {
+                continue;
+            }
+            barriers.push(
+                vk::BufferMemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(
+                        vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE,
+                    )
+                    .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .buffer(b)
+                    .offset(0)
+                    .size(vk::WHOLE_SIZE),
+            );
+        }
+        // SAFETY: `cmd` is recording (caller); the buffers are alive.
+        unsafe {
+            self.device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &barriers,
+                &[],
+            )
+        };
+    }
+
+    /// Submits the recorded batch (or an empty one) with an optional binary-semaphore wait
+    /// (at all stages) and signal; the batch signals the timeline. Returns its value.
+    pub(super) fn submit(
+        &self,
+        q: &mut Queue,
+        wait: Option<vk::Semaphore>,
+        signal: Option<vk::Semaphore>,
+    ) -> Result<u64, BackendError> {
+        self.check_lost()?;
+        let cmd = q.recording.take();
+        if let Some(cmd) = cmd {
+            // Transfer writes become visible to the host (maps wait for the timeline first).
+            let to_host = vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                .dst_access_mask(vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE);
+            // SAFETY: `cmd` is recording; ending it makes it executable.
+            let ended = unsafe {
+                self.device.cmd_pipeline_barrier(
+                    cmd,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &[to_host],
+                    &[],
+                    &[],
+                );
+                self.device.end_command_buffer(cmd)
+            };
+            if ended.is_err() {
+                return Err(self.lose());
+            }
+        }
+        let value = q.next_value;
+        let cmds: Vec<vk::CommandBuffer> = cmd.into_iter().collect();
+        let waits: Vec<vk::Semaphore> = wait.into_iter().collect();
+        let wait_values = vec![0u64; waits.len()];
+        let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; waits.len()];
+        let mut signals: Vec<vk::Semaphore> = signal.into_iter().collect();
+        // Binary semaphores ignore their value.
+        let mut signal_values = vec![0u64; signals.len()];
+        signals.push(self.timeline);
+        signal_values.push(value);
+        let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&signal_values);
+        let submit = vk::SubmitInfo::default()
+            .wait_semaphores(&waits)
+            .wait_dst_stage_mask(&stages)
+            .command_buffers(&cmds)
+            .signal_semaphores(&signals)
+            .push_next(&mut timeline);
+        // SAFETY: the queue is used only under the lock the caller holds; the command buffer is
+        // executable; every array outlives the call; the timeline value is larger than any
+        // signalled before (values only grow, one per batch).
+        let result = unsafe {
+            self.device
+                .queue_submit(q.raw, &[submit], vk::Fence::null())
+        };
+        let staging = std::mem::take(&mut q.staging);
+        if result.is_err() {
+            // The batch never runs, so its value is never reached: the device is unusable.
+            for s in staging {
+                self.destroy_staging(s);
+            }
+            return Err(self.lose());
+        }
+        q.in_flight.push_back(Batch {
+            value,
+            cmd,
+            staging,
+        });
+        q.next_value += 1;
+        Ok(value)
+    }
+
+    /// Frees what completed batches held.
+    pub(super) fn reclaim(&self, q: &mut Queue) {
+        if q.in_flight.is_empty() {
+            return;
+        }
+        let done = self.completed();
+        while q.in_flight.front().is_some_and(|b| b.value <= done) {
+            let Some(b) = q.in_flight.pop_front() else {
+                break;
+            };
+            q.spare.extend(b.cmd);
+            for s in b.staging {
+                self.destroy_staging(s);
+            }
+        }
+    }
+
+    /// Marks the device lost and returns the error to report.
+    pub(super) fn lose(&self) -> BackendError {
+        self.mark_lost();
+        // Whatever was submitted finishes (or fails) before anything is freed: from now on
+        // `completed` reports everything done.
+        // SAFETY: callers hold the queue lock, the only queue of this device.
+        let _ = unsafe { self.device.device_wait_idle() };
+        BackendError::DeviceLost
+    }
+}

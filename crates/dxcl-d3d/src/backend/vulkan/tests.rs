@@ -1,0 +1,294 @@
+//! The Vulkan backend on this machine's Vulkan device (lavapipe in CI), through both Map paths.
+
+use std::slice;
+
+use super::*;
+use crate::backend::BackendKind;
+use crate::core::flags::*;
+use crate::core::{Dimension, TexelBox};
+
+const READ: MapAccess = MapAccess {
+    read: true,
+    write: false,
+};
+const READ_WRITE: MapAccess = MapAccess {
+    read: true,
+    write: true,
+};
+const DISCARD: MapAccess = MapAccess {
+    read: false,
+    write: true,
+};
+
+/// The first Vulkan device. The tests need one: scripts/deps.sh installs lavapipe.
+fn backend(force_staging: bool) -> VulkanBackend {
+    enumerate(Options { force_staging })
+        .into_iter()
+        .next()
+        .expect("no Vulkan device with VK_KHR_external_memory_fd (install mesa-vulkan-drivers)")
+}
+
+/// Both Map paths where the device has both (a CPU device maps directly unless forced).
+fn backends() -> Vec<VulkanBackend> {
+    let direct = backend(false);
+    let mut all = vec![backend(true)];
+    if direct.maps_directly() {
+        all.push(direct);
+    }
+    all
+}
+
+/// An RGBA8 2D texture array with a full mip chain, laid out with the Vulkan rules.
+fn texture(w: u32, h: u32, array: u32) -> (ResourceDesc, ResourceLayout) {
+    let d = ResourceDesc {
+        dimension: Dimension::Texture2D,
+        width: w,
+        height: h,
+        depth: 1,
+        array_size: array,
+        mip_levels: 0,
+        format: 28,
+        sample_count: 1,
+        sample_quality: 0,
+        usage: USAGE_DEFAULT,
+        bind: 0,
+        cpu_access: 0,
+        misc: 0,
+        structure_stride: 0,
+    }
+    .validate(false)
+    .unwrap();
+    let l = ResourceLayout::new(&d, &LayoutRules::VULKAN).unwrap();
+    (d, l)
+}
+
+/// The rows of a subresource as the CPU sees them through a READ map.
+fn read_rows(b: &VulkanBackend, a: &Allocation, sub: u32) -> Vec<Vec<u8>> {
+    let s = a.layout.subresources[sub as usize];
+    let row = s.width as usize * 4;
+    // SAFETY: `a` is `b`'s; the map spans the subresource (`height` rows of `row_pitch`).
+    unsafe {
+        let p = b.map(a, sub, READ).unwrap();
+        let rows = (0..s.height as usize)
+            .map(|y| slice::from_raw_parts(p.add(y * s.row_pitch as usize), row).to_vec())
+            .collect();
+        b.unmap(a, sub);
+        rows
+    }
+}
+
+#[test]
+fn adapter_facts() {
+    let b = backend(false);
+    let a = b.adapter();
+    assert_eq!(a.backend, BackendKind::Vulkan);
+    assert!(!a.description.is_empty());
+    assert_ne!(a.uuid, [0; 16]);
+    assert_ne!(a.luid, (0, 0));
+    assert_eq!(b.layout_rules(), LayoutRules::VULKAN);
+    // Enumeration is stable: the same device gets the same LUID.
+    assert_eq!(backend(true).adapter().luid, a.luid);
+}
+
+#[test]
+fn layout_follows_vulkan_rules() {
+    let (_, l) = texture(5, 3, 2);
+    for s in &l.subresources {
+        assert_eq!(s.offset % VULKAN_SUBRESOURCE_ALIGNMENT, 0);
+        assert_eq!(s.row_pitch % VULKAN_ROW_ALIGNMENT, 0);
+        assert_eq!(s.row_pitch % (VULKAN_ROW_ALIGNMENT_BLOCKS * 4), 0);
+    }
+    assert_eq!(l.size % VULKAN_SUBRESOURCE_ALIGNMENT, 0);
+}
+
+use crate::core::layout::{
+    VULKAN_ROW_ALIGNMENT, VULKAN_ROW_ALIGNMENT_BLOCKS, VULKAN_SUBRESOURCE_ALIGNMENT,
+};
+
+#[test]
+fn zeroed_written_copied_between_subresources() {
+    for b in backends() {
+        let (d, l) = texture(8, 4, 2);
+        // Subresources: slice 0 mips 0..4, slice 1 mips 4..8.
+        let mut a = b.allocate(&d, &l).unwrap();
+        assert_eq!(a.kind, MemoryKind::OpaqueFd);
+        assert!(a.size >= l.size);
+        assert!(read_rows(&b, &a, 0).iter().flatten().all(|&x| x == 0));
+        let data: Vec<u8> = (0..128u8).collect();
+        let full = l.full_region(0).unwrap();
+        // SAFETY: `a` is `b`'s; `data` has 4 rows of 32 bytes.
+        unsafe { b.write_region(&a, 0, &full, data.as_ptr(), 32, 128) };
+        let rows = read_rows(&b, &a, 0);
+        for (y, r) in rows.iter().enumerate() {
+            assert_eq!(r[..], data[y * 32..y * 32 + 32]);
+        }
+        // A 2x2 box from (1,1) of slice 0 to (2,1) of slice 1's mip 0, and to mip 1 of slice 0.
+        let bx = TexelBox {
+            left: 1,
+            top: 1,
+            front: 0,
+            right: 3,
+            bottom: 3,
+            back: 1,
+        };
+        let src = l.box_region(0, &bx).unwrap();
+        let to_slice = l.place_region(4, 2, 1, 0, &src).unwrap();
+        let to_mip = l.place_region(1, 0, 0, 0, &src).unwrap();
+        // SAFETY: regions come from the layout; distinct subresources do not overlap.
+        unsafe {
+            b.copy_region(&a, 4, &to_slice, &a, 0, &src);
+            b.copy_region(&a, 1, &to_mip, &a, 0, &src);
+        }
+        let s1 = read_rows(&b, &a, 4);
+        assert_eq!(s1[1][8..16], data[32 + 4..32 + 12]);
+        assert_eq!(s1[2][8..16], data[64 + 4..64 + 12]);
+        assert!(s1[0].iter().all(|&x| x == 0));
+        assert!(s1[1][..8].iter().all(|&x| x == 0));
+        let m1 = read_rows(&b, &a, 1);
+        // Mip 1 is 4x2: the box fills its left half.
+        assert_eq!(m1[0][..8], data[32 + 4..32 + 12]);
+        assert_eq!(m1[1][..8], data[64 + 4..64 + 12]);
+        assert!(m1[0][8..].iter().all(|&x| x == 0));
+        // Another resource: a copy between allocations, then both freed.
+        let mut c = b.allocate(&d, &l).unwrap();
+        // SAFETY: as above.
+        unsafe { b.copy_region(&c, 0, &full, &a, 0, &full) };
+        assert_eq!(read_rows(&b, &c, 0), rows);
+        // SAFETY: both are `b`'s and unused from here.
+        unsafe {
+            b.free(&mut a);
+            b.free(&mut c);
+        }
+    }
+}
+
+#[test]
+fn map_round_trips_for_every_access() {
+    for b in backends() {
+        let (d, l) = texture(16, 4, 1);
+        let mut a = b.allocate(&d, &l).unwrap();
+        let s = l.subresources[0];
+        let pitch = s.row_pitch as usize;
+        // SAFETY: `a` is `b`'s; each map spans 4 rows of `pitch` bytes.
+        unsafe {
+            // WRITE keeps the bytes it does not touch: fill all, then change one row.
+            let p = b.map(&a, 0, READ_WRITE).unwrap();
+            std::ptr::write_bytes(p, 7, pitch * 4);
+            b.unmap(&a, 0);
+            let p = b.map(&a, 0, READ_WRITE).unwrap();
+            assert_eq!(*p.add(pitch * 3), 7);
+            std::ptr::write_bytes(p.add(pitch), 9, 64);
+            b.unmap(&a, 0);
+            let rows = read_rows(&b, &a, 0);
+            assert!(rows[0].iter().all(|&x| x == 7));
+            assert!(rows[1].iter().all(|&x| x == 9));
+            assert!(rows[3].iter().all(|&x| x == 7));
+            // DISCARD writes everything it is given.
+            let p = b.map(&a, 0, DISCARD).unwrap();
+            std::ptr::write_bytes(p, 3, pitch * 4);
+            b.unmap(&a, 0);
+            assert!(read_rows(&b, &a, 0).iter().flatten().all(|&x| x == 3));
+            if !b.maps_directly() {
+                // A READ map through staging never writes back.
+                let p = b.map(&a, 0, READ).unwrap();
+                std::ptr::write_bytes(p, 5, 64);
+                b.unmap(&a, 0);
+                assert!(read_rows(&b, &a, 0).iter().flatten().all(|&x| x == 3));
+            }
+            // A map after a copy sees the copy (the map waits for the queue).
+            let mut c = b.allocate(&d, &l).unwrap();
+            let full = l.full_region(0).unwrap();
+            b.copy_region(&c, 0, &full, &a, 0, &full);
+            assert!(read_rows(&b, &c, 0).iter().flatten().all(|&x| x == 3));
+            b.free(&mut c);
+            b.free(&mut a);
+        }
+    }
+}
+
+#[test]
+fn fences_follow_the_queue() {
+    let b = backend(true);
+    let (d, l) = texture(64, 64, 1);
+    let mut a = b.allocate(&d, &l).unwrap();
+    let mut c = b.allocate(&d, &l).unwrap();
+    let full = l.full_region(0).unwrap();
+    // SAFETY: both are `b`'s; the regions are whole subresources.
+    unsafe { b.copy_region(&c, 0, &full, &a, 0, &full) };
+    let f = b.signal();
+    // Recorded, not submitted: not complete until a flush or a wait.
+    assert!(!b.is_complete(f));
+    b.wait(f);
+    assert!(b.is_complete(f));
+    assert!(!b.is_busy(&a) && !b.is_busy(&c));
+    // Nothing new issued: the fence is the last one, already complete.
+    assert_eq!(b.signal(), f);
+    // SAFETY: as above.
+    unsafe { b.copy_region(&a, 0, &full, &c, 0, &full) };
+    let g = b.signal();
+    assert!(g > f);
+    b.flush();
+    while !b.is_complete(g) {
+        std::thread::yield_now();
+    }
+    assert!(!b.is_busy(&a));
+    // SAFETY: both are `b`'s and unused from here.
+    unsafe {
+        b.free(&mut a);
+        b.free(&mut c);
+    }
+}
+
+#[test]
+fn exports_memory_as_fd() {
+    let b = backend(false);
+    let (d, l) = texture(4, 4, 1);
+    let mut a = b.allocate(&d, &l).unwrap();
+    // SAFETY: `a` is `b`'s.
+    let fd = unsafe { b.export_fd(&a) }.unwrap();
+    assert!(fd >= 0);
+    // SAFETY: a new fd we own; fstat only reads it.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        assert_eq!(libc::fstat(fd, &mut st), 0);
+        libc::close(fd);
+        b.free(&mut a);
+    }
+}
+
+#[test]
+fn shared_semaphores() {
+    let b = backend(false);
+    if !b.exports_semaphores() {
+        // lavapipe has no VK_KHR_external_semaphore_fd: every operation says so.
+        assert_eq!(b.create_shared_semaphore(), Err(BackendError::NotSupported));
+        assert_eq!(
+            b.signal_shared_semaphore(1),
+            Err(BackendError::NotSupported)
+        );
+        assert_eq!(b.wait_shared_semaphore(1), Err(BackendError::NotSupported));
+        assert_eq!(b.shared_semaphore_idle(1), Err(BackendError::NotSupported));
+        assert_eq!(
+            b.destroy_shared_semaphore(1),
+            Err(BackendError::NotSupported)
+        );
+        return;
+    }
+    let (id, fd) = b.create_shared_semaphore().unwrap();
+    assert!(fd >= 0);
+    // SAFETY: the fd is ours.
+    unsafe { libc::close(fd) };
+    assert_eq!(b.shared_semaphore_idle(id), Ok(true));
+    // Signal then wait on the same queue: the wait is satisfied by the signal before it.
+    b.signal_shared_semaphore(id).unwrap();
+    b.wait_shared_semaphore(id).unwrap();
+    let f = b.signal();
+    b.wait(f);
+    assert_eq!(b.shared_semaphore_idle(id), Ok(true));
+    assert_eq!(
+        b.signal_shared_semaphore(id + 1000),
+        Err(BackendError::UnknownId)
+    );
+    b.destroy_shared_semaphore(id).unwrap();
+    assert_eq!(b.destroy_shared_semaphore(id), Err(BackendError::UnknownId));
+}
