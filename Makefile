@@ -50,9 +50,12 @@ test-gen:
 	$(CARGO) run -q -p dxcl-gen -- --check
 
 # The layer's loader tests load target/debug/libdxcl_layer.so, which `cargo test` does not build.
+# The runtime's tests run once per backend: DXCL_ADAPTER picks the adapter devices land on.
 test-rust:
 	$(CARGO) build -p dxcl-layer
-	$(CARGO) test --workspace
+	$(CARGO) test --workspace --exclude dxcl-d3d
+	DXCL_ADAPTER=software $(CARGO) test -p dxcl-d3d
+	DXCL_ADAPTER=vulkan $(CARGO) test -p dxcl-d3d
 
 # C and C++ programs built against the installed headers and library, exactly as a user builds them.
 PKG := PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config
@@ -60,8 +63,11 @@ test-c: stage
 	@mkdir -p build/tests
 	$(CC)  -std=c11   -Wall -Wextra -Werror -o build/tests/d3d_c   tests/c/d3d_api.c   $$($(PKG) --cflags --libs dxcl)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -o build/tests/d3d_cpp tests/cpp/d3d_api.cpp $$($(PKG) --cflags --libs dxcl)
-	$(VALGRIND) build/tests/d3d_c
-	$(VALGRIND) build/tests/d3d_cpp
+	for a in software vulkan; do \
+	    echo "test-c: DXCL_ADAPTER=$$a"; \
+	    DXCL_ADAPTER=$$a $(VALGRIND) build/tests/d3d_c && \
+	    DXCL_ADAPTER=$$a $(VALGRIND) build/tests/d3d_cpp || exit 1; \
+	done
 
 test-conformance: stage
 	@if [ -f tests/conformance/Makefile ]; then \

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(pocl-opencl-icd ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-c-headers clinfo
-          pkg-config gcc g++ make valgrind)
+          pkg-config gcc g++ make valgrind mesa-vulkan-drivers libvulkan1)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,10 +5,12 @@
 #include <d3d10.h>
 #include <d3d11.h>
 #include <dxgi.h>
+#include <dxcl/dxcl_interop.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int passed, failed;
 
@@ -743,6 +745,118 @@ static void test_d3d10(void)
     CHECK(ID3D10Device_Release(dev) == 0);
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* The adapter a device lands on, and what the interop faces report for it. DXCL_ADAPTER selects  */
+/* the backend (`software`: the host backend; `vulkan` or unset: the first Vulkan device).        */
+
+static void test_adapter11(ID3D11Device *dev, ID3D11DeviceContext *ctx)
+{
+    const char *env = getenv("DXCL_ADAPTER");
+    int want_host = env && strcmp(env, "software") == 0;
+    IDxclInteropDevice *idev = NULL;
+    CHECK_HR(ID3D11Device_QueryInterface(dev, &IID_IDxclInteropDevice, (void **)&idev), S_OK);
+    if (!idev)
+        return;
+    DXCL_ADAPTER_INFO info;
+    memset(&info, 0xcd, sizeof info);
+    CHECK_HR(IDxclInteropDevice_GetAdapterInfo(idev, &info), S_OK);
+    CHECK(info.Backend == (want_host ? DXCL_BACKEND_KIND_HOST : DXCL_BACKEND_KIND_VULKAN));
+
+    /* DXGI describes the same adapter. */
+    IDXGIDevice *dxgi = NULL;
+    IDXGIAdapter *adapter = NULL;
+    DXGI_ADAPTER_DESC desc;
+    memset(&desc, 0, sizeof desc);
+    CHECK_HR(ID3D11Device_QueryInterface(dev, &IID_IDXGIDevice, (void **)&dxgi), S_OK);
+    if (dxgi) {
+        CHECK_HR(IDXGIDevice_GetAdapter(dxgi, &adapter), S_OK);
+        if (adapter) {
+            CHECK_HR(IDXGIAdapter_GetDesc(adapter, &desc), S_OK);
+            IDXGIAdapter_Release(adapter);
+        }
+        IDXGIDevice_Release(dxgi);
+    }
+    CHECK(desc.AdapterLuid.LowPart == info.AdapterLuid.LowPart &&
+          desc.AdapterLuid.HighPart == info.AdapterLuid.HighPart);
+    CHECK(desc.AdapterLuid.LowPart != 0 || desc.AdapterLuid.HighPart != 0);
+    CHECK(desc.VendorId == info.VendorId && desc.DeviceId == info.DeviceId);
+    static const BYTE zero_uuid[16];
+    if (info.Backend == DXCL_BACKEND_KIND_HOST) {
+        CHECK(desc.VendorId == 0x1414 && desc.DeviceId == 0x8c);
+        CHECK(info.Flags & DXCL_ADAPTER_FLAG_SOFTWARE);
+        CHECK(memcmp(info.DeviceUuid, zero_uuid, 16) == 0);
+    } else {
+        CHECK(memcmp(info.DeviceUuid, zero_uuid, 16) != 0);
+    }
+
+    /* A texture's memory: host memory, or device memory exported as an fd. */
+    D3D11_TEXTURE2D_DESC td = {40, 8, 1, 1, DXGI_FORMAT_R8G8B8A8_UNORM, {1, 0}, D3D11_USAGE_DEFAULT,
+                               D3D11_BIND_SHADER_RESOURCE, 0, 0};
+    ID3D11Texture2D *tex = NULL;
+    CHECK_HR(ID3D11Device_CreateTexture2D(dev, &td, NULL, &tex), S_OK);
+    IDxclInteropResource *ires = NULL;
+    if (tex)
+        CHECK_HR(ID3D11Texture2D_QueryInterface(tex, &IID_IDxclInteropResource, (void **)&ires), S_OK);
+    if (ires) {
+        DXCL_RESOURCE_MEMORY mem;
+        DXCL_SUBRESOURCE_LAYOUT l;
+        int fd = -1;
+        CHECK_HR(IDxclInteropResource_GetMemory(ires, &mem), S_OK);
+        CHECK_HR(IDxclInteropResource_GetSubresourceLayout(ires, 0, &l), S_OK);
+        CHECK(l.Width == 40 && l.Height == 8 && l.RowPitch >= 160 && l.DepthPitch == 8 * l.RowPitch);
+        if (info.Backend == DXCL_BACKEND_KIND_HOST) {
+            CHECK(mem.Kind == DXCL_MEMORY_KIND_HOST && mem.pHost != NULL);
+            CHECK_HR(IDxclInteropResource_ExportMemoryFd(ires, &fd), E_NOTIMPL);
+        } else {
+            CHECK(mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD || mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE);
+            CHECK(mem.pHost == NULL && mem.Size >= l.Size);
+            CHECK(l.RowPitch % 256 == 0 && l.Offset % 65536 == 0);
+            CHECK_HR(IDxclInteropResource_ExportMemoryFd(ires, &fd), S_OK);
+            CHECK(fd >= 0);
+            if (fd >= 0)
+                close(fd);
+        }
+        /* Map through a staging copy reports the same pitch. */
+        ID3D11Texture2D *staging = NULL;
+        td.Usage = D3D11_USAGE_STAGING;
+        td.BindFlags = 0;
+        td.CPUAccessFlags = D3D11_CPU_ACCESS_READ;
+        CHECK_HR(ID3D11Device_CreateTexture2D(dev, &td, NULL, &staging), S_OK);
+        if (staging) {
+            D3D11_MAPPED_SUBRESOURCE m;
+            ID3D11DeviceContext_CopyResource(ctx, (ID3D11Resource *)staging, (ID3D11Resource *)tex);
+            CHECK_HR(ID3D11DeviceContext_Map(ctx, (ID3D11Resource *)staging, 0, D3D11_MAP_READ, 0, &m), S_OK);
+            CHECK(m.RowPitch == l.RowPitch);
+            ID3D11DeviceContext_Unmap(ctx, (ID3D11Resource *)staging, 0);
+            ID3D11Texture2D_Release(staging);
+        }
+        IDxclInteropResource_Release(ires);
+    }
+    if (tex)
+        ID3D11Texture2D_Release(tex);
+
+    /* Shared semaphores: none on the host backend; on Vulkan where the driver exports them. */
+    UINT64 id = 0;
+    int sfd = -1;
+    HRESULT hr = IDxclInteropDevice_CreateSharedSemaphore(idev, &id, &sfd);
+    if (info.Backend == DXCL_BACKEND_KIND_HOST)
+        CHECK_HR(hr, E_NOTIMPL);
+    else
+        CHECK(hr == S_OK || hr == E_NOTIMPL);
+    if (hr == S_OK) {
+        CHECK(sfd >= 0);
+        if (sfd >= 0)
+            close(sfd);
+        CHECK_HR(IDxclInteropDevice_SignalSharedSemaphore(idev, id), S_OK);
+        CHECK_HR(IDxclInteropDevice_WaitSharedSemaphore(idev, id), S_OK);
+        CHECK_HR(IDxclInteropDevice_DestroySharedSemaphore(idev, id), S_OK);
+        CHECK_HR(IDxclInteropDevice_QuerySharedSemaphoreIdle(idev, id), E_INVALIDARG);
+    } else {
+        CHECK_HR(IDxclInteropDevice_SignalSharedSemaphore(idev, 1), E_NOTIMPL);
+    }
+    IDxclInteropDevice_Release(idev);
+}
+
 int main(void)
 {
     test_dxgi();
@@ -750,6 +864,7 @@ int main(void)
     ID3D11DeviceContext *ctx = NULL;
     ID3D11Device *dev = create_device11(&ctx);
     if (dev && ctx) {
+        test_adapter11(dev, ctx);
         test_buffers11(dev, ctx);
         test_texture2d11(dev, ctx);
         test_texture1d3d11(dev, ctx);

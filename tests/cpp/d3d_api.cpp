@@ -4,8 +4,10 @@
 #include <d3d10.h>
 #include <d3d11.h>
 #include <dxgi.h>
+#include <dxcl/dxcl_interop.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -75,6 +77,20 @@ static void test_d3d11() {
         DXGI_ADAPTER_DESC desc{};
         CHECK(adapter->GetDesc(&desc) == S_OK);
         CHECK(desc.Description[0] != 0);
+        // DXCL_ADAPTER=software lands on the software adapter (WARP's ids), vulkan or unset on
+        // the first Vulkan device; the interop face names the same adapter.
+        const char *env = std::getenv("DXCL_ADAPTER");
+        const bool want_host = env && std::strcmp(env, "software") == 0;
+        Ref<IDxclInteropDevice> interop;
+        CHECK(query(dev.get(), interop));
+        if (interop) {
+            DXCL_ADAPTER_INFO info{};
+            CHECK(interop->GetAdapterInfo(&info) == S_OK);
+            CHECK(info.Backend == (want_host ? DXCL_BACKEND_KIND_HOST : DXCL_BACKEND_KIND_VULKAN));
+            CHECK(info.AdapterLuid.LowPart == desc.AdapterLuid.LowPart &&
+                  info.AdapterLuid.HighPart == desc.AdapterLuid.HighPart);
+            CHECK(want_host == (desc.VendorId == 0x1414 && desc.DeviceId == 0x8c));
+        }
         Ref<IDXGIFactory> factory;
         CHECK(adapter->GetParent(__uuidof(IDXGIFactory), factory.put_void()) == S_OK);
     }
