@@ -5,11 +5,13 @@
 //! - `api`: the intercepted OpenCL entry points and the 24 D3D entry points (spec checks).
 //! - `core`: side tables (contexts, D3D memory objects, kernels, marker events), formats, tokens.
 //! - `d3d`: the COM client (standard D3D/DXGI calls plus dxcl's optional interop interface).
+//! - `external`: the external-memory strategy (opaque-fd import, shared semaphores).
 //! - [`strategy`]: how a resource is shared, public so `dxcl info` can describe it.
 
 mod api;
 mod core;
 mod d3d;
+mod external;
 pub mod loader;
 pub mod strategy;
 

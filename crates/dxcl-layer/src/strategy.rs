@@ -13,6 +13,11 @@ pub enum Strategy {
     /// A plain OpenCL object; acquire copies D3D → CL and release CL → D3D through D3D staging
     /// resources, using standard COM calls only. Works with any D3D device and any CL device.
     StagingCopy,
+    /// Zero-copy on a GPU: the resource's exportable Vulkan memory is imported once
+    /// (`cl_khr_external_memory_opaque_fd`) as a buffer or an image; acquire/release are
+    /// `clEnqueueAcquire/ReleaseExternalMemObjectsKHR`, ordered against D3D by shared semaphores
+    /// where both sides have them. O(1) in the resource's size.
+    ExternalMemory,
 }
 
 impl Strategy {
@@ -20,6 +25,7 @@ impl Strategy {
         match self {
             Strategy::HostPointer => "host-pointer",
             Strategy::StagingCopy => "staging-copy",
+            Strategy::ExternalMemory => "external-memory",
         }
     }
 }
@@ -37,6 +43,28 @@ pub struct Inputs {
     pub forced_staging: bool,
 }
 
+/// How a dxcl resource's exportable memory is laid out (`DXCL_MEMORY_KIND_OPAQUE_FD*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FdMemory {
+    /// The runtime's linear layout (Vulkan buffers): importable as a CL buffer.
+    Linear,
+    /// An optimal-tiled Vulkan image: importable as a CL image of the same format and extent.
+    Image,
+}
+
+/// What the external-memory decision depends on, for resources whose memory is an opaque fd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct External {
+    pub memory: FdMemory,
+    /// The resource is a buffer (else a texture subresource).
+    pub buffer: bool,
+    /// Mip 0 of a texture with one array slice: what an imported image covers.
+    pub whole_image: bool,
+    /// Every context device imports `CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR`, has the D3D
+    /// adapter's UUID, and its platform has the acquire/release entry points.
+    pub devices_import: bool,
+}
+
 /// A decision with the reason for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Decision {
@@ -44,8 +72,41 @@ pub struct Decision {
     pub reason: &'static str,
 }
 
-/// Picks the strategy.
+/// Picks the strategy for a resource whose memory is not an opaque fd.
 pub fn choose(inputs: &Inputs) -> Decision {
+    choose_with(inputs, None)
+}
+
+/// Picks the strategy; `external` describes a resource whose memory is an opaque fd.
+pub fn choose_with(inputs: &Inputs, external: Option<&External>) -> Decision {
+    let staging = |reason| Decision {
+        strategy: Strategy::StagingCopy,
+        reason,
+    };
+    let Some(e) = external.filter(|_| inputs.interop_resource && !inputs.forced_staging) else {
+        return choose_host(inputs);
+    };
+    let imported = |reason| Decision {
+        strategy: Strategy::ExternalMemory,
+        reason,
+    };
+    match (e.devices_import, e.memory, e.buffer, e.whole_image) {
+        (false, _, _, _) => staging(
+            "a context device cannot import the resource's opaque fd (no \
+             cl_khr_external_memory_opaque_fd, or another UUID)",
+        ),
+        (true, FdMemory::Linear, true, _) => imported("Vulkan buffer imported as a CL buffer"),
+        (true, FdMemory::Linear, false, _) => {
+            staging("linear texture memory: OpenCL imports only optimal-tiled images")
+        }
+        (true, FdMemory::Image, _, true) => imported("Vulkan image imported as a CL image"),
+        (true, FdMemory::Image, _, false) => {
+            staging("not mip 0 of a single-slice texture: an imported image covers only that")
+        }
+    }
+}
+
+fn choose_host(inputs: &Inputs) -> Decision {
     let staging = |reason| Decision {
         strategy: Strategy::StagingCopy,
         reason,
@@ -129,5 +190,70 @@ mod tests {
             assert_eq!(choose(&i).strategy, Strategy::StagingCopy, "{i:?}");
         }
         assert!(describe(&ZERO_COPY).starts_with("host-pointer"));
+    }
+
+    const VULKAN: Inputs = Inputs {
+        interop_resource: true,
+        host_memory: false,
+        devices_host_unified: false,
+        forced_staging: false,
+    };
+
+    const IMPORTABLE_IMAGE: External = External {
+        memory: FdMemory::Image,
+        buffer: false,
+        whole_image: true,
+        devices_import: true,
+    };
+
+    #[test]
+    fn external_memory_imports_buffers_and_whole_images() {
+        let buffer = External {
+            memory: FdMemory::Linear,
+            buffer: true,
+            whole_image: false,
+            devices_import: true,
+        };
+        for e in [buffer, IMPORTABLE_IMAGE] {
+            let d = choose_with(&VULKAN, Some(&e));
+            assert_eq!(d.strategy, Strategy::ExternalMemory, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn external_memory_falls_back_with_a_reason() {
+        let cases = [
+            External {
+                devices_import: false,
+                ..IMPORTABLE_IMAGE
+            },
+            External {
+                whole_image: false,
+                ..IMPORTABLE_IMAGE
+            },
+            External {
+                memory: FdMemory::Linear,
+                ..IMPORTABLE_IMAGE
+            },
+        ];
+        for e in cases {
+            let d = choose_with(&VULKAN, Some(&e));
+            assert_eq!(d.strategy, Strategy::StagingCopy, "{e:?}");
+            assert!(!d.reason.is_empty());
+        }
+        // Forced staging and foreign resources win over importable memory.
+        let forced = Inputs {
+            forced_staging: true,
+            ..VULKAN
+        };
+        let foreign = Inputs {
+            interop_resource: false,
+            ..VULKAN
+        };
+        for i in [forced, foreign] {
+            let d = choose_with(&i, Some(&IMPORTABLE_IMAGE));
+            assert_eq!(d.strategy, Strategy::StagingCopy, "{i:?}");
+        }
+        assert_eq!(choose_with(&VULKAN, None).strategy, Strategy::StagingCopy);
     }
 }

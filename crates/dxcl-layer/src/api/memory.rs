@@ -19,7 +19,9 @@ use crate::core::format::{self, pixel_size};
 use crate::core::registry::{self, key, MemEntry, ResourceKind};
 use crate::core::tokens::{Ext, Flavor};
 use crate::d3d::{interop, resource, staging::Staging};
-use crate::strategy::{self, Inputs, Strategy};
+use crate::external::{import, sync};
+use crate::strategy::{self, External, Inputs, Strategy};
+use dxcl_abi::interop::IDxclInteropDevice;
 
 /// D3D11_USAGE_IMMUTABLE and D3D10_USAGE_IMMUTABLE (the same value in both SDKs).
 const USAGE_IMMUTABLE: i32 = 1;
@@ -71,11 +73,11 @@ pub(crate) unsafe fn create_from(
     // CL_INVALID_CONTEXT "if context is not a valid context" or was not created from a D3D1x
     // device ("OpenCL memory objects may be created from Direct3D 1x objects if and only if the
     // OpenCL context has been created from a Direct3D 1x device").
-    let (ctx_identity, host_unified) = registry::with(|r| {
+    let (ctx_identity, host_unified, ctx_device) = registry::with(|r| {
         r.contexts
             .get(&key(context))
             .filter(|c| c.version == v)
-            .map(|c| (c.identity, c.host_unified))
+            .map(|c| (c.identity, c.host_unified, c.device.clone()))
     })
     .ok_or(CL_INVALID_CONTEXT)?;
     let flags = check_flags(flags)?;
@@ -131,8 +133,66 @@ pub(crate) unsafe fn create_from(
         devices_host_unified: host_unified,
         forced_staging: strategy::forced_staging_from_env(),
     };
-    let decision = strategy::choose(&inputs);
+    // Exportable Vulkan memory: can every context device import it?
+    let fd_memory = interop.as_ref().and_then(|i| import::fd_memory(&i.com));
+    let interop_device = fd_memory.and_then(|_| ctx_device.query::<IDxclInteropDevice>());
+    let support = import::context_support(
+        context,
+        interop_device.as_ref().and_then(import::adapter_uuid),
+    );
+    let external = fd_memory.map(|(memory, _)| External {
+        memory,
+        buffer: kind == ResourceKind::Buffer,
+        // An imported image is mip 0 with all its array slices (docs/gpu.md).
+        whole_image: mip == 0 && (kind == ResourceKind::Texture3D || d.array_size == 1),
+        devices_import: support.memory.is_some(),
+    });
+    let mut decision = strategy::choose_with(&inputs, external.as_ref());
     strategy::log_once("clCreateFromD3D resource", decision);
+
+    if decision.strategy == Strategy::ExternalMemory {
+        let i = interop.as_ref().ok_or(v.invalid_resource())?;
+        let desc = image.map(|(_, image_type)| image_desc(image_type, width, height, depth, None));
+        let imported = import::import(
+            context,
+            flags,
+            &i.com,
+            width as usize,
+            image.as_ref().map(|(f, _)| f).zip(desc.as_ref()),
+        );
+        match imported {
+            Ok(mem) => {
+                let synced = match (support.semaphores, interop_device.as_ref()) {
+                    (Some(fns), Some(dev)) => sync::add_user(context, dev, fns),
+                    _ => false,
+                };
+                return register(
+                    RegisterArgs {
+                        ext,
+                        kind,
+                        context,
+                        res,
+                        resource: r.com,
+                        reg_key,
+                        sub,
+                        strategy: Strategy::ExternalMemory,
+                        // SAFETY: the entry's `resource` holds the counted reference.
+                        interop: interop.map(|i| unsafe { i.com.into_borrowed() }),
+                        staging: None,
+                    },
+                    mem,
+                    synced.then_some(context),
+                );
+            }
+            Err(e) => {
+                decision = strategy::Decision {
+                    strategy: Strategy::StagingCopy,
+                    reason: import_failure(e),
+                };
+                strategy::log_once("clCreateFromD3D resource", decision);
+            }
+        }
+    }
 
     let host_ptr = match decision.strategy {
         Strategy::HostPointer => {
@@ -145,7 +205,7 @@ pub(crate) unsafe fn create_from(
                 layout,
             ))
         }
-        Strategy::StagingCopy => None,
+        Strategy::StagingCopy | Strategy::ExternalMemory => None,
     };
     let mem_flags = flags
         | if host_ptr.is_some() {
@@ -163,33 +223,7 @@ pub(crate) unsafe fn create_from(
             unsafe { create(context, mem_flags, width as usize, ptr, &mut err) }
         }
         Some((fmt, image_type)) => {
-            let (row_pitch, slice_pitch) = match host_ptr {
-                Some((_, l)) => (
-                    l.row_pitch as usize,
-                    if image_type == CL_MEM_OBJECT_IMAGE3D {
-                        l.depth_pitch as usize
-                    } else {
-                        0
-                    },
-                ),
-                None => (0, 0),
-            };
-            let desc = cl_image_desc {
-                image_type,
-                image_width: width as usize,
-                image_height: height as usize,
-                image_depth: if image_type == CL_MEM_OBJECT_IMAGE3D {
-                    depth as usize
-                } else {
-                    1
-                },
-                image_array_size: 0,
-                image_row_pitch: row_pitch,
-                image_slice_pitch: slice_pitch,
-                num_mip_levels: 0,
-                num_samples: 0,
-                buffer: std::ptr::null_mut(),
-            };
+            let desc = image_desc(image_type, width, height, depth, host_ptr.map(|(_, l)| l));
             let create = down!(clCreateImage);
             // SAFETY: valid context, format and desc; with USE_HOST_PTR the subresource's
             // memory spans row_pitch * height (* depth slices) bytes per the runtime's layout.
@@ -209,23 +243,103 @@ pub(crate) unsafe fn create_from(
                 }
             }
         }
-        Strategy::HostPointer => None,
+        Strategy::HostPointer | Strategy::ExternalMemory => None,
     };
+    register(
+        RegisterArgs {
+            ext,
+            kind,
+            context,
+            res,
+            resource: r.com,
+            reg_key,
+            sub,
+            strategy: decision.strategy,
+            // SAFETY: the entry's `resource` holds the counted reference for as long as the entry lives.
+            interop: interop.map(|i| unsafe { i.com.into_borrowed() }),
+            staging,
+        },
+        mem,
+        None,
+    )
+}
+
+/// Why an import the strategy chose failed (the object then falls back to staging copies).
+fn import_failure(e: cl_int) -> &'static str {
+    match e {
+        opencl_sys::CL_INVALID_OPERATION => {
+            "external-memory import failed (no fd or entry point): staging copy instead"
+        }
+        opencl_sys::CL_IMAGE_FORMAT_NOT_SUPPORTED | CL_INVALID_IMAGE_FORMAT_DESCRIPTOR => {
+            "the platform cannot import this image format: staging copy instead"
+        }
+        _ => "the platform refused the external-memory import: staging copy instead",
+    }
+}
+
+/// The description of a shared image; `pitches` gives the subresource's layout when the image
+/// uses the resource's memory in place (host pointer).
+fn image_desc(
+    image_type: cl_mem_object_type,
+    width: u32,
+    height: u32,
+    depth: u32,
+    pitches: Option<interop::Layout>,
+) -> cl_image_desc {
+    let three_d = image_type == CL_MEM_OBJECT_IMAGE3D;
+    let (row_pitch, slice_pitch) = match pitches {
+        Some(l) => (
+            l.row_pitch as usize,
+            if three_d { l.depth_pitch as usize } else { 0 },
+        ),
+        None => (0, 0),
+    };
+    cl_image_desc {
+        image_type,
+        image_width: width as usize,
+        image_height: height as usize,
+        image_depth: if three_d { depth as usize } else { 1 },
+        image_array_size: 0,
+        image_row_pitch: row_pitch,
+        image_slice_pitch: slice_pitch,
+        num_mip_levels: 0,
+        num_samples: 0,
+        buffer: std::ptr::null_mut(),
+    }
+}
+
+/// What a new memory object's registry entry records.
+struct RegisterArgs {
+    ext: Ext,
+    kind: ResourceKind,
+    context: cl_context,
+    res: *mut c_void,
+    resource: crate::d3d::com::ComPtr,
+    reg_key: (usize, u32),
+    sub: u32,
+    strategy: Strategy,
+    interop: Option<crate::d3d::com::ComPtr<dxcl_abi::interop::IDxclInteropResource>>,
+    staging: Option<Arc<Mutex<Staging>>>,
+}
+
+/// Records a new memory object and hooks its destruction. `sync_user` is the context whose
+/// semaphore pool counts this object as a user (external memory synchronised on the GPU).
+fn register(a: RegisterArgs, mem: cl_mem, sync_user: Option<cl_context>) -> Result<cl_mem, cl_int> {
     let entry = MemEntry {
-        context: key(context),
-        version: v,
-        kind,
-        app_resource: res as usize,
-        resource: r.com,
-        key: reg_key,
-        subresource: sub,
-        strategy: decision.strategy,
+        context: key(a.context),
+        version: a.ext.version,
+        kind: a.kind,
+        app_resource: a.res as usize,
+        resource: a.resource,
+        key: a.reg_key,
+        subresource: a.sub,
+        strategy: a.strategy,
         acquired: false,
-        // SAFETY: the entry's `resource` holds the counted reference for as long as the entry lives.
-        interop: interop.map(|i| unsafe { i.com.into_borrowed() }),
-        staging,
+        interop: a.interop,
+        staging: a.staging,
         last_upload: None,
     };
+    let reg_key = a.reg_key;
     let duplicate = registry::with(|reg| {
         if reg.mems.values().any(|m| m.key == reg_key) {
             return Some(entry);
@@ -237,11 +351,16 @@ pub(crate) unsafe fn create_from(
         // Another thread shared the same subresource meanwhile.
         drop(entry);
         release_mem(mem);
-        return Err(v.invalid_resource());
+        if let Some(c) = sync_user {
+            sync::remove_user(c);
+        }
+        return Err(a.ext.version.invalid_resource());
     }
     if let Some(set) = crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
-        // SAFETY: a live memory object; the callback is a plain function.
-        unsafe { set(mem, Some(mem_destroyed), std::ptr::null_mut()) };
+        let user = sync_user.map_or(std::ptr::null_mut(), |c| c.cast::<c_void>());
+        // SAFETY: a live memory object; the callback is a plain function; the user data is the
+        // context handle or null, used only as a key.
+        unsafe { set(mem, Some(mem_destroyed), user) };
     }
     Ok(mem)
 }
@@ -312,8 +431,14 @@ fn release_mem(mem: cl_mem) {
     }
 }
 
-unsafe extern "C" fn mem_destroyed(mem: cl_mem, _user_data: *mut c_void) {
-    let _ = catch_unwind(AssertUnwindSafe(|| registry::drop_mem(key(mem))));
+/// `user_data` is the context whose semaphore pool counted the object, or null.
+unsafe extern "C" fn mem_destroyed(mem: cl_mem, user_data: *mut c_void) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        registry::drop_mem(key(mem));
+        if !user_data.is_null() {
+            sync::remove_user(user_data.cast());
+        }
+    }));
 }
 
 pub(crate) unsafe extern "C" fn get_mem_object_info(

@@ -7,6 +7,10 @@
 //! - release: later D3D work waits for the release's wait list and all earlier work of the queue
 //!   (host pointer: `AddPendingWork` with a callback waiting on the release's event; staging copy:
 //!   the release blocks until the data is back in the resource).
+//!
+//! External memory: `clEnqueueAcquire/ReleaseExternalMemObjectsKHR` bracket the imported objects;
+//! the ordering is GPU-side through the context's shared semaphores (`external::sync`) where both
+//! sides have them, else the CPU waits above.
 
 use std::ffi::c_void;
 
@@ -23,6 +27,7 @@ use crate::core::tokens::{Ext, Flavor};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop;
 use crate::d3d::staging::Staging;
+use crate::external::{cl as external_cl, sync as external_sync};
 use crate::strategy::Strategy;
 use dxcl_abi::interop::IDxclInteropResource;
 
@@ -172,10 +177,11 @@ pub(crate) unsafe fn acquire_release(
         Ok(items)
     })?;
     let sync = ext.flavor == Flavor::Nv || !user_sync;
+    let context = context as opencl_sys::cl_context;
     let ev = if release {
-        release_objects(queue, &items, wait, sync)?
+        release_objects(queue, context, &items, wait, sync)?
     } else {
-        acquire_objects(queue, &items, wait, sync)?
+        acquire_objects(queue, context, &items, wait, sync)?
     };
     registry::with(|r| {
         for it in &items {
@@ -189,12 +195,77 @@ pub(crate) unsafe fn acquire_release(
     Ok(())
 }
 
+/// The external-memory objects among `items`.
+fn external_mems(items: &[Item]) -> Vec<cl_mem> {
+    items
+        .iter()
+        .filter(|i| i.strategy == Strategy::ExternalMemory)
+        .map(|i| i.mem)
+        .collect()
+}
+
+fn list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
+    if wait.is_empty() {
+        (0, std::ptr::null())
+    } else {
+        (wait.len() as cl_uint, wait.as_ptr())
+    }
+}
+
+/// Acquires the external-memory objects: after D3D's work (a GPU-side semaphore wait where the
+/// context has shared semaphores, else a CPU wait), `clEnqueueAcquireExternalMemObjectsKHR`.
+fn acquire_external(
+    queue: cl_command_queue,
+    context: opencl_sys::cl_context,
+    items: &[Item],
+    wait: &[cl_event],
+    sync: bool,
+) -> Result<Option<cl_event>, cl_int> {
+    let mems = external_mems(items);
+    if mems.is_empty() {
+        return Ok(None);
+    }
+    let fns = external_cl::queue_memory_fns(queue)?;
+    let semaphore = if sync {
+        external_sync::d3d_then_cl(context, queue, wait)?
+    } else {
+        None
+    };
+    if sync && semaphore.is_none() {
+        // No shared semaphores: "any Direct3D 1x calls ... made before
+        // clEnqueueAcquireD3D1xObjects is called will complete executing before event reports
+        // completion" holds by waiting here.
+        for it in items
+            .iter()
+            .filter(|i| i.strategy == Strategy::ExternalMemory)
+        {
+            if let Some(i) = &it.interop {
+                interop::wait_for_device_work(i);
+            }
+        }
+    }
+    // The semaphore wait already follows the wait list.
+    let after: Vec<cl_event> = semaphore.map_or_else(|| wait.to_vec(), |ev| vec![ev]);
+    let (n, l) = list(&after);
+    let mut ev = std::ptr::null_mut();
+    // SAFETY: a valid queue (checked by the caller's query); memory objects imported into its
+    // context; a wait list of live events.
+    let r = unsafe { (fns.acquire)(queue, mems.len() as cl_uint, mems.as_ptr(), n, l, &mut ev) };
+    if let Some(s) = semaphore {
+        release_event(s);
+    }
+    check(r)?;
+    Ok(Some(ev))
+}
+
 fn acquire_objects(
     queue: cl_command_queue,
+    context: opencl_sys::cl_context,
     items: &[Item],
     wait: &[cl_event],
     sync: bool,
 ) -> Result<cl_event, cl_int> {
+    let external = acquire_external(queue, context, items, wait, sync)?;
     let mut uploads: Vec<cl_event> = Vec::new();
     for it in items {
         match it.strategy {
@@ -217,15 +288,20 @@ fn acquire_objects(
                 let ev = enqueue_copy(queue, it, &mut s, false, wait)?;
                 uploads.push(ev);
             }
+            Strategy::ExternalMemory => {}
         }
     }
     let mut all_wait: Vec<cl_event> = wait.to_vec();
     all_wait.extend(uploads.iter().copied());
+    all_wait.extend(external);
     let result = if all_wait.is_empty() {
         marker(queue, &[])
     } else {
         marker(queue, &all_wait)
     };
+    if let Some(ev) = external {
+        release_event(ev);
+    }
     // Remember each copy so the release waits for it; the previous one is no longer needed.
     let replaced: Vec<usize> = registry::with(|r| {
         items
@@ -247,6 +323,7 @@ fn acquire_objects(
 
 fn release_objects(
     queue: cl_command_queue,
+    context: opencl_sys::cl_context,
     items: &[Item],
     wait: &[cl_event],
     sync: bool,
@@ -285,7 +362,42 @@ fn release_objects(
                 }
             }
         }
-        let ev = marker(queue, &all_wait)?;
+        // External memory goes back to D3D with clEnqueueReleaseExternalMemObjectsKHR.
+        let mems = external_mems(items);
+        let mut released = None;
+        if !mems.is_empty() {
+            let fns = external_cl::queue_memory_fns(queue)?;
+            let (n, l) = list(&all_wait);
+            let mut ev = std::ptr::null_mut();
+            // SAFETY: as in acquire_external.
+            check(unsafe {
+                (fns.release)(queue, mems.len() as cl_uint, mems.as_ptr(), n, l, &mut ev)
+            })?;
+            released = Some(ev);
+        }
+        let mut marker_wait = all_wait.clone();
+        marker_wait.extend(released);
+        let ev = marker(queue, &marker_wait);
+        if let Some(r) = released {
+            release_event(r);
+        }
+        let ev = ev?;
+        if sync && !mems.is_empty() {
+            // "any calls to Direct3D 1x made after the call to clEnqueueReleaseD3D1xObjects will
+            // not start executing until after all events in event_wait_list are complete and all
+            // work already submitted to command_queue completes execution": on the GPU through a
+            // shared semaphore, else through the runtime's pending-work wait on the CPU.
+            if !external_sync::cl_then_d3d(context, queue, &[ev])? {
+                for it in items
+                    .iter()
+                    .filter(|i| i.strategy == Strategy::ExternalMemory)
+                {
+                    if let Some(i) = &it.interop {
+                        interop::add_pending_work(i, ev);
+                    }
+                }
+            }
+        }
         if sync {
             // "any calls to Direct3D 1x made after the call to clEnqueueReleaseD3D1xObjects will
             // not start executing until after all events in event_wait_list are complete and all
