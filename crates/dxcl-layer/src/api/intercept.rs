@@ -4,9 +4,11 @@ use std::mem::{offset_of, size_of};
 
 use opencl_sys::cl_icd::cl_icd_dispatch;
 
-use super::{context, ext, guard, memory, platform};
+use super::{context, derived, ext, guard, memory, platform};
 
-/// The loader must pass at least this many slots: the highest slot overridden, plus one.
+/// The loader must pass at least this many slots: the highest slot overridden, plus one. The
+/// OpenCL 3.0 `*WithProperties` slots past it are overridden when the table has them (a shorter
+/// table loses them: see `loader::init`).
 pub const REQUIRED_ENTRIES: usize =
     offset_of!(cl_icd_dispatch, clCloneKernel) / size_of::<usize>() + 1;
 
@@ -19,7 +21,14 @@ pub(crate) fn override_slots(t: &mut cl_icd_dispatch) {
     t.clGetContextInfo = Some(context::get_context_info);
     t.clGetMemObjectInfo = Some(memory::get_mem_object_info);
     t.clGetImageInfo = Some(memory::get_image_info);
-    t.clCreateSubBuffer = Some(memory::create_sub_buffer);
+    t.clReleaseContext = Some(context::release_context);
+    t.clCreateBuffer = Some(derived::create_buffer);
+    t.clCreateBufferWithProperties = Some(derived::create_buffer_with_properties);
+    t.clCreateImage = Some(derived::create_image);
+    t.clCreateImage2D = Some(derived::create_image_2d);
+    t.clCreateImage3D = Some(derived::create_image_3d);
+    t.clCreateImageWithProperties = Some(derived::create_image_with_properties);
+    t.clCreateSubBuffer = Some(derived::create_sub_buffer);
     t.clSetKernelArg = Some(guard::set_kernel_arg);
     t.clCloneKernel = Some(guard::clone_kernel);
     t.clReleaseKernel = Some(guard::release_kernel);

@@ -7,6 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use opencl_sys::{cl_int, CL_OUT_OF_HOST_MEMORY, CL_SUCCESS};
 
 pub(crate) mod context;
+pub(crate) mod derived;
 pub(crate) mod devices;
 pub(crate) mod ext;
 pub(crate) mod guard;

@@ -6,7 +6,7 @@
 //! count says the object dies (kernels, marker events). COM references held by entries are
 //! released after the lock is dropped, because a D3D release can call back into the layer.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use opencl_sys::{cl_command_type, cl_event};
@@ -73,6 +73,12 @@ pub(crate) struct Registry {
     pub mems: HashMap<usize, MemEntry>,
     /// Sub-buffer → its D3D parent.
     pub sub_buffers: HashMap<usize, usize>,
+    /// Other memory objects that alias a D3D object's memory (images made from a D3D buffer or
+    /// image, `CL_MEM_USE_HOST_PTR` inside its host memory, sub-buffers of those) → the D3D object.
+    pub derived: HashMap<usize, usize>,
+    /// Contexts without a destructor callback (platforms before OpenCL 3.0): their entries go
+    /// when `clReleaseContext` releases the last reference.
+    pub teardown_on_release: HashSet<usize>,
     /// Kernel → (argument index → D3D memory object set as that argument).
     pub kernel_args: HashMap<usize, BTreeMap<u32, usize>>,
     /// Marker events returned by acquire/release → their command type.
@@ -88,11 +94,33 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
     f(guard.get_or_insert_with(Registry::default))
 }
 
-/// The D3D memory object behind `mem`: itself, or the parent of a sub-buffer.
 impl Registry {
+    /// The D3D memory object behind `mem`: itself, the parent of a sub-buffer, or the object a
+    /// derived memory object aliases.
+    pub fn root_key(&self, mem: usize) -> Option<usize> {
+        if self.mems.contains_key(&mem) {
+            return Some(mem);
+        }
+        let root = self
+            .sub_buffers
+            .get(&mem)
+            .or_else(|| self.derived.get(&mem))?;
+        self.mems.contains_key(root).then_some(*root)
+    }
+
     pub fn d3d_root(&self, mem: usize) -> Option<&MemEntry> {
-        let root = self.sub_buffers.get(&mem).copied().unwrap_or(mem);
-        self.mems.get(&root)
+        self.mems.get(&self.root_key(mem)?)
+    }
+
+    /// Records that `mem` aliases the D3D object behind `parent` (if any); true when it does.
+    pub fn record_derived(&mut self, mem: usize, parent: usize) -> bool {
+        match self.root_key(parent) {
+            Some(root) => {
+                self.derived.insert(mem, root);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Fails with CL_D3D1x_RESOURCE_NOT_ACQUIRED_* when `mem` is (or is a sub-buffer of) a D3D
@@ -122,17 +150,96 @@ pub(crate) fn record_event(event: cl_event, command: cl_command_type) {
 pub(crate) fn drop_context(context: usize) {
     let entry = with(|r| {
         r.plain_properties.remove(&context);
+        r.teardown_on_release.remove(&context);
         r.contexts.remove(&context)
     });
     drop(entry);
 }
 
 /// Removes a memory object's entries (destructor callback), releasing COM references outside the
-/// lock.
+/// lock. A D3D object's derived entries go with it: a handle may be reused once its object is
+/// gone, and must not inherit a guard.
 pub(crate) fn drop_mem(mem: usize) {
     let entry = with(|r| {
         r.sub_buffers.remove(&mem);
-        r.mems.remove(&mem)
+        r.derived.remove(&mem);
+        let entry = r.mems.remove(&mem);
+        if entry.is_some() {
+            r.sub_buffers.retain(|_, root| *root != mem);
+            r.derived.retain(|_, root| *root != mem);
+        }
+        entry
     });
     drop(entry);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dxcl_abi::{IUnknown, IUnknownVtbl};
+
+    /// A COM object whose AddRef/Release do nothing (the stubs return 0), for entries' references.
+    fn inert_com() -> ComPtr {
+        static VTBL: IUnknownVtbl = IUnknownVtbl::NOT_IMPLEMENTED;
+        let obj: &'static mut IUnknown = Box::leak(Box::new(IUnknown { lpVtbl: &VTBL }));
+        // SAFETY: a live object (leaked) whose Release is a no-op.
+        unsafe { ComPtr::from_owned(obj) }.unwrap()
+    }
+
+    fn d3d_mem(version: D3dVersion) -> MemEntry {
+        MemEntry {
+            context: 1,
+            version,
+            kind: ResourceKind::Buffer,
+            app_resource: 0,
+            resource: inert_com(),
+            key: (0, 0),
+            subresource: 0,
+            strategy: Strategy::HostPointer,
+            acquired: false,
+            interop: None,
+            staging: None,
+            last_upload: None,
+        }
+    }
+
+    #[test]
+    fn derived_objects_resolve_to_their_d3d_object() {
+        let mut r = Registry::default();
+        r.mems.insert(10, d3d_mem(D3dVersion::D3D10));
+        r.sub_buffers.insert(11, 10);
+        // An image over a sub-buffer, a buffer aliasing that image's memory.
+        assert!(r.record_derived(12, 11));
+        assert!(r.record_derived(13, 12));
+        assert!(!r.record_derived(14, 99), "a plain parent derives nothing");
+        for m in [10, 11, 12, 13] {
+            assert_eq!(r.root_key(m), Some(10), "{m}");
+            assert_eq!(r.check_acquired(m), Err(D3dVersion::D3D10.not_acquired()));
+        }
+        assert_eq!(r.root_key(14), None);
+        assert_eq!(r.check_acquired(14), Ok(()));
+        r.mems.get_mut(&10).unwrap().acquired = true;
+        assert_eq!(r.check_acquired(13), Ok(()));
+    }
+
+    #[test]
+    fn destruction_drops_derived_records() {
+        // Keys unique to this test: the registry is process-wide.
+        let (root, image, alias) = (0x7_0000, 0x7_0001, 0x7_0002);
+        with(|r| {
+            r.mems.insert(root, d3d_mem(D3dVersion::D3D11));
+            assert!(r.record_derived(image, root) && r.record_derived(alias, image));
+        });
+        drop_mem(image);
+        with(|r| {
+            assert!(!r.derived.contains_key(&image));
+            assert_eq!(r.root_key(alias), Some(root));
+        });
+        // The D3D object goes: nothing may keep pointing at its (reusable) handle.
+        drop_mem(root);
+        with(|r| {
+            assert!(!r.derived.contains_key(&alias));
+            assert_eq!(r.root_key(alias), None);
+        });
+    }
 }
