@@ -11,7 +11,7 @@ mod session;
 mod stats;
 
 use report::{Case, Row};
-use session::{Kind, Session, Shape};
+use session::{Kind, Session, Shape, Sharing};
 use stats::{measure, Budget, Summary, Timed};
 use std::time::Duration;
 
@@ -111,6 +111,10 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
 
 pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let inherited = std::env::var("DXCL_STRATEGY").ok();
+    // The layer's own account of each decision, with its reason, on stderr.
+    if std::env::var_os("DXCL_LOG").is_none() {
+        std::env::set_var("DXCL_LOG", "1");
+    }
     let session = Session::open()?;
     let budget = Budget {
         warmup: WARMUP,
@@ -148,7 +152,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let mut rows = Vec::new();
-    let mut decisions: Vec<String> = Vec::new();
+    let mut seen: Vec<Sharing> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let mut verified = 0usize;
     let mut seed = 0x5EED_0000u32;
@@ -197,10 +201,8 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     failures.push(format!("{what}: {e}"));
                 } else {
                     verified += 1;
-                    let d = shared.decision;
-                    let line = format!("{} ({})", d.strategy.name(), d.reason);
-                    if !decisions.contains(&line) {
-                        decisions.push(line);
+                    if !seen.contains(&shared.sharing) {
+                        seen.push(shared.sharing);
                     }
                 }
                 let every = opts.touch_every;
@@ -234,7 +236,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 };
                 floor_us = Some(floor);
                 if let Some(summary) = summaries.next() {
-                    emit(case, shared.decision.strategy.name(), summary, floor);
+                    emit(case, shared.sharing.name(), summary, floor);
                 }
                 // `shared` drops here: at most one object of each size lives at a time.
             }
@@ -245,9 +247,12 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         print!("{}", report::markdown(&rows));
         println!();
     }
-    println!("strategies (the layer's decision for the objects above):");
-    for d in &decisions {
-        println!("{bullet}{d}");
+    println!(
+        "strategies, as the memory objects show them (DXCL_LOG=1 has the layer print its \
+         reasons on stderr):"
+    );
+    for s in &seen {
+        println!("{bullet}{}: {}", s.name(), s.evidence());
     }
     if !failures.is_empty() {
         return Err(format!(

@@ -47,9 +47,8 @@ fn rows(text: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn text_table_has_three_verified_rows_per_kind_and_size() {
-    let out = stdout(&dxcl(
-        "bench --sizes 4K,64K --iters 3 --budget-ms 20 --kind both",
-    ));
+    let o = dxcl("bench --sizes 4K,64K --iters 3 --budget-ms 20 --kind both");
+    let out = stdout(&o);
     assert!(
         out.contains("\n  Direct3D 11: D3D_DRIVER_TYPE_HARDWARE"),
         "{out}"
@@ -112,7 +111,7 @@ fn text_table_has_three_verified_rows_per_kind_and_size() {
             }
         }
     }
-    // The strategies section names the staging copy as forced, and the default as not forced.
+    // The strategies section explains each strategy seen; the layer's log gives its reasons.
     let strategies: Vec<&str> = out
         .lines()
         .skip_while(|l| !l.starts_with("strategies"))
@@ -120,15 +119,27 @@ fn text_table_has_three_verified_rows_per_kind_and_size() {
         .take_while(|l| l.starts_with("  "))
         .collect();
     assert!(
-        strategies.contains(&"  staging-copy (forced by DXCL_STRATEGY=staging)"),
+        strategies.contains(&"  staging-copy: the CL object has memory of its own (copies)"),
         "{out}"
     );
     let default = &rows[1][4];
     assert!(
         strategies
             .iter()
-            .any(|l| l.starts_with(&format!("  {default} (")) && !l.contains("forced")),
+            .any(|l| l.starts_with(&format!("  {default}: "))),
         "{out}"
+    );
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        log.lines().any(|l| l.starts_with("dxcl-layer: ")
+            && l.contains("staging-copy (forced by DXCL_STRATEGY=staging)")),
+        "{log}"
+    );
+    assert!(
+        log.lines().any(|l| l.starts_with("dxcl-layer: ")
+            && l.contains(&format!("{default} ("))
+            && !l.contains("forced")),
+        "{log}"
     );
     assert!(
         out.trim_end()

@@ -6,7 +6,6 @@ use crate::d3d::{self, check as hr_check, Com};
 use crate::sharing::{self, *};
 use dxcl_abi::interop::*;
 use dxcl_abi::*;
-use dxcl_layer::strategy::{self, Decision, Inputs, Strategy};
 use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
@@ -96,7 +95,6 @@ pub struct Session {
     context: Com<ID3D11DeviceContext>,
     device: Com<ID3D11Device>,
     entry: Entry,
-    host_unified: bool,
     image_max: (usize, usize),
     /// The D3D adapter, as `dxcl info` shows it.
     pub adapter: String,
@@ -185,7 +183,6 @@ impl Session {
         };
         cl_check("clCreateCommandQueueWithProperties", err)?;
         let queue = ClHandle(queue, cl::clReleaseCommandQueue);
-        let unified: cl_bool = cl::device_value(cl_device, CL_DEVICE_HOST_UNIFIED_MEMORY)?;
         let images: cl_bool = cl::device_value(cl_device, CL_DEVICE_IMAGE_SUPPORT)?;
         let image_max = if images != 0 {
             (
@@ -206,7 +203,6 @@ impl Session {
                 acquire,
                 release,
             },
-            host_unified: unified != 0,
             image_max,
             adapter,
             platform: format!(
@@ -245,7 +241,8 @@ impl Session {
     }
 
     /// A D3D resource of `shape` and its `cl_mem`; `force_staging` sets `DXCL_STRATEGY=staging`
-    /// for the creation only (the layer reads it when the memory object is created).
+    /// for the creation only (the layer reads it when the memory object is created), and it is an
+    /// error if the object is not then a staging copy.
     pub fn share(&self, shape: Shape, force_staging: bool) -> Result<Shared<'_>, BoxError> {
         let resource = self.create_resource(&shape, D3D11_USAGE_DEFAULT, 0)?;
         // `set_var` is not synchronised with getenv on other threads: the CL runtime's threads
@@ -255,7 +252,6 @@ impl Session {
         } else {
             std::env::remove_var("DXCL_STRATEGY");
         }
-        let decision = self.decision(&resource);
         let mut err = 0;
         // SAFETY: valid context and resource of the named type; `err` receives the status.
         let mem = unsafe {
@@ -284,18 +280,11 @@ impl Session {
             err,
         )?;
         let mem = ClHandle(mem, cl::clReleaseMemObject);
-        let shares_memory = shares_memory(&resource, mem.0);
-        // The decision is recomputed here from the layer's own inputs; the memory itself must agree.
-        let agrees = match decision.strategy {
-            Strategy::HostPointer => shares_memory,
-            Strategy::StagingCopy => !shares_memory,
-        };
-        if !agrees {
+        let sharing = Sharing::observe(&resource, mem.0);
+        if force_staging && sharing != Sharing::StagingCopy {
             return Err(format!(
-                "the layer's memory object does not match the expected strategy {} \
-                 (CL_MEM_HOST_PTR {} the resource's memory)",
-                decision.strategy.name(),
-                if shares_memory { "is" } else { "is not" }
+                "DXCL_STRATEGY=staging was not honoured: the object is shared by {}",
+                sharing.name()
             )
             .into());
         }
@@ -304,18 +293,7 @@ impl Session {
             shape,
             mem,
             resource,
-            decision,
-        })
-    }
-
-    /// The layer's decision for `resource` in this context, from the inputs the layer reads.
-    fn decision(&self, resource: &Com<ID3D11Resource>) -> Decision {
-        let memory = host_memory(resource);
-        strategy::choose(&Inputs {
-            interop_resource: resource.query::<IDxclInteropResource>().is_some(),
-            host_memory: memory.is_some(),
-            devices_host_unified: self.host_unified,
-            forced_staging: strategy::forced_staging_from_env(),
+            sharing,
         })
     }
 
@@ -486,20 +464,87 @@ fn host_memory(resource: &Com<ID3D11Resource>) -> Option<usize> {
         .then(|| (mem.pHost as usize).wrapping_add(layout.Offset as usize))
 }
 
-/// Whether the `cl_mem` is the resource's own memory: `CL_MEM_HOST_PTR` names its first byte.
-fn shares_memory(resource: &Com<ID3D11Resource>, mem: cl_mem) -> bool {
-    let mut host: *mut c_void = ptr::null_mut();
-    // SAFETY: a pointer-sized query into a pointer.
+/// How the layer shares an object, read from the memory object it made rather than from its
+/// decision rules: what happened, whatever the layer's version. Names are those of
+/// `dxcl_layer::strategy::Strategy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    HostPointer,
+    ExternalMemory,
+    StagingCopy,
+}
+
+impl Sharing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Sharing::HostPointer => "host-pointer",
+            Sharing::ExternalMemory => "external-memory",
+            Sharing::StagingCopy => "staging-copy",
+        }
+    }
+
+    /// What shows it.
+    pub fn evidence(self) -> &'static str {
+        match self {
+            Sharing::HostPointer => "CL_MEM_HOST_PTR is the resource's own memory (zero-copy)",
+            Sharing::ExternalMemory => {
+                "CL_MEM_PROPERTIES imports a file descriptor \
+                 (CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, zero-copy)"
+            }
+            Sharing::StagingCopy => "the CL object has memory of its own (copies)",
+        }
+    }
+
+    fn observe(resource: &Com<ID3D11Resource>, mem: cl_mem) -> Sharing {
+        let mut host: *mut c_void = ptr::null_mut();
+        // SAFETY: a pointer-sized query into a pointer.
+        let status = unsafe {
+            cl::clGetMemObjectInfo(
+                mem,
+                CL_MEM_HOST_PTR,
+                std::mem::size_of::<*mut c_void>(),
+                (&mut host as *mut *mut c_void).cast(),
+                ptr::null_mut(),
+            )
+        };
+        if status == CL_SUCCESS && !host.is_null() && host_memory(resource) == Some(host as usize) {
+            Sharing::HostPointer
+        } else if imports_opaque_fd(mem) {
+            Sharing::ExternalMemory
+        } else {
+            Sharing::StagingCopy
+        }
+    }
+}
+
+/// Whether `mem` was created with `CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR` among its properties.
+fn imports_opaque_fd(mem: cl_mem) -> bool {
+    let unit = std::mem::size_of::<cl_mem_properties>();
+    let mut size = 0usize;
+    // SAFETY: the size query writes only `size`.
+    let status =
+        unsafe { cl::clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, 0, ptr::null_mut(), &mut size) };
+    let count = size / unit;
+    if status != CL_SUCCESS || count == 0 {
+        return false;
+    }
+    let mut props: Vec<cl_mem_properties> = vec![0; count];
+    // SAFETY: `props` holds `count * unit` bytes, the size offered.
     let status = unsafe {
         cl::clGetMemObjectInfo(
             mem,
-            CL_MEM_HOST_PTR,
-            std::mem::size_of::<*mut c_void>(),
-            (&mut host as *mut *mut c_void).cast(),
+            CL_MEM_PROPERTIES,
+            count * unit,
+            props.as_mut_ptr().cast(),
             ptr::null_mut(),
         )
     };
-    status == CL_SUCCESS && !host.is_null() && host_memory(resource) == Some(host as usize)
+    // Name/value pairs, then 0.
+    status == CL_SUCCESS
+        && props
+            .chunks_exact(2)
+            .take_while(|pair| pair[0] != 0)
+            .any(|pair| pair[0] == CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR as cl_mem_properties)
 }
 
 /// A D3D resource and the `cl_mem` made from it. The `cl_mem` is released first.
@@ -508,8 +553,8 @@ pub struct Shared<'s> {
     pub shape: Shape,
     mem: ClHandle<cl_mem>,
     resource: Com<ID3D11Resource>,
-    /// The strategy the layer uses for this object.
-    pub decision: Decision,
+    /// How the layer shares this object.
+    pub sharing: Sharing,
 }
 
 impl Shared<'_> {
@@ -595,6 +640,7 @@ impl Shared<'_> {
             &got,
             "OpenCL after acquire does not see Direct3D's data",
         )?;
+        drop(got);
         expected = pattern(self.shape.bytes(), !seed);
         self.cl_transfer(expected.as_mut_ptr().cast(), true)?;
         self.release()?;
@@ -725,6 +771,13 @@ mod tests {
         assert_eq!(Shape::for_bytes(Kind::Buffer, 4096).unwrap().bytes(), 4096);
         assert!(Shape::for_bytes(Kind::Buffer, 0).is_none());
         assert!(Shape::for_bytes(Kind::Buffer, 1 << 32).is_none());
+    }
+
+    #[test]
+    fn sharing_names_are_the_layers() {
+        use dxcl_layer::strategy::Strategy;
+        assert_eq!(Sharing::HostPointer.name(), Strategy::HostPointer.name());
+        assert_eq!(Sharing::StagingCopy.name(), Strategy::StagingCopy.name());
     }
 
     #[test]
