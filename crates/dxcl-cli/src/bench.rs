@@ -26,11 +26,35 @@ pub struct Options {
     /// Direct3D touches the resource before every K-th sample (0: never).
     pub touch_every: usize,
     pub markdown: bool,
+    /// `D3D_DRIVER_TYPE_HARDWARE` (default) or `_WARP` (dxcl: the software adapter).
+    pub driver: Driver,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Driver {
+    Hardware,
+    Warp,
+}
+
+impl Driver {
+    fn d3d(self) -> dxcl_abi::D3D_DRIVER_TYPE {
+        match self {
+            Driver::Hardware => dxcl_abi::D3D_DRIVER_TYPE_HARDWARE,
+            Driver::Warp => dxcl_abi::D3D_DRIVER_TYPE_WARP,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Driver::Hardware => "D3D_DRIVER_TYPE_HARDWARE",
+            Driver::Warp => "D3D_DRIVER_TYPE_WARP",
+        }
+    }
 }
 
 pub const USAGE: &str =
     "dxcl bench [--sizes 4K,64K,...] [--iters N] [--kind buffer|texture2d|both] \
-     [--budget-ms MS] [--touch-every K] [--markdown]";
+     [--budget-ms MS] [--touch-every K] [--driver hardware|warp] [--markdown]";
 
 const DEFAULT_SIZES: &str = "4K,16K,64K,256K,1M,4M,16M,64M,256M";
 const WARMUP: usize = 5;
@@ -66,6 +90,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
         budget: Duration::from_millis(1000),
         touch_every: 4,
         markdown: false,
+        driver: Driver::Hardware,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -102,6 +127,13 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                     other => return Err(format!("bad --kind {other}")),
                 }
             }
+            "--driver" => {
+                opts.driver = match value()?.as_str() {
+                    "hardware" => Driver::Hardware,
+                    "warp" => Driver::Warp,
+                    other => return Err(format!("bad --driver {other}")),
+                }
+            }
             "--markdown" => opts.markdown = true,
             other => return Err(format!("unknown argument {other}")),
         }
@@ -115,7 +147,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var_os("DXCL_LOG").is_none() {
         std::env::set_var("DXCL_LOG", "1");
     }
-    let session = Session::open()?;
+    let session = Session::open(opts.driver.d3d())?;
     let budget = Budget {
         warmup: WARMUP,
         min_samples: opts.min_samples,
@@ -128,7 +160,8 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
          of one object, against the floor clEnqueueMarkerWithWaitList + clFinish on the same queue"
     );
     println!(
-        "{bullet}Direct3D 11: D3D_DRIVER_TYPE_HARDWARE on the default adapter: {}",
+        "{bullet}Direct3D 11: {} on the default adapter: {}",
+        opts.driver.name(),
         session.adapter
     );
     println!(
@@ -298,6 +331,9 @@ mod tests {
         assert_eq!(o.sizes, vec![4096, 1 << 20]);
         assert_eq!((o.min_samples, o.markdown), (3, true));
         assert_eq!(o.kinds, vec![Kind::Texture2D]);
+        assert_eq!(o.driver, Driver::Hardware);
+        assert_eq!(parse(&args("--driver warp")).unwrap().driver, Driver::Warp);
+        assert!(parse(&args("--driver null")).is_err());
         assert!(parse(&args("--iters 0")).is_err());
         assert!(parse(&args("--kind image")).is_err());
         assert!(parse(&args("--sizes")).is_err());

@@ -149,6 +149,21 @@ pub fn create_device_on(
     } else {
         D3D_DRIVER_TYPE_UNKNOWN
     };
+    create_device(adapter, driver)
+}
+
+/// A D3D11 device and its immediate context with `driver` on the default adapter it selects
+/// (dxcl: HARDWARE the first Vulkan adapter, WARP the software adapter).
+pub fn create_device_of(
+    driver: D3D_DRIVER_TYPE,
+) -> Result<(Com<ID3D11Device>, Com<ID3D11DeviceContext>), HrError> {
+    create_device(ptr::null_mut(), driver)
+}
+
+fn create_device(
+    adapter: *mut IDXGIAdapter,
+    driver: D3D_DRIVER_TYPE,
+) -> Result<(Com<ID3D11Device>, Com<ID3D11DeviceContext>), HrError> {
     let mut device = ptr::null_mut();
     let mut context = ptr::null_mut();
     // SAFETY: every pointer argument is null or valid for the call.

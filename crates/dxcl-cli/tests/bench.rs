@@ -165,12 +165,34 @@ fn markdown_table_is_pasteable() {
     assert!(out.contains("dxcl bench: OK, 4 shared objects verified both ways"));
 }
 
+/// WARP is dxcl's software adapter: host memory, so the default strategy is the host pointer.
+#[test]
+fn warp_shares_host_memory_without_copies() {
+    let out = stdout(&dxcl(
+        "bench --sizes 4K --iters 2 --budget-ms 10 --kind both --driver warp",
+    ));
+    assert!(
+        out.contains("Direct3D 11: D3D_DRIVER_TYPE_WARP on the default adapter: "),
+        "{out}"
+    );
+    let rows = rows(&out);
+    assert_eq!(rows.len(), 6, "{out}");
+    for (row, strategy) in rows
+        .iter()
+        .zip(["-", "host-pointer", "staging-copy"].iter().cycle())
+    {
+        assert_eq!(&row[4], strategy, "{row:?}");
+    }
+    assert!(out.contains("  host-pointer: CL_MEM_HOST_PTR is the resource's own memory"));
+}
+
 #[test]
 fn bad_arguments_are_usage_errors() {
     for args in [
         "bench --kind image",
         "bench --iters 0",
         "bench --sizes 4Q",
+        "bench --driver null",
         "bench --x",
     ] {
         let o = dxcl(args);

@@ -104,10 +104,10 @@ pub struct Session {
 }
 
 impl Session {
-    /// A D3D11 device on the default adapter (`D3D_DRIVER_TYPE_HARDWARE`), and a CL context on the
-    /// first platform whose `clGetDeviceIDsFromD3D11KHR` names a preferred device for it.
-    pub fn open() -> Result<Session, BoxError> {
-        let (device, context) = d3d::create_device_on(ptr::null_mut())?;
+    /// A D3D11 device of `driver` on the default adapter, and a CL context on the first platform
+    /// whose `clGetDeviceIDsFromD3D11KHR` names a preferred device for it.
+    pub fn open(driver: D3D_DRIVER_TYPE) -> Result<Session, BoxError> {
+        let (device, context) = d3d::create_device_of(driver)?;
         let adapter = describe_adapter(&device);
         let dev = device.as_ptr();
         let mut chosen = None;
