@@ -281,3 +281,59 @@ fn buffer_round_trip_both_strategies() {
         ((*(*device).lpVtbl).base.Release)(device.cast());
     }
 }
+
+#[test]
+fn acquire_on_a_queue_of_another_context() {
+    let (p, d) = setup();
+    let mut device = null_mut();
+    // WARP: dxcl's software adapter. SAFETY: out pointers valid; no adapter.
+    let hr = unsafe {
+        dxcl_d3d::D3D11CreateDevice(
+            null_mut(),
+            D3D_DRIVER_TYPE_WARP,
+            null_mut(),
+            0,
+            null(),
+            0,
+            D3D11_SDK_VERSION,
+            &mut device,
+            null_mut(),
+            null_mut(),
+        )
+    };
+    assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
+    let props = [CL_CONTEXT_PLATFORM, p as isize, 0x401D, device as isize, 0];
+    let mut err = 0;
+    // Two contexts on the same D3D11 device, a queue on the second.
+    // SAFETY: valid property list, device and out pointers.
+    let (ctx, other, q) = unsafe {
+        let ctx = clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err);
+        assert_eq!(err, CL_SUCCESS);
+        let other = clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err);
+        assert_eq!(err, CL_SUCCESS);
+        let q = clCreateCommandQueue(other, d, 0, &mut err);
+        assert_eq!(err, CL_SUCCESS);
+        (ctx, other, q)
+    };
+    let create: CreateBuffer = ext(p, c"clCreateFromD3D11BufferKHR");
+    let acquire: Acquire = ext(p, c"clEnqueueAcquireD3D11ObjectsKHR");
+    let buf = d3d_buffer(device, &[1u8; 64]);
+    // SAFETY: live objects; every pointer valid for the calls.
+    unsafe {
+        let mem = create(ctx, 0, buf.cast(), &mut err);
+        assert_eq!(err, CL_SUCCESS);
+        // The objects and the queue must belong to one context (the core rule for enqueues:
+        // "CL_INVALID_CONTEXT if the context associated with command_queue and memobj are not
+        // the same").
+        assert_eq!(
+            acquire(q, 1, &mem, 0, null(), null_mut()),
+            opencl_sys::CL_INVALID_CONTEXT
+        );
+        assert_eq!(clReleaseMemObject(mem), CL_SUCCESS);
+        ((*(*buf).lpVtbl).base.base.base.Release)(buf.cast());
+        clReleaseCommandQueue(q);
+        clReleaseContext(other);
+        clReleaseContext(ctx);
+        ((*(*device).lpVtbl).base.Release)(device.cast());
+    }
+}

@@ -13,9 +13,9 @@ use opencl_sys::{
     cl_bool, cl_buffer_region, cl_command_queue, cl_context, cl_context_properties, cl_device_id,
     cl_device_type, cl_event, cl_image_desc, cl_image_format, cl_int, cl_kernel, cl_mem,
     cl_mem_flags, cl_mem_properties, cl_platform_id, cl_program, cl_uint,
-    CL_BUFFER_CREATE_TYPE_REGION, CL_CONTEXT_PLATFORM, CL_DEVICE_TYPE_ALL, CL_MEM_HOST_PTR,
-    CL_MEM_OBJECT_IMAGE1D_BUFFER, CL_MEM_OBJECT_IMAGE2D, CL_MEM_READ_WRITE, CL_MEM_USE_HOST_PTR,
-    CL_RGBA, CL_SUCCESS, CL_TRUE, CL_UNSIGNED_INT8,
+    CL_BUFFER_CREATE_TYPE_REGION, CL_CONTEXT_PLATFORM, CL_DEVICE_TYPE_ALL, CL_INVALID_MEM_OBJECT,
+    CL_MEM_HOST_PTR, CL_MEM_OBJECT_IMAGE1D_BUFFER, CL_MEM_OBJECT_IMAGE2D, CL_MEM_READ_WRITE,
+    CL_MEM_USE_HOST_PTR, CL_RGBA, CL_SUCCESS, CL_TRUE, CL_UNSIGNED_INT8,
 };
 
 type Id = *mut c_void;
@@ -23,6 +23,9 @@ type Id = *mut c_void;
 /// CL_D3D11_RESOURCE_NOT_ACQUIRED_KHR, CL_D3D10_RESOURCE_NOT_ACQUIRED_KHR.
 const NOT_ACQUIRED_11: cl_int = -1009;
 const NOT_ACQUIRED_10: cl_int = -1005;
+/// CL_INVALID_D3D11_RESOURCE_KHR and the CL_MEM_D3D11_RESOURCE_KHR query.
+const INVALID_RESOURCE_11: cl_int = -1007;
+const CL_MEM_D3D11_RESOURCE: cl_uint = 0x401E;
 const BYTES: usize = 256;
 
 #[link(name = "OpenCL")]
@@ -413,7 +416,7 @@ fn derived_from_a_d3d11_buffer() {
     };
     // SAFETY: live context and objects; valid descriptions; `host` spans BYTES bytes of the
     // resource's memory, which outlives every object made over it here.
-    let (image1d, image_props, alias, alias_props, alias_image, alias_sub, plain) = unsafe {
+    let (image1d, image_props, alias, alias_props, alias_image, alias_sub, root_sub, plain) = unsafe {
         let desc = image_desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, root);
         let image1d = clCreateImage(ctx, CL_MEM_READ_WRITE, &RGBA8, &desc, null_mut(), &mut err);
         assert_eq!(err, CL_SUCCESS, "image1d_buffer from the D3D buffer");
@@ -446,6 +449,14 @@ fn derived_from_a_d3d11_buffer() {
             &mut err,
         );
         assert_eq!(err, CL_SUCCESS);
+        let root_sub = clCreateSubBuffer(
+            root,
+            CL_MEM_READ_WRITE,
+            CL_BUFFER_CREATE_TYPE_REGION,
+            (&region as *const cl_buffer_region).cast(),
+            &mut err,
+        );
+        assert_eq!(err, CL_SUCCESS);
         let plain = clCreateBuffer(ctx, CL_MEM_READ_WRITE, BYTES, null_mut(), &mut err);
         assert_eq!(err, CL_SUCCESS);
         (
@@ -455,9 +466,35 @@ fn derived_from_a_d3d11_buffer() {
             alias_props,
             alias_image,
             alias_sub,
+            root_sub,
             plain,
         )
     };
+    // Derived objects alias D3D memory but were not created from a D3D resource.
+    for m in [image1d, alias, alias_sub, root_sub] {
+        let mut r: Id = null_mut();
+        // SAFETY: a live memory object; a pointer-sized out value.
+        let e = unsafe {
+            clGetMemObjectInfo(
+                m,
+                CL_MEM_D3D11_RESOURCE,
+                8,
+                (&mut r as *mut Id).cast(),
+                null_mut(),
+            )
+        };
+        // "CL_INVALID_D3D11_RESOURCE_KHR if param_name is CL_MEM_D3D11_RESOURCE_KHR and memobj was
+        // not created by the function clCreateFromD3D11BufferKHR ..."
+        assert_eq!(
+            e, INVALID_RESOURCE_11,
+            "CL_MEM_D3D11_RESOURCE of a derived object"
+        );
+        // SAFETY: a live queue and memory object.
+        let e = unsafe { acquire(q, 1, &m, 0, null(), null_mut()) };
+        // "CL_INVALID_MEM_OBJECT if ... mem_objects have not been created from Direct3D 11
+        // resources".
+        assert_eq!(e, CL_INVALID_MEM_OBJECT, "acquire of a derived object");
+    }
     // A kernel launch with a derived buffer as argument.
     // SAFETY: a live kernel; a cl_mem argument.
     unsafe {
@@ -496,6 +533,7 @@ fn derived_from_a_d3d11_buffer() {
             ),
             ("clCreateImage2D(USE_HOST_PTR)", image(alias_image)),
             ("sub-buffer of an alias", buffer(alias_sub)),
+            ("sub-buffer of the D3D buffer", buffer(root_sub)),
             ("kernel with a derived argument", Box::new(launch)),
         ],
     );

@@ -80,3 +80,20 @@ pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: u32) -> &'a [T] {
         unsafe { std::slice::from_raw_parts(ptr, len as usize) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_become_out_of_host_memory() {
+        assert_eq!(status(|| panic!("inside the layer")), CL_OUT_OF_HOST_MEMORY);
+        assert_eq!(status(|| Err(-5)), -5);
+        assert_eq!(status(|| Ok(())), CL_SUCCESS);
+        let mut err = 0;
+        // SAFETY: a writable errcode_ret.
+        let obj = unsafe { object::<u8>(&mut err, || panic!("inside the layer")) };
+        assert!(obj.is_null());
+        assert_eq!(err, CL_OUT_OF_HOST_MEMORY);
+    }
+}
