@@ -7,9 +7,9 @@
 //! batch on one queue; a batch signals the device's timeline semaphore with its value when it is
 //! submitted, and fences, event queries and per-resource busy state are timeline values.
 //!
-//! Map goes straight to the memory when it is host-visible and coherent on a CPU device
-//! (lavapipe), and through a host-visible staging copy otherwise (read back at map, written back
-//! at unmap).
+//! Map goes straight to the memory when it is host-visible and coherent: every resource on a CPU
+//! device (lavapipe), STAGING and DYNAMIC resources on others where the driver exports such memory;
+//! otherwise through a host-visible staging copy (read back at map, written back at unmap).
 
 mod queue;
 mod setup;
@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use ash::vk;
 
 use super::{AdapterDesc, Allocation, Backend, BackendError, Fence, MapAccess, MemoryKind};
+use crate::core::flags::{USAGE_DYNAMIC, USAGE_STAGING};
 use crate::core::{BlockRegion, LayoutRules, ResourceDesc, ResourceLayout};
 use queue::{Queue, Staging};
 use setup::{memory_type, DeviceChoice, Instance, OPAQUE_FD, RESOURCE_USAGE};
@@ -42,8 +43,10 @@ pub struct VulkanBackend {
     memory_fd: ash::khr::external_memory_fd::Device,
     semaphore_fd: Option<ash::khr::external_semaphore_fd::Device>,
     memory_props: vk::PhysicalDeviceMemoryProperties,
-    /// Map resources directly (host-visible coherent memory on a CPU device).
+    /// Map every resource directly (host-visible coherent memory on a CPU device).
     direct_map: bool,
+    /// Map through staging copies even where the memory could be host-visible (tests).
+    force_staging: bool,
     dedicated_only: bool,
     timeline: vk::Semaphore,
     queue: Mutex<Queue>,
@@ -153,6 +156,7 @@ impl VulkanBackend {
             semaphore_fd,
             memory_props: c.memory,
             direct_map: c.cpu && !options.force_staging,
+            force_staging: options.force_staging,
             dedicated_only: c.dedicated_only,
             timeline,
             queue: Mutex::new(Queue::new(raw_queue, pool)),
@@ -170,9 +174,9 @@ impl VulkanBackend {
         self.semaphore_fd.is_some()
     }
 
-    /// Whether Map goes directly to the resource's memory.
-    pub fn maps_directly(&self) -> bool {
-        self.direct_map
+    /// Whether Map goes directly to the allocation's memory (no staging copy).
+    pub fn maps_directly(&self, a: &Allocation) -> bool {
+        self.memory(a).is_some_and(|m| !m.host.is_null())
     }
 
     fn memory(&self, a: &Allocation) -> Option<Arc<Memory>> {
@@ -392,7 +396,7 @@ unsafe impl Backend for VulkanBackend {
 
     fn allocate(
         &self,
-        _desc: &ResourceDesc,
+        desc: &ResourceDesc,
         layout: &ResourceLayout,
     ) -> Result<Allocation, BackendError> {
         self.check_lost()?;
@@ -405,7 +409,7 @@ unsafe impl Backend for VulkanBackend {
         // SAFETY: the device is alive; `info` and its chain outlive the call.
         let buffer = unsafe { self.device.create_buffer(&info, None) }
             .map_err(|_| BackendError::OutOfMemory)?;
-        let memory = match self.bind_exportable(buffer) {
+        let memory = match self.bind_exportable(buffer, desc.usage) {
             Ok(m) => m,
             Err(e) => {
                 // SAFETY: the buffer is unused and ours.
@@ -757,8 +761,8 @@ unsafe impl Backend for VulkanBackend {
 }
 
 impl VulkanBackend {
-    /// Allocates exportable memory for a resource buffer and binds it.
-    fn bind_exportable(&self, buffer: vk::Buffer) -> Result<Memory, BackendError> {
+    /// Allocates exportable memory for a resource buffer of the given `D3D11_USAGE` and binds it.
+    fn bind_exportable(&self, buffer: vk::Buffer, usage: u32) -> Result<Memory, BackendError> {
         let mut dedicated_req = vk::MemoryDedicatedRequirements::default();
         let mut req2 = vk::MemoryRequirements2::default().push_next(&mut dedicated_req);
         let info = vk::BufferMemoryRequirementsInfo2::default().buffer(buffer);
@@ -775,9 +779,18 @@ impl VulkanBackend {
         let local = vk::MemoryPropertyFlags::DEVICE_LOCAL;
         let host = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
         let bits = req.memory_type_bits;
-        let (index, direct) = match self
-            .direct_map
-            .then(|| memory_type(&self.memory_props, bits, host, local))
+        // Resources the CPU maps live where the CPU can reach them, as Direct3D puts them:
+        // STAGING in cached system memory (read back), DYNAMIC in device-local memory the CPU
+        // can write where there is some. DEFAULT and IMMUTABLE resources are never mapped; on a
+        // CPU device every memory is host memory anyway.
+        let mapped_usage = matches!(usage, USAGE_STAGING | USAGE_DYNAMIC);
+        let host_prefer = if usage == USAGE_STAGING {
+            vk::MemoryPropertyFlags::HOST_CACHED
+        } else {
+            local
+        };
+        let (index, direct) = match (self.direct_map || (mapped_usage && !self.force_staging))
+            .then(|| memory_type(&self.memory_props, bits, host, host_prefer))
             .flatten()
         {
             Some(i) => (i, true),

@@ -28,31 +28,37 @@ fn backend(force_staging: bool) -> VulkanBackend {
         .expect("no Vulkan device with VK_KHR_external_memory_fd (install mesa-vulkan-drivers)")
 }
 
-/// Both Map paths where the device has both (a CPU device maps directly unless forced).
+/// The device with staging maps forced, and as it is (a CPU device maps everything directly,
+/// others their STAGING and DYNAMIC resources where they can).
 fn backends() -> Vec<VulkanBackend> {
-    let direct = backend(false);
-    let mut all = vec![backend(true)];
-    if direct.maps_directly() {
-        all.push(direct);
-    }
-    all
+    vec![backend(true), backend(false)]
 }
 
 /// An RGBA8 2D texture array with a full mip chain, laid out with the Vulkan rules.
 fn texture(w: u32, h: u32, array: u32) -> (ResourceDesc, ResourceLayout) {
+    texture_with(w, h, array, USAGE_DEFAULT, 0)
+}
+
+fn texture_with(
+    w: u32,
+    h: u32,
+    array: u32,
+    usage: u32,
+    cpu: u32,
+) -> (ResourceDesc, ResourceLayout) {
     let d = ResourceDesc {
         dimension: Dimension::Texture2D,
         width: w,
         height: h,
         depth: 1,
         array_size: array,
-        mip_levels: 0,
+        mip_levels: if usage == USAGE_STAGING { 1 } else { 0 },
         format: 28,
         sample_count: 1,
         sample_quality: 0,
-        usage: USAGE_DEFAULT,
+        usage,
         bind: 0,
-        cpu_access: 0,
+        cpu_access: cpu,
         misc: 0,
         structure_stride: 0,
     }
@@ -164,45 +170,57 @@ fn zeroed_written_copied_between_subresources() {
 
 #[test]
 fn map_round_trips_for_every_access() {
+    // DEFAULT textures map through staging (except on CPU devices); STAGING ones map directly
+    // where the driver exports host-visible memory.
+    let kinds = [
+        (USAGE_DEFAULT, 0),
+        (USAGE_STAGING, CPU_ACCESS_READ | CPU_ACCESS_WRITE),
+    ];
     for b in backends() {
-        let (d, l) = texture(16, 4, 1);
-        let mut a = b.allocate(&d, &l).unwrap();
-        let s = l.subresources[0];
-        let pitch = s.row_pitch as usize;
-        // SAFETY: `a` is `b`'s; each map spans 4 rows of `pitch` bytes.
-        unsafe {
-            // WRITE keeps the bytes it does not touch: fill all, then change one row.
-            let p = b.map(&a, 0, READ_WRITE).unwrap();
-            std::ptr::write_bytes(p, 7, pitch * 4);
-            b.unmap(&a, 0);
-            let p = b.map(&a, 0, READ_WRITE).unwrap();
-            assert_eq!(*p.add(pitch * 3), 7);
-            std::ptr::write_bytes(p.add(pitch), 9, 64);
-            b.unmap(&a, 0);
-            let rows = read_rows(&b, &a, 0);
-            assert!(rows[0].iter().all(|&x| x == 7));
-            assert!(rows[1].iter().all(|&x| x == 9));
-            assert!(rows[3].iter().all(|&x| x == 7));
-            // DISCARD writes everything it is given.
-            let p = b.map(&a, 0, DISCARD).unwrap();
-            std::ptr::write_bytes(p, 3, pitch * 4);
-            b.unmap(&a, 0);
-            assert!(read_rows(&b, &a, 0).iter().flatten().all(|&x| x == 3));
-            if !b.maps_directly() {
-                // A READ map through staging never writes back.
-                let p = b.map(&a, 0, READ).unwrap();
-                std::ptr::write_bytes(p, 5, 64);
-                b.unmap(&a, 0);
-                assert!(read_rows(&b, &a, 0).iter().flatten().all(|&x| x == 3));
-            }
-            // A map after a copy sees the copy (the map waits for the queue).
-            let mut c = b.allocate(&d, &l).unwrap();
-            let full = l.full_region(0).unwrap();
-            b.copy_region(&c, 0, &full, &a, 0, &full);
-            assert!(read_rows(&b, &c, 0).iter().flatten().all(|&x| x == 3));
-            b.free(&mut c);
-            b.free(&mut a);
+        for (usage, cpu) in kinds {
+            round_trips(&b, usage, cpu);
         }
+    }
+}
+
+fn round_trips(b: &VulkanBackend, usage: u32, cpu: u32) {
+    let (d, l) = texture_with(16, 4, 1, usage, cpu);
+    let mut a = b.allocate(&d, &l).unwrap();
+    let s = l.subresources[0];
+    let pitch = s.row_pitch as usize;
+    // SAFETY: `a` is `b`'s; each map spans 4 rows of `pitch` bytes.
+    unsafe {
+        // WRITE keeps the bytes it does not touch: fill all, then change one row.
+        let p = b.map(&a, 0, READ_WRITE).unwrap();
+        std::ptr::write_bytes(p, 7, pitch * 4);
+        b.unmap(&a, 0);
+        let p = b.map(&a, 0, READ_WRITE).unwrap();
+        assert_eq!(*p.add(pitch * 3), 7);
+        std::ptr::write_bytes(p.add(pitch), 9, 64);
+        b.unmap(&a, 0);
+        let rows = read_rows(b, &a, 0);
+        assert!(rows[0].iter().all(|&x| x == 7));
+        assert!(rows[1].iter().all(|&x| x == 9));
+        assert!(rows[3].iter().all(|&x| x == 7));
+        // DISCARD writes everything it is given.
+        let p = b.map(&a, 0, DISCARD).unwrap();
+        std::ptr::write_bytes(p, 3, pitch * 4);
+        b.unmap(&a, 0);
+        assert!(read_rows(b, &a, 0).iter().flatten().all(|&x| x == 3));
+        if !b.maps_directly(&a) {
+            // A READ map through staging never writes back.
+            let p = b.map(&a, 0, READ).unwrap();
+            std::ptr::write_bytes(p, 5, 64);
+            b.unmap(&a, 0);
+            assert!(read_rows(b, &a, 0).iter().flatten().all(|&x| x == 3));
+        }
+        // A map after a copy sees the copy (the map waits for the queue).
+        let mut c = b.allocate(&d, &l).unwrap();
+        let full = l.full_region(0).unwrap();
+        b.copy_region(&c, 0, &full, &a, 0, &full);
+        assert!(read_rows(b, &c, 0).iter().flatten().all(|&x| x == 3));
+        b.free(&mut c);
+        b.free(&mut a);
     }
 }
 
