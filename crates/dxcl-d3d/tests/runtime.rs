@@ -318,6 +318,19 @@ fn event_query_and_private_data() {
         ),
         E_INVALIDARG
     );
+    // GetData flushes, so polling ends (S_FALSE while the GPU works: other tests share the
+    // adapter's queue); once complete, DONOTFLUSH reports it too.
+    let mut polls = 0;
+    while call!(
+        ctx,
+        GetData(q.cast(), (&mut done as *mut BOOL).cast(), size, 0)
+    ) == S_FALSE
+    {
+        polls += 1;
+        assert!(polls < 10_000_000, "the event never completed");
+    }
+    assert_eq!(done, 1);
+    done = 0;
     assert_eq!(
         call!(
             ctx,

@@ -26,8 +26,11 @@ pub struct MapAccess {
 pub enum MemoryKind {
     /// Host memory: `Allocation::host` is the start of the allocation.
     Host = 1,
-    /// Device memory that can be exported as an opaque fd.
+    /// Device memory that can be exported as an opaque fd, in the linear layout.
     OpaqueFd = 2,
+    /// Device memory exportable as an opaque fd holding an optimal-tiled Vulkan image of the
+    /// texture's format and extent; the layout describes Map's linear copies only.
+    OpaqueFdImage = 3,
 }
 
 /// Which implementation backs an adapter (`DXCL_BACKEND_KIND`).

@@ -41,6 +41,7 @@ unsafe extern "system" fn get_memory(
         let kind = match a.kind {
             MemoryKind::Host => DXCL_MEMORY_KIND_HOST,
             MemoryKind::OpaqueFd => DXCL_MEMORY_KIND_OPAQUE_FD,
+            MemoryKind::OpaqueFdImage => DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE,
         };
         // SAFETY: non-null and writable (COM contract).
         unsafe {

@@ -11,6 +11,7 @@
 //! device (lavapipe), STAGING and DYNAMIC resources on others where the driver exports such memory;
 //! otherwise through a host-visible staging copy (read back at map, written back at unmap).
 
+mod image;
 mod queue;
 mod setup;
 #[cfg(test)]
@@ -24,8 +25,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use ash::vk;
 
 use super::{AdapterDesc, Allocation, Backend, BackendError, Fence, MapAccess, MemoryKind};
-use crate::core::flags::{USAGE_DYNAMIC, USAGE_STAGING};
+use crate::core::flags::{USAGE_DEFAULT, USAGE_DYNAMIC, USAGE_STAGING};
 use crate::core::{BlockRegion, LayoutRules, ResourceDesc, ResourceLayout};
+use image::Image;
 use queue::{Queue, Staging};
 use setup::{memory_type, DeviceChoice, Instance, OPAQUE_FD, RESOURCE_USAGE};
 
@@ -34,6 +36,8 @@ use setup::{memory_type, DeviceChoice, Instance, OPAQUE_FD, RESOURCE_USAGE};
 pub struct Options {
     /// Map through staging copies even where the memory could be mapped directly.
     pub force_staging: bool,
+    /// Keep every texture in the linear layout, none as an optimal-tiled image.
+    pub linear_textures: bool,
 }
 
 /// One Vulkan device.
@@ -54,13 +58,17 @@ pub struct VulkanBackend {
     semaphores: Mutex<HashMap<u64, SharedSemaphore>>,
     next_id: AtomicU64,
     lost: AtomicBool,
+    physical: vk::PhysicalDevice,
+    linear_textures: bool,
     /// Dropped last: the instance outlives the device.
-    _instance: Arc<Instance>,
+    instance: Arc<Instance>,
 }
 
-/// A resource's memory.
+/// A resource's memory: a buffer over all of it, or a texture's image.
 struct Memory {
+    /// Null for images.
     buffer: vk::Buffer,
+    image: Option<Image>,
     memory: vk::DeviceMemory,
     /// Bytes of the `VkDeviceMemory` (what an importer passes as the allocation size).
     size: u64,
@@ -78,6 +86,13 @@ struct Memory {
 unsafe impl Send for Memory {}
 // SAFETY: as above; shared references never write through `host` themselves.
 unsafe impl Sync for Memory {}
+
+/// What a dedicated allocation is dedicated to.
+#[derive(Clone, Copy)]
+enum Dedicated {
+    Buffer(vk::Buffer),
+    Image(vk::Image),
+}
 
 /// An exported binary semaphore and the timeline value of its last submitted operation.
 struct SharedSemaphore {
@@ -165,7 +180,9 @@ impl VulkanBackend {
             next_id: AtomicU64::new(1),
             lost: AtomicBool::new(false),
             device,
-            _instance: instance,
+            physical: c.physical,
+            linear_textures: options.linear_textures,
+            instance,
         })
     }
 
@@ -322,8 +339,36 @@ impl VulkanBackend {
         }
     }
 
-    /// Records `vkCmdCopyBuffer` with the regions, after the barriers its buffers need, and
-    /// marks both memories used by the batch being recorded.
+    /// Records a transfer command (`record`) after the barriers it needs on the resources it
+    /// touches (`users`) and on other buffers (staging), and marks the resources used by the batch
+    /// being recorded.
+    fn record_transfer(
+        &self,
+        q: &mut Queue,
+        users: &[&Memory],
+        staging: Option<vk::Buffer>,
+        record: impl FnOnce(vk::CommandBuffer),
+    ) -> Result<(), BackendError> {
+        let cmd = self.recording(q)?;
+        let mut buffers: Vec<vk::Buffer> = Vec::with_capacity(users.len() + 1);
+        for m in users {
+            if m.image.is_none() {
+                buffers.push(m.buffer);
+            }
+        }
+        if let Some(b) = staging {
+            buffers.push(b);
+        }
+        let images: Vec<Image> = users.iter().filter_map(|m| m.image).collect();
+        self.transfer_barrier(cmd, &buffers, &images);
+        record(cmd);
+        for m in users {
+            m.last_use.store(q.next_value, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Records `vkCmdCopyBuffer` between buffers (resources' or staging).
     fn record_copy(
         &self,
         q: &mut Queue,
@@ -335,15 +380,15 @@ impl VulkanBackend {
         if regions.is_empty() {
             return Ok(());
         }
-        let cmd = self.recording(q)?;
-        self.transfer_barrier(cmd, &[src, dst]);
-        // SAFETY: `cmd` is recording; both buffers are alive (their owners outlive the batch:
-        // `free` waits for it) and the regions lie inside them (trait contract).
-        unsafe { self.device.cmd_copy_buffer(cmd, src, dst, regions) };
-        for m in users {
-            m.last_use.store(q.next_value, Ordering::Release);
-        }
-        Ok(())
+        let extra = [src, dst]
+            .into_iter()
+            .find(|b| !users.iter().any(|m| m.buffer == *b));
+        self.record_transfer(q, users, extra, |cmd| {
+            // SAFETY: `cmd` is recording; both buffers are alive (their owners outlive the
+            // batch: `free` waits for it, staging is freed after it) and the regions lie inside
+            // them (trait contract).
+            unsafe { self.device.cmd_copy_buffer(cmd, src, dst, regions) }
+        })
     }
 }
 
@@ -400,22 +445,9 @@ unsafe impl Backend for VulkanBackend {
         layout: &ResourceLayout,
     ) -> Result<Allocation, BackendError> {
         self.check_lost()?;
-        let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(OPAQUE_FD);
-        let info = vk::BufferCreateInfo::default()
-            .size(layout.size)
-            .usage(RESOURCE_USAGE)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
-            .push_next(&mut external);
-        // SAFETY: the device is alive; `info` and its chain outlive the call.
-        let buffer = unsafe { self.device.create_buffer(&info, None) }
-            .map_err(|_| BackendError::OutOfMemory)?;
-        let memory = match self.bind_exportable(buffer, desc.usage) {
-            Ok(m) => m,
-            Err(e) => {
-                // SAFETY: the buffer is unused and ours.
-                unsafe { self.device.destroy_buffer(buffer, None) };
-                return Err(e);
-            }
+        let memory = match self.image_plan(desc) {
+            Some(plan) => self.allocate_image(&plan)?,
+            None => self.allocate_buffer(layout.size, desc.usage)?,
         };
         let handle = self.next_id.fetch_add(1, Ordering::Relaxed);
         let m = Arc::new(memory);
@@ -423,11 +455,15 @@ unsafe impl Backend for VulkanBackend {
         let filled = {
             let mut q = lock(&self.queue);
             self.recording(&mut q).map(|cmd| {
-                // SAFETY: `cmd` is recording; the buffer is alive; WHOLE_SIZE from 0 is valid.
-                unsafe {
-                    self.device
-                        .cmd_fill_buffer(cmd, m.buffer, 0, vk::WHOLE_SIZE, 0)
-                };
+                match &m.image {
+                    Some(image) => self.record_image_init(cmd, image),
+                    // SAFETY: `cmd` is recording; the buffer is alive; WHOLE_SIZE from 0 is
+                    // valid.
+                    None => unsafe {
+                        self.device
+                            .cmd_fill_buffer(cmd, m.buffer, 0, vk::WHOLE_SIZE, 0)
+                    },
+                }
                 m.last_use.store(q.next_value, Ordering::Release);
             })
         };
@@ -437,7 +473,11 @@ unsafe impl Backend for VulkanBackend {
         }
         lock(&self.memories).insert(handle, m.clone());
         Ok(Allocation {
-            kind: MemoryKind::OpaqueFd,
+            kind: if m.image.is_some() {
+                MemoryKind::OpaqueFdImage
+            } else {
+                MemoryKind::OpaqueFd
+            },
             host: ptr::null_mut(),
             size: m.size,
             layout: layout.clone(),
@@ -462,6 +502,10 @@ unsafe impl Backend for VulkanBackend {
     ) -> Result<*mut u8, BackendError> {
         self.check_lost()?;
         let m = self.memory(allocation).ok_or(BackendError::NotSupported)?;
+        if m.image.is_some() {
+            // Only DEFAULT and IMMUTABLE textures are images, and Direct3D maps neither.
+            return Err(BackendError::NotSupported);
+        }
         let s = allocation.layout.subresources[subresource as usize];
         if !m.host.is_null() {
             self.settle(&m)?;
@@ -540,20 +584,101 @@ unsafe impl Backend for VulkanBackend {
         let (Some(d), Some(s)) = (self.memory(dst), self.memory(src)) else {
             return;
         };
-        let ds = &dst.layout.subresources[dst_subresource as usize];
-        let ss = &src.layout.subresources[src_subresource as usize];
-        let regions = row_copies(
-            src.layout.region_offset(src_subresource, src_region),
-            (ss.row_pitch as u64, ss.depth_pitch as u64),
-            dst.layout.region_offset(dst_subresource, dst_region),
-            (ds.row_pitch as u64, ds.depth_pitch as u64),
-            src_region.w as u64 * src.layout.block.2 as u64,
-            src_region.h,
-            src_region.d,
-        );
+        let bytes = src.layout.block.2;
         let mut q = lock(&self.queue);
         // A failure marked the device lost; the copy is dropped with it.
-        let _ = self.record_copy(&mut q, s.buffer, d.buffer, &regions, &[&s, &d]);
+        let _ = match (&d.image, &s.image) {
+            (None, None) => {
+                let ds = &dst.layout.subresources[dst_subresource as usize];
+                let ss = &src.layout.subresources[src_subresource as usize];
+                let regions = row_copies(
+                    src.layout.region_offset(src_subresource, src_region),
+                    (ss.row_pitch as u64, ss.depth_pitch as u64),
+                    dst.layout.region_offset(dst_subresource, dst_region),
+                    (ds.row_pitch as u64, ds.depth_pitch as u64),
+                    src_region.w as u64 * bytes as u64,
+                    src_region.h,
+                    src_region.d,
+                );
+                self.record_copy(&mut q, s.buffer, d.buffer, &regions, &[&s, &d])
+            }
+            (Some(di), Some(si)) => {
+                let copy = image::image_copy(
+                    di,
+                    dst_subresource,
+                    dst_region,
+                    si,
+                    src_subresource,
+                    src_region,
+                );
+                self.record_transfer(&mut q, &[&s, &d], None, |cmd| {
+                    // SAFETY: `cmd` is recording; both images are alive and in GENERAL; the
+                    // regions lie in their subresources and the formats have equal texel sizes
+                    // (Direct3D copies within a format family).
+                    unsafe {
+                        self.device.cmd_copy_image(
+                            cmd,
+                            si.raw,
+                            vk::ImageLayout::GENERAL,
+                            di.raw,
+                            vk::ImageLayout::GENERAL,
+                            &[copy],
+                        )
+                    }
+                })
+            }
+            (Some(di), None) => {
+                let (off, row, depth) =
+                    image::linear_side(&src.layout, src_subresource, src_region);
+                let copy = image::buffer_image_copy(
+                    di,
+                    dst_subresource,
+                    dst_region,
+                    off,
+                    row,
+                    depth,
+                    bytes,
+                );
+                self.record_transfer(&mut q, &[&s, &d], None, |cmd| {
+                    // SAFETY: as above; the buffer region lies in the source's memory, its
+                    // pitches are whole texels and rows.
+                    unsafe {
+                        self.device.cmd_copy_buffer_to_image(
+                            cmd,
+                            s.buffer,
+                            di.raw,
+                            vk::ImageLayout::GENERAL,
+                            &[copy],
+                        )
+                    }
+                })
+            }
+            (None, Some(si)) => {
+                let (off, row, depth) =
+                    image::linear_side(&dst.layout, dst_subresource, dst_region);
+                let copy = image::buffer_image_copy(
+                    si,
+                    src_subresource,
+                    src_region,
+                    off,
+                    row,
+                    depth,
+                    bytes,
+                );
+                self.record_transfer(&mut q, &[&s, &d], None, |cmd| {
+                    // SAFETY: as above.
+                    unsafe {
+                        self.device.cmd_copy_image_to_buffer(
+                            cmd,
+                            si.raw,
+                            vk::ImageLayout::GENERAL,
+                            d.buffer,
+                            &[copy],
+                        )
+                    }
+                })
+            }
+        };
     }
 
     unsafe fn write_region(
@@ -586,21 +711,48 @@ unsafe impl Backend for VulkanBackend {
                 };
             }
         }
-        let ds = &dst.layout.subresources[subresource as usize];
-        let regions = row_copies(
-            0,
-            (row_bytes as u64, (row_bytes * region.h as usize) as u64),
-            dst.layout.region_offset(subresource, region),
-            (ds.row_pitch as u64, ds.depth_pitch as u64),
-            row_bytes as u64,
-            region.h,
-            region.d,
-        );
         let mut q = lock(&self.queue);
-        if self
-            .record_copy(&mut q, staging.buffer, d.buffer, &regions, &[&d])
-            .is_ok()
-        {
+        let recorded = match &d.image {
+            None => {
+                let ds = &dst.layout.subresources[subresource as usize];
+                let regions = row_copies(
+                    0,
+                    (row_bytes as u64, (row_bytes * region.h as usize) as u64),
+                    dst.layout.region_offset(subresource, region),
+                    (ds.row_pitch as u64, ds.depth_pitch as u64),
+                    row_bytes as u64,
+                    region.h,
+                    region.d,
+                );
+                self.record_copy(&mut q, staging.buffer, d.buffer, &regions, &[&d])
+            }
+            Some(di) => {
+                let copy = image::buffer_image_copy(
+                    di,
+                    subresource,
+                    region,
+                    0,
+                    row_bytes as u64,
+                    (row_bytes * region.h as usize) as u64,
+                    dst.layout.block.2,
+                );
+                self.record_transfer(&mut q, &[&d], Some(staging.buffer), |cmd| {
+                    // SAFETY: `cmd` is recording; the staging buffer holds the region tightly
+                    // packed; the image is alive, in GENERAL, and the region lies in the
+                    // subresource (trait contract).
+                    unsafe {
+                        self.device.cmd_copy_buffer_to_image(
+                            cmd,
+                            staging.buffer,
+                            di.raw,
+                            vk::ImageLayout::GENERAL,
+                            &[copy],
+                        )
+                    }
+                })
+            }
+        };
+        if recorded.is_ok() {
             q.staging.push(staging);
         } else {
             drop(q);
@@ -761,8 +913,17 @@ unsafe impl Backend for VulkanBackend {
 }
 
 impl VulkanBackend {
-    /// Allocates exportable memory for a resource buffer of the given `D3D11_USAGE` and binds it.
-    fn bind_exportable(&self, buffer: vk::Buffer, usage: u32) -> Result<Memory, BackendError> {
+    /// A resource buffer of `size` bytes in exportable memory chosen for the `D3D11_USAGE`.
+    fn allocate_buffer(&self, size: u64, usage: u32) -> Result<Memory, BackendError> {
+        let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(OPAQUE_FD);
+        let info = vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(RESOURCE_USAGE)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .push_next(&mut external);
+        // SAFETY: the device is alive; `info` and its chain outlive the call.
+        let buffer = unsafe { self.device.create_buffer(&info, None) }
+            .map_err(|_| BackendError::OutOfMemory)?;
         let mut dedicated_req = vk::MemoryDedicatedRequirements::default();
         let mut req2 = vk::MemoryRequirements2::default().push_next(&mut dedicated_req);
         let info = vk::BufferMemoryRequirementsInfo2::default().buffer(buffer);
@@ -772,10 +933,97 @@ impl VulkanBackend {
                 .get_buffer_memory_requirements2(&info, &mut req2)
         };
         let req = req2.memory_requirements;
-        // A dedicated allocation only where the driver insists: importers (OpenCL) have no way
-        // to say they import one.
-        let dedicated =
-            self.dedicated_only || dedicated_req.requires_dedicated_allocation != vk::FALSE;
+        let dedicated = (self.dedicated_only
+            || dedicated_req.requires_dedicated_allocation != vk::FALSE)
+            .then_some(Dedicated::Buffer(buffer));
+        let made = self
+            .export_memory(&req, dedicated, usage)
+            .and_then(|(memory, host)| {
+                // SAFETY: fresh memory of the required size and an allowed type, bound at 0.
+                match unsafe { self.device.bind_buffer_memory(buffer, memory, 0) } {
+                    Ok(()) => Ok((memory, host)),
+                    Err(_) => {
+                        // SAFETY: unused and ours.
+                        unsafe { self.device.free_memory(memory, None) };
+                        Err(BackendError::OutOfMemory)
+                    }
+                }
+            });
+        match made {
+            Ok((memory, host)) => Ok(Memory {
+                buffer,
+                image: None,
+                memory,
+                size: req.size,
+                host,
+                last_use: AtomicU64::new(0),
+                staged: Mutex::new(HashMap::new()),
+            }),
+            Err(e) => {
+                // SAFETY: the buffer is unused and ours.
+                unsafe { self.device.destroy_buffer(buffer, None) };
+                Err(e)
+            }
+        }
+    }
+
+    /// A texture's optimal-tiled image in exportable device-local memory.
+    fn allocate_image(&self, plan: &image::ImagePlan) -> Result<Memory, BackendError> {
+        let raw = self.create_image(plan).ok_or(BackendError::OutOfMemory)?;
+        let mut dedicated_req = vk::MemoryDedicatedRequirements::default();
+        let mut req2 = vk::MemoryRequirements2::default().push_next(&mut dedicated_req);
+        let info = vk::ImageMemoryRequirementsInfo2::default().image(raw);
+        // SAFETY: `raw` is this device's; the structures outlive the call.
+        unsafe { self.device.get_image_memory_requirements2(&info, &mut req2) };
+        let req = req2.memory_requirements;
+        let dedicated = (plan.dedicated_only
+            || dedicated_req.requires_dedicated_allocation != vk::FALSE)
+            .then_some(Dedicated::Image(raw));
+        // Never mapped: DEFAULT usage picks device-local memory.
+        let made = self
+            .export_memory(&req, dedicated, USAGE_DEFAULT)
+            .and_then(|(memory, _)| {
+                // SAFETY: fresh memory of the required size and an allowed type, bound at 0.
+                match unsafe { self.device.bind_image_memory(raw, memory, 0) } {
+                    Ok(()) => Ok(memory),
+                    Err(_) => {
+                        // SAFETY: unused and ours.
+                        unsafe { self.device.free_memory(memory, None) };
+                        Err(BackendError::OutOfMemory)
+                    }
+                }
+            });
+        match made {
+            Ok(memory) => Ok(Memory {
+                buffer: vk::Buffer::null(),
+                image: Some(Image {
+                    raw,
+                    mip_levels: plan.mip_levels,
+                    layers: plan.layers,
+                }),
+                memory,
+                size: req.size,
+                host: ptr::null_mut(),
+                last_use: AtomicU64::new(0),
+                staged: Mutex::new(HashMap::new()),
+            }),
+            Err(e) => {
+                // SAFETY: the image is unused and ours.
+                unsafe { self.device.destroy_image(raw, None) };
+                Err(e)
+            }
+        }
+    }
+
+    /// Exportable memory for `req`: host-visible (and mapped whole) for resources the CPU maps
+    /// where the driver allows it, device-local otherwise. Returns the memory and its mapping
+    /// (null when not mapped).
+    fn export_memory(
+        &self,
+        req: &vk::MemoryRequirements,
+        dedicated: Option<Dedicated>,
+        usage: u32,
+    ) -> Result<(vk::DeviceMemory, *mut u8), BackendError> {
         let local = vk::MemoryPropertyFlags::DEVICE_LOCAL;
         let host = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
         let bits = req.memory_type_bits;
@@ -789,7 +1037,9 @@ impl VulkanBackend {
         } else {
             local
         };
-        let (index, direct) = match (self.direct_map || (mapped_usage && !self.force_staging))
+        let direct_wanted = dedicated.is_none_or(|d| matches!(d, Dedicated::Buffer(_)))
+            && (self.direct_map || (mapped_usage && !self.force_staging));
+        let (index, direct) = match direct_wanted
             .then(|| memory_type(&self.memory_props, bits, host, host_prefer))
             .flatten()
         {
@@ -806,12 +1056,18 @@ impl VulkanBackend {
             ),
         };
         let mut export = vk::ExportMemoryAllocateInfo::default().handle_types(OPAQUE_FD);
-        let mut dedicated_info = vk::MemoryDedicatedAllocateInfo::default().buffer(buffer);
+        let mut dedicated_info = match dedicated {
+            Some(Dedicated::Buffer(b)) => vk::MemoryDedicatedAllocateInfo::default().buffer(b),
+            Some(Dedicated::Image(i)) => vk::MemoryDedicatedAllocateInfo::default().image(i),
+            None => vk::MemoryDedicatedAllocateInfo::default(),
+        };
         let mut alloc = vk::MemoryAllocateInfo::default()
             .allocation_size(req.size)
             .memory_type_index(index)
             .push_next(&mut export);
-        if dedicated {
+        // A dedicated allocation only where the driver insists: importers (OpenCL) have no way
+        // to say they import one.
+        if dedicated.is_some() {
             alloc = alloc.push_next(&mut dedicated_info);
         }
         // SAFETY: the device is alive; the chain outlives the call; the memory type exists.
@@ -822,30 +1078,15 @@ impl VulkanBackend {
             }
             _ => BackendError::OutOfMemory,
         })?;
-        // SAFETY: fresh memory of the required size and an allowed type, bound at offset 0; a
-        // host-visible one is mapped whole.
-        let bound = unsafe {
+        if !direct {
+            return Ok((memory, ptr::null_mut()));
+        }
+        // SAFETY: host-visible memory, not mapped yet, mapped whole.
+        match unsafe {
             self.device
-                .bind_buffer_memory(buffer, memory, 0)
-                .and_then(|()| {
-                    if direct {
-                        self.device
-                            .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-                            .map(|p| p.cast::<u8>())
-                    } else {
-                        Ok(ptr::null_mut())
-                    }
-                })
-        };
-        match bound {
-            Ok(host) => Ok(Memory {
-                buffer,
-                memory,
-                size: req.size,
-                host,
-                last_use: AtomicU64::new(0),
-                staged: Mutex::new(HashMap::new()),
-            }),
+                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+        } {
+            Ok(p) => Ok((memory, p.cast())),
             Err(_) => {
                 // SAFETY: unused and ours.
                 unsafe { self.device.free_memory(memory, None) };
@@ -859,9 +1100,13 @@ impl VulkanBackend {
         for (_, (s, _)) in lock(&m.staged).drain() {
             self.destroy_staging(s);
         }
-        // SAFETY: no pending work uses the buffer or memory (caller); freeing also unmaps.
+        // SAFETY: no pending work uses the buffer, image or memory (caller); freeing also
+        // unmaps; destroying a null buffer does nothing.
         unsafe {
             self.device.destroy_buffer(m.buffer, None);
+            if let Some(i) = &m.image {
+                self.device.destroy_image(i.raw, None);
+            }
             self.device.free_memory(m.memory, None);
         }
     }

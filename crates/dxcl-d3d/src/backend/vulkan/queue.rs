@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 
 use ash::vk;
 
+use super::image::{self, Image};
 use super::VulkanBackend;
 use crate::backend::BackendError;
 
@@ -94,20 +95,25 @@ impl VulkanBackend {
         Ok(cmd)
     }
 
-    /// Orders a transfer after earlier transfers on the same buffers (writes before reads and
-    /// writes).
-    pub(super) fn transfer_barrier(&self, cmd: vk::CommandBuffer, buffers: &[vk::Buffer]) {
-        let mut barriers: Vec<vk::BufferMemoryBarrier> = Vec::with_capacity(buffers.len());
+    /// Orders a transfer after earlier transfers on the same buffers and images (writes before
+    /// reads and writes). Images stay in GENERAL.
+    pub(super) fn transfer_barrier(
+        &self,
+        cmd: vk::CommandBuffer,
+        buffers: &[vk::Buffer],
+        images: &[Image],
+    ) {
+        let src = vk::AccessFlags::TRANSFER_WRITE;
+        let dst = vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE;
+        let mut buffer_barriers: Vec<vk::BufferMemoryBarrier> = Vec::with_capacity(buffers.len());
         for &b in buffers {
-            if barriers.iter().any(|x| x.buffer == b) {
+            if buffer_barriers.iter().any(|x| x.buffer == b) {
                 continue;
             }
-            barriers.push(
+            buffer_barriers.push(
                 vk::BufferMemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                    .dst_access_mask(
-                        vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE,
-                    )
+                    .src_access_mask(src)
+                    .dst_access_mask(dst)
                     .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
                     .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
                     .buffer(b)
@@ -115,7 +121,24 @@ impl VulkanBackend {
                     .size(vk::WHOLE_SIZE),
             );
         }
-        // SAFETY: `cmd` is recording (caller); the buffers are alive.
+        let mut image_barriers: Vec<vk::ImageMemoryBarrier> = Vec::with_capacity(images.len());
+        for i in images {
+            if image_barriers.iter().any(|x| x.image == i.raw) {
+                continue;
+            }
+            image_barriers.push(
+                vk::ImageMemoryBarrier::default()
+                    .src_access_mask(src)
+                    .dst_access_mask(dst)
+                    .old_layout(vk::ImageLayout::GENERAL)
+                    .new_layout(vk::ImageLayout::GENERAL)
+                    .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .image(i.raw)
+                    .subresource_range(image::all(i)),
+            );
+        }
+        // SAFETY: `cmd` is recording (caller); the buffers and images are alive.
         unsafe {
             self.device.cmd_pipeline_barrier(
                 cmd,
@@ -123,8 +146,8 @@ impl VulkanBackend {
                 vk::PipelineStageFlags::TRANSFER,
                 vk::DependencyFlags::empty(),
                 &[],
-                &barriers,
-                &[],
+                &buffer_barriers,
+                &image_barriers,
             )
         };
     }

@@ -1,4 +1,5 @@
-//! The Vulkan backend on this machine's Vulkan device (lavapipe in CI), through both Map paths.
+//! The Vulkan backend on this machine's Vulkan device (lavapipe in CI): textures as images and
+//! as linear buffers, both Map paths.
 
 use std::slice;
 
@@ -21,17 +22,31 @@ const DISCARD: MapAccess = MapAccess {
 };
 
 /// The first Vulkan device. The tests need one: scripts/deps.sh installs lavapipe.
-fn backend(force_staging: bool) -> VulkanBackend {
-    enumerate(Options { force_staging })
+fn backend_with(options: Options) -> VulkanBackend {
+    enumerate(options)
         .into_iter()
         .next()
         .expect("no Vulkan device with VK_KHR_external_memory_fd (install mesa-vulkan-drivers)")
 }
 
-/// The device with staging maps forced, and as it is (a CPU device maps everything directly,
-/// others their STAGING and DYNAMIC resources where they can).
+fn backend(force_staging: bool) -> VulkanBackend {
+    backend_with(Options {
+        force_staging,
+        linear_textures: false,
+    })
+}
+
+/// The device with staging maps forced and linear textures, and as it is (textures as images
+/// where it can; a CPU device maps everything else directly, others their STAGING and DYNAMIC
+/// resources where they can).
 fn backends() -> Vec<VulkanBackend> {
-    vec![backend(true), backend(false)]
+    vec![
+        backend_with(Options {
+            force_staging: true,
+            linear_textures: true,
+        }),
+        backend(false),
+    ]
 }
 
 /// An RGBA8 2D texture array with a full mip chain, laid out with the Vulkan rules.
@@ -68,9 +83,22 @@ fn texture_with(
     (d, l)
 }
 
-/// The rows of a subresource as the CPU sees them through a READ map.
+/// The rows of a subresource as the CPU sees them: through a READ map, or for images (never
+/// mapped) through a copy into a STAGING texture of the subresource's size.
 fn read_rows(b: &VulkanBackend, a: &Allocation, sub: u32) -> Vec<Vec<u8>> {
     let s = a.layout.subresources[sub as usize];
+    if a.kind == MemoryKind::OpaqueFdImage {
+        let (d, l) = texture_with(s.width, s.height, 1, USAGE_STAGING, CPU_ACCESS_READ);
+        let mut st = b.allocate(&d, &l).unwrap();
+        assert_eq!(st.kind, MemoryKind::OpaqueFd);
+        let r = l.full_region(0).unwrap();
+        // SAFETY: both are `b`'s; the regions are whole subresources of equal extent.
+        unsafe { b.copy_region(&st, 0, &r, a, sub, &r) };
+        let rows = read_rows(b, &st, 0);
+        // SAFETY: `st` is `b`'s and unused from here.
+        unsafe { b.free(&mut st) };
+        return rows;
+    }
     let row = s.width as usize * 4;
     // SAFETY: `a` is `b`'s; the map spans the subresource (`height` rows of `row_pitch`).
     unsafe {
@@ -117,8 +145,10 @@ fn zeroed_written_copied_between_subresources() {
         let (d, l) = texture(8, 4, 2);
         // Subresources: slice 0 mips 0..4, slice 1 mips 4..8.
         let mut a = b.allocate(&d, &l).unwrap();
-        assert_eq!(a.kind, MemoryKind::OpaqueFd);
-        assert!(a.size >= l.size);
+        if b.linear_textures {
+            assert_eq!(a.kind, MemoryKind::OpaqueFd);
+            assert!(a.size >= l.size);
+        }
         assert!(read_rows(&b, &a, 0).iter().flatten().all(|&x| x == 0));
         let data: Vec<u8> = (0..128u8).collect();
         let full = l.full_region(0).unwrap();
@@ -160,6 +190,25 @@ fn zeroed_written_copied_between_subresources() {
         // SAFETY: as above.
         unsafe { b.copy_region(&c, 0, &full, &a, 0, &full) };
         assert_eq!(read_rows(&b, &c, 0), rows);
+        // A STAGING texture (always linear) to and from the texture: a box both ways.
+        let (sd, sl) = texture_with(8, 4, 1, USAGE_STAGING, CPU_ACCESS_READ | CPU_ACCESS_WRITE);
+        let mut st = b.allocate(&sd, &sl).unwrap();
+        let to_staging = sl.place_region(0, 4, 2, 0, &src).unwrap();
+        // SAFETY: as above.
+        unsafe { b.copy_region(&st, 0, &to_staging, &a, 0, &src) };
+        let sr = read_rows(&b, &st, 0);
+        assert_eq!(sr[2][16..24], data[32 + 4..32 + 12]);
+        assert_eq!(sr[3][16..24], data[64 + 4..64 + 12]);
+        assert!(sr[1].iter().all(|&x| x == 0));
+        let back = l.place_region(0, 0, 0, 0, &to_staging).unwrap();
+        // SAFETY: as above.
+        unsafe { b.copy_region(&c, 0, &back, &st, 0, &to_staging) };
+        let cr = read_rows(&b, &c, 0);
+        assert_eq!(cr[0][..8], data[32 + 4..32 + 12]);
+        assert_eq!(cr[1][..8], data[64 + 4..64 + 12]);
+        assert_eq!(cr[2][..], data[64..96]);
+        // SAFETY: `st` is `b`'s and unused from here.
+        unsafe { b.free(&mut st) };
         // SAFETY: both are `b`'s and unused from here.
         unsafe {
             b.free(&mut a);
@@ -170,14 +219,18 @@ fn zeroed_written_copied_between_subresources() {
 
 #[test]
 fn map_round_trips_for_every_access() {
-    // DEFAULT textures map through staging (except on CPU devices); STAGING ones map directly
-    // where the driver exports host-visible memory.
+    // Linear DEFAULT textures map through staging (except on CPU devices: Direct3D never maps
+    // them, this is the path for memory the CPU cannot reach); STAGING ones map directly where
+    // the driver exports host-visible memory.
     let kinds = [
         (USAGE_DEFAULT, 0),
         (USAGE_STAGING, CPU_ACCESS_READ | CPU_ACCESS_WRITE),
     ];
     for b in backends() {
         for (usage, cpu) in kinds {
+            if usage == USAGE_DEFAULT && !b.linear_textures {
+                continue;
+            }
             round_trips(&b, usage, cpu);
         }
     }
@@ -309,4 +362,39 @@ fn shared_semaphores() {
     );
     b.destroy_shared_semaphore(id).unwrap();
     assert_eq!(b.destroy_shared_semaphore(id), Err(BackendError::UnknownId));
+}
+
+#[test]
+fn textures_as_images_where_the_device_exports_them() {
+    let b = backend(false);
+    let (d, l) = texture(64, 32, 2);
+    let mut a = b.allocate(&d, &l).unwrap();
+    // lavapipe and NVIDIA both export optimal RGBA8 images.
+    assert_eq!(a.kind, MemoryKind::OpaqueFdImage);
+    // SAFETY: `a` is `b`'s.
+    unsafe {
+        assert_eq!(b.map(&a, 0, READ), Err(BackendError::NotSupported));
+        let fd = b.export_fd(&a).unwrap();
+        assert!(fd >= 0);
+        libc::close(fd);
+        b.free(&mut a);
+    }
+    // Formats without a bit-exact Vulkan image format (BC1), and STAGING textures, stay linear.
+    let bc = ResourceDesc {
+        format: 71,
+        mip_levels: 1,
+        ..d
+    }
+    .validate(false)
+    .unwrap();
+    let bl = ResourceLayout::new(&bc, &LayoutRules::VULKAN).unwrap();
+    let mut a = b.allocate(&bc, &bl).unwrap();
+    assert_eq!(a.kind, MemoryKind::OpaqueFd);
+    // SAFETY: as above.
+    unsafe { b.free(&mut a) };
+    let (sd, sl) = texture_with(16, 16, 1, USAGE_STAGING, CPU_ACCESS_READ);
+    let mut a = b.allocate(&sd, &sl).unwrap();
+    assert_eq!(a.kind, MemoryKind::OpaqueFd);
+    // SAFETY: as above.
+    unsafe { b.free(&mut a) };
 }
