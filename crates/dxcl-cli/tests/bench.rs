@@ -5,6 +5,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn dxcl(args: &str) -> Output {
+    dxcl_with(args, &[])
+}
+
+fn dxcl_with(args: &str, env: &[(&str, &str)]) -> Output {
     let exe = Path::new(env!("CARGO_BIN_EXE_dxcl"));
     let layer = exe.with_file_name("libdxcl_layer.so");
     assert!(
@@ -16,6 +20,7 @@ fn dxcl(args: &str) -> Output {
         .args(args.split_whitespace())
         // Set on purpose: the bench must choose the strategy per object, not inherit it.
         .env("DXCL_STRATEGY", "staging")
+        .envs(env.iter().copied())
         .output()
         .expect("dxcl runs")
 }
@@ -168,8 +173,10 @@ fn markdown_table_is_pasteable() {
 /// WARP is dxcl's software adapter: host memory, so the default strategy is the host pointer.
 #[test]
 fn warp_shares_host_memory_without_copies() {
-    let out = stdout(&dxcl(
+    // DXCL_ADAPTER=vulkan (as some test runs set) would hide the software adapter.
+    let out = stdout(&dxcl_with(
         "bench --sizes 4K --iters 2 --budget-ms 10 --kind both --driver warp",
+        &[("DXCL_ADAPTER", "software")],
     ));
     assert!(
         out.contains("Direct3D 11: D3D_DRIVER_TYPE_WARP on the default adapter: "),
