@@ -194,6 +194,14 @@ pub fn device_string(d: cl_device_id, name: cl_device_info) -> Result<String, Cl
     Ok(bytes_to_string(&bytes))
 }
 
+/// A device property's raw bytes (arrays such as handle-type lists).
+pub fn device_bytes(d: cl_device_id, name: cl_device_info) -> Result<Vec<u8>, ClError> {
+    // SAFETY: `info_bytes` passes a buffer of exactly `size` bytes (or none for the size query).
+    info_bytes("clGetDeviceInfo", |size, value, ret| unsafe {
+        clGetDeviceInfo(d, name, size, value, ret)
+    })
+}
+
 /// A fixed-size device property (`cl_bool`, `cl_uint`, `cl_ulong`, `cl_device_type`, …).
 pub fn device_value<T: Copy + Default>(
     d: cl_device_id,

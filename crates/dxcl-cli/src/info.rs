@@ -2,7 +2,7 @@
 //! each (adapter, CL device) pairing gets.
 
 use crate::{cl, d3d, sharing};
-use dxcl_abi::interop::DXCL_BACKEND_KIND_HOST;
+use dxcl_abi::interop::{DXCL_BACKEND_KIND_HOST, DXCL_BACKEND_KIND_VULKAN};
 use dxcl_layer::strategy;
 use opencl_sys::*;
 
@@ -117,12 +117,66 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
                     forced_staging: strategy::forced_staging_from_env(),
                 };
                 let di = devices.iter().position(|d| d == m).unwrap_or(0);
-                println!(
-                    "        sharing adapter [{ai}] ↔ device [{di}]: {}",
-                    strategy::describe(&inputs)
-                );
+                if a.backend == Some(DXCL_BACKEND_KIND_VULKAN) {
+                    describe_vulkan(ai, di, *m, &inputs);
+                } else {
+                    println!(
+                        "        sharing adapter [{ai}] ↔ device [{di}]: {}",
+                        strategy::describe(&inputs)
+                    );
+                }
             }
         }
     }
     Ok(())
+}
+
+/// The handle types a device lists for an external-memory or semaphore import query.
+fn handle_types(d: cl_device_id, name: cl_device_info) -> Vec<cl_uint> {
+    cl::device_bytes(d, name)
+        .map(|b| {
+            b.chunks_exact(4)
+                .map(|c| cl_uint::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A Vulkan adapter's pairing: the layer's decision for buffers and for whole textures (the
+/// runtime keeps buffers linear and textures as optimal-tiled images), and how acquire/release
+/// synchronise. The device was matched to the adapter by UUID (the preferred set).
+fn describe_vulkan(ai: usize, di: usize, device: cl_device_id, inputs: &strategy::Inputs) {
+    let imports = handle_types(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR)
+        .contains(&CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR);
+    let semaphores = handle_types(device, CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR)
+        .contains(&CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR);
+    let case = |memory, buffer| {
+        strategy::describe_with(
+            inputs,
+            &strategy::External {
+                memory,
+                buffer,
+                whole_image: !buffer,
+                devices_import: imports,
+            },
+        )
+    };
+    println!(
+        "        sharing adapter [{ai}] ↔ device [{di}]: buffers: {}",
+        case(strategy::FdMemory::Linear, true)
+    );
+    println!(
+        "          textures (mip 0, one slice): {}",
+        case(strategy::FdMemory::Image, false)
+    );
+    if imports {
+        println!(
+            "          sync: {}",
+            if semaphores {
+                "GPU-side through shared semaphores (when the runtime exports them)"
+            } else {
+                "CPU waits (the device imports no opaque-fd semaphores)"
+            }
+        );
+    }
 }

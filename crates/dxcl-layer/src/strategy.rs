@@ -133,6 +133,12 @@ pub fn describe(inputs: &Inputs) -> String {
     format!("{} ({})", d.strategy.name(), d.reason)
 }
 
+/// [`describe`] for a resource whose memory is an opaque fd.
+pub fn describe_with(inputs: &Inputs, external: &External) -> String {
+    let d = choose_with(inputs, Some(external));
+    format!("{} ({})", d.strategy.name(), d.reason)
+}
+
 /// `DXCL_STRATEGY=staging` in the environment.
 pub fn forced_staging_from_env() -> bool {
     std::env::var("DXCL_STRATEGY")
