@@ -1,0 +1,34 @@
+#!/bin/sh
+# Builds everything the GPU suite needs HERE and packs it into .carry/gpu (git-ignored), ready to be
+# carried to the GPU machine, which has no Rust. Also fetches the Vulkan/GL loader packages that
+# machine lacks into .gl (docs/gpu.md, "Running the GPU suite").
+set -eu
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+out=.carry/gpu
+make --no-print-directory stage
+make --no-print-directory -C tests/conformance all STAGE="$root/build/stage"
+make --no-print-directory -C tests/gpu probe
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/bin" "$out/conformance"
+cp build/stage/lib/libdxcl_d3d.so build/stage/lib/libdxcl_layer.so "$out/lib/"
+cp build/stage/bin/dxcl build/gpu/probe "$out/bin/"
+# The GPU machine's default libOpenCL.so.1 may be a loader without layer support (CUDA's copy):
+# carry this machine's ocl-icd, which loads OPENCL_LAYERS and honours OCL_ICD_VENDORS.
+cp -L "$(ldconfig -p | sed -n 's/.*libOpenCL.so.1 (libc6,x86-64) => //p' | head -1)" "$out/lib/libOpenCL.so.1"
+cp tests/conformance/run.sh tests/conformance/valgrind.supp "$out/conformance/" 2>/dev/null || cp tests/conformance/run.sh "$out/conformance/"
+for p in discovery contexts buffers textures acquire sync; do cp "build/conformance/$p" "$out/conformance/"; done
+cp scripts/gpu/run.sh "$out/"
+# Debug info is not needed there and would eat the 64 MiB carry limit.
+strip --strip-debug "$out"/lib/*.so "$out"/bin/* "$out"/conformance/discovery "$out"/conformance/contexts \
+    "$out"/conformance/buffers "$out"/conformance/textures "$out"/conformance/acquire "$out"/conformance/sync
+if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
+    mkdir -p .gl /tmp/amd64/partial
+    o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+    # shellcheck disable=SC2086 # $o is a word list
+    apt-get $o update -q >/dev/null
+    # shellcheck disable=SC2086
+    (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+fi
+du -sh "$out" .gl
+echo "packed: carry [.gl, .carry] and run: sh .carry/gpu/run.sh"

@@ -1,0 +1,30 @@
+#!/bin/sh
+# The GPU suite, run ON the GPU machine from the repository root after scripts/gpu/pack.sh packed
+# .carry/gpu here: the loaders, the NVIDIA OpenCL ICD, then the probe, `dxcl info`, the conformance
+# suite on the Vulkan adapter and the NVIDIA platform, the demo and the benchmark.
+# Logs go to $OUT (the device tool brings them back) or build/gpu-out.
+set -u
+g=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-build/gpu-out}
+mkdir -p "$out"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+# Only NVIDIA: the suite takes the first platform that has the sharing extensions.
+mkdir -p /tmp/vendors
+echo /usr/lib/libnvidia-opencl.so.1 > /tmp/vendors/nvidia.icd
+export OCL_ICD_VENDORS=/tmp/vendors
+export LD_LIBRARY_PATH="$g/lib" OPENCL_LAYERS="$g/lib/libdxcl_layer.so" DXCL_ADAPTER=vulkan DXCL_LOG=1
+echo "libOpenCL: $(ldd "$g/bin/dxcl" | grep libOpenCL)"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+date -u +%Y-%m-%d >> "$out/gpu.txt"
+what=${*:-all}
+want() { case " $what " in *" all "*|*" $1 "*) return 0 ;; *) return 1 ;; esac; }
+if want probe; then "$g/bin/probe" > "$out/probe.log" 2>&1; grep RESULT "$out/probe.log"; fi
+if want info; then "$g/bin/dxcl" info 2>&1 | tee "$out/info.log"; fi
+if want demo; then "$g/bin/dxcl" demo --size 2048 --out "$out/demo.png" 2>&1 | tee "$out/demo.log"; fi
+if want conformance; then
+    (cd "$g/conformance" && sh ./run.sh . "" "discovery contexts buffers textures acquire sync" "buffers textures sync") \
+        > "$out/conformance.log" 2>&1
+    grep -E "FAIL|passed, .* failed" "$out/conformance.log" | tail -40
+fi
+if want bench; then "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench.md"; fi
