@@ -18,6 +18,11 @@ pub enum Strategy {
     /// `clEnqueueAcquire/ReleaseExternalMemObjectsKHR`, ordered against D3D by shared semaphores
     /// where both sides have them. O(1) in the resource's size.
     ExternalMemory,
+    /// A subresource an imported image cannot cover (a mip level above 0, one slice of an
+    /// array): a one-subresource DEFAULT texture of the Vulkan backend is imported as above, and
+    /// acquire/release copy between it and the subresource on D3D's queue. GPU-side, no host
+    /// round trip.
+    ExternalCopy,
 }
 
 impl Strategy {
@@ -26,6 +31,7 @@ impl Strategy {
             Strategy::HostPointer => "host-pointer",
             Strategy::StagingCopy => "staging-copy",
             Strategy::ExternalMemory => "external-memory",
+            Strategy::ExternalCopy => "external-copy",
         }
     }
 }
@@ -100,9 +106,11 @@ pub fn choose_with(inputs: &Inputs, external: Option<&External>) -> Decision {
             staging("linear texture memory: OpenCL imports only optimal-tiled images")
         }
         (true, FdMemory::Image, _, true) => imported("Vulkan image imported as a CL image"),
-        (true, FdMemory::Image, _, false) => {
-            staging("not mip 0 of a single-slice texture: an imported image covers only that")
-        }
+        (true, FdMemory::Image, _, false) => Decision {
+            strategy: Strategy::ExternalCopy,
+            reason: "an imported image covers only mip 0 of one slice: GPU copies through an \
+                     imported one-subresource texture",
+        },
     }
 }
 
@@ -234,10 +242,6 @@ mod tests {
                 ..IMPORTABLE_IMAGE
             },
             External {
-                whole_image: false,
-                ..IMPORTABLE_IMAGE
-            },
-            External {
                 memory: FdMemory::Linear,
                 ..IMPORTABLE_IMAGE
             },
@@ -261,5 +265,17 @@ mod tests {
             assert_eq!(d.strategy, Strategy::StagingCopy, "{i:?}");
         }
         assert_eq!(choose_with(&VULKAN, None).strategy, Strategy::StagingCopy);
+    }
+
+    #[test]
+    fn other_subresources_copy_on_the_gpu() {
+        let part = External {
+            whole_image: false,
+            ..IMPORTABLE_IMAGE
+        };
+        assert_eq!(
+            choose_with(&VULKAN, Some(&part)).strategy,
+            Strategy::ExternalCopy
+        );
     }
 }

@@ -18,7 +18,7 @@ use super::{check, down, status};
 use crate::core::format::{self, pixel_size};
 use crate::core::registry::{self, key, MemEntry, ResourceKind};
 use crate::core::tokens::{Ext, Flavor};
-use crate::d3d::{interop, resource, staging::Staging};
+use crate::d3d::{interop, resource, staging::Place, staging::Staging};
 use crate::external::{import, sync};
 use crate::strategy::{self, External, Inputs, Strategy};
 use dxcl_abi::interop::IDxclInteropDevice;
@@ -150,6 +150,67 @@ pub(crate) unsafe fn create_from(
     let mut decision = strategy::choose_with(&inputs, external.as_ref());
     strategy::log_once("clCreateFromD3D resource", decision);
 
+    if decision.strategy == Strategy::ExternalCopy {
+        let px = image.map_or(1, |(f, _)| pixel_size(&f));
+        let shadow = Staging::new(v, kind, &r, sub, (width, height, depth), px, Place::Device)
+            .ok()
+            .and_then(|s| {
+                let i = interop::Interop::query(&s.staging_resource())?;
+                Some((s, i))
+            });
+        let imported = shadow.as_ref().and_then(|(_, i)| {
+            let desc = image.map(|(_, t)| image_desc(t, width, height, depth, None));
+            // The one-subresource shadow is mip 0 of one slice: what an import covers.
+            (import::fd_memory(&i.com).map(|(m, _)| m) == Some(strategy::FdMemory::Image)).then(
+                || {
+                    import::import(
+                        context,
+                        flags,
+                        &i.com,
+                        width as usize,
+                        image.as_ref().map(|(f, _)| f).zip(desc.as_ref()),
+                    )
+                },
+            )
+        });
+        match (shadow, imported) {
+            (Some((s, i)), Some(Ok(mem))) => {
+                let synced = match (support.semaphores, interop_device.as_ref()) {
+                    (Some(fns), Some(dev)) => sync::add_user(context, dev, fns),
+                    _ => false,
+                };
+                return register(
+                    RegisterArgs {
+                        ext,
+                        kind,
+                        context,
+                        res,
+                        resource: r.com,
+                        reg_key,
+                        sub,
+                        strategy: Strategy::ExternalCopy,
+                        // The shadow's interface: synchronisation concerns the shadow, which the
+                        // staging entry keeps alive as long as the memory object.
+                        // SAFETY: `s` holds the counted reference to the shadow resource.
+                        interop: Some(unsafe { i.com.into_borrowed() }),
+                        staging: Some(Arc::new(Mutex::new(s))),
+                    },
+                    mem,
+                    synced.then_some(context),
+                );
+            }
+            (_, imported) => {
+                decision = strategy::Decision {
+                    strategy: Strategy::StagingCopy,
+                    reason: match imported {
+                        Some(Err(e)) => import_failure(e),
+                        _ => "the GPU shadow texture could not be made or imported: staging copy instead",
+                    },
+                };
+                strategy::log_once("clCreateFromD3D resource", decision);
+            }
+        }
+    }
     if decision.strategy == Strategy::ExternalMemory {
         let i = interop.as_ref().ok_or(v.invalid_resource())?;
         let desc = image.map(|(_, image_type)| image_desc(image_type, width, height, depth, None));
@@ -205,7 +266,7 @@ pub(crate) unsafe fn create_from(
                 layout,
             ))
         }
-        Strategy::StagingCopy | Strategy::ExternalMemory => None,
+        Strategy::StagingCopy | Strategy::ExternalMemory | Strategy::ExternalCopy => None,
     };
     let mem_flags = flags
         | if host_ptr.is_some() {
@@ -235,7 +296,7 @@ pub(crate) unsafe fn create_from(
     let staging = match decision.strategy {
         Strategy::StagingCopy => {
             let px = image.map_or(1, |(f, _)| pixel_size(&f));
-            match Staging::new(v, kind, &r, sub, (width, height, depth), px) {
+            match Staging::new(v, kind, &r, sub, (width, height, depth), px, Place::Host) {
                 Ok(s) => Some(Arc::new(Mutex::new(s))),
                 Err(_) => {
                     release_mem(mem);
@@ -243,7 +304,7 @@ pub(crate) unsafe fn create_from(
                 }
             }
         }
-        Strategy::HostPointer | Strategy::ExternalMemory => None,
+        Strategy::HostPointer | Strategy::ExternalMemory | Strategy::ExternalCopy => None,
     };
     register(
         RegisterArgs {

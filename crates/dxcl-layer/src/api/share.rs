@@ -199,9 +199,31 @@ pub(crate) unsafe fn acquire_release(
 fn external_mems(items: &[Item]) -> Vec<cl_mem> {
     items
         .iter()
-        .filter(|i| i.strategy == Strategy::ExternalMemory)
+        .filter(|i| is_external(i.strategy))
         .map(|i| i.mem)
         .collect()
+}
+
+/// Strategies whose memory objects are imported and bracketed by the external-memory calls.
+fn is_external(s: Strategy) -> bool {
+    matches!(s, Strategy::ExternalMemory | Strategy::ExternalCopy)
+}
+
+/// The GPU copies between subresources and their imported shadows (external-copy strategy).
+fn shadow_copies(items: &[Item], to_resource: bool) {
+    for it in items
+        .iter()
+        .filter(|i| i.strategy == Strategy::ExternalCopy)
+    {
+        if let Some(staging) = &it.staging {
+            let s = staging.lock().unwrap_or_else(|p| p.into_inner());
+            if to_resource {
+                s.copy_out();
+            } else {
+                s.copy_in();
+            }
+        }
+    }
 }
 
 fn list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
@@ -226,6 +248,10 @@ fn acquire_external(
         return Ok(None);
     }
     let fns = external_cl::queue_memory_fns(queue)?;
+    // The copies into shadows are D3D work this call issues itself: OpenCL must wait for them
+    // even under user sync.
+    shadow_copies(items, false);
+    let sync = sync || items.iter().any(|i| i.strategy == Strategy::ExternalCopy);
     let semaphore = if sync {
         external_sync::d3d_then_cl(context, queue, wait)?
     } else {
@@ -235,10 +261,7 @@ fn acquire_external(
         // No shared semaphores: "any Direct3D 1x calls ... made before
         // clEnqueueAcquireD3D1xObjects is called will complete executing before event reports
         // completion" holds by waiting here.
-        for it in items
-            .iter()
-            .filter(|i| i.strategy == Strategy::ExternalMemory)
-        {
+        for it in items.iter().filter(|i| is_external(i.strategy)) {
             if let Some(i) = &it.interop {
                 interop::wait_for_device_work(i);
             }
@@ -288,7 +311,7 @@ fn acquire_objects(
                 let ev = enqueue_copy(queue, it, &mut s, false, wait)?;
                 uploads.push(ev);
             }
-            Strategy::ExternalMemory => {}
+            Strategy::ExternalMemory | Strategy::ExternalCopy => {}
         }
     }
     let mut all_wait: Vec<cl_event> = wait.to_vec();
@@ -382,21 +405,22 @@ fn release_objects(
             release_event(r);
         }
         let ev = ev?;
-        if sync && !mems.is_empty() {
+        // The copies out of shadows are D3D work this call issues: they must follow OpenCL's
+        // release even under user sync.
+        let copies = items.iter().any(|i| i.strategy == Strategy::ExternalCopy);
+        if (sync || copies) && !mems.is_empty() {
             // "any calls to Direct3D 1x made after the call to clEnqueueReleaseD3D1xObjects will
             // not start executing until after all events in event_wait_list are complete and all
             // work already submitted to command_queue completes execution": on the GPU through a
             // shared semaphore, else through the runtime's pending-work wait on the CPU.
             if !external_sync::cl_then_d3d(context, queue, &[ev])? {
-                for it in items
-                    .iter()
-                    .filter(|i| i.strategy == Strategy::ExternalMemory)
-                {
+                for it in items.iter().filter(|i| is_external(i.strategy)) {
                     if let Some(i) = &it.interop {
                         interop::add_pending_work(i, ev);
                     }
                 }
             }
+            shadow_copies(items, true);
         }
         if sync {
             // "any calls to Direct3D 1x made after the call to clEnqueueReleaseD3D1xObjects will

@@ -11,15 +11,25 @@ use dxcl_abi::{
     ID3D11DeviceContext, ID3D11Resource, D3D10_BUFFER_DESC, D3D10_CPU_ACCESS_READ,
     D3D10_CPU_ACCESS_WRITE, D3D10_MAP, D3D10_MAPPED_TEXTURE2D, D3D10_MAPPED_TEXTURE3D,
     D3D10_MAP_READ, D3D10_MAP_WRITE, D3D10_TEXTURE2D_DESC, D3D10_TEXTURE3D_DESC,
-    D3D10_USAGE_STAGING, D3D11_BUFFER_DESC, D3D11_CPU_ACCESS_READ, D3D11_CPU_ACCESS_WRITE,
-    D3D11_MAPPED_SUBRESOURCE, D3D11_MAP_READ, D3D11_MAP_WRITE, D3D11_TEXTURE2D_DESC,
-    D3D11_TEXTURE3D_DESC, D3D11_USAGE_STAGING, DXGI_SAMPLE_DESC, E_FAIL, HRESULT, SUCCEEDED,
+    D3D10_USAGE_DEFAULT, D3D10_USAGE_STAGING, D3D11_BUFFER_DESC, D3D11_CPU_ACCESS_READ,
+    D3D11_CPU_ACCESS_WRITE, D3D11_MAPPED_SUBRESOURCE, D3D11_MAP_READ, D3D11_MAP_WRITE,
+    D3D11_TEXTURE2D_DESC, D3D11_TEXTURE3D_DESC, D3D11_USAGE_DEFAULT, D3D11_USAGE_STAGING,
+    DXGI_SAMPLE_DESC, E_FAIL, HRESULT, SUCCEEDED,
 };
 
 use super::com::ComPtr;
 use super::resource::{device10, device11, AnyResource, Resource};
 use crate::core::registry::ResourceKind;
 use crate::core::tokens::D3dVersion;
+
+/// Where a staging resource lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// CPU-accessible (`USAGE_STAGING`), with a host shadow.
+    Host,
+    /// GPU memory (`USAGE_DEFAULT`), without a host shadow.
+    Device,
+}
 
 /// A failed D3D call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +96,11 @@ pub(crate) struct Staging {
 impl Staging {
     /// Creates the staging resource for one subresource of `r`, whose mip level has `extent`
     /// texels of `pixel_size` bytes (buffers: ByteWidth, 1, 1 and 1).
+    ///
+    /// `Place::Host` makes a CPU-accessible STAGING resource and a host shadow (the staging-copy
+    /// strategy); `Place::Device` makes a DEFAULT-usage one-subresource resource and no host
+    /// shadow (the external-copy strategy imports it into OpenCL and copies on the GPU).
+    #[allow(clippy::too_many_arguments)] // The subresource's identity, extent and placement.
     pub fn new(
         version: D3dVersion,
         kind: ResourceKind,
@@ -93,6 +108,7 @@ impl Staging {
         subresource: u32,
         extent: (u32, u32, u32),
         pixel_size: usize,
+        place: Place,
     ) -> Result<Staging, D3dError> {
         // SAFETY: the memory object's registry entry holds the counted reference to the resource
         // and owns this staging copy, so the resource outlives it.
@@ -101,7 +117,7 @@ impl Staging {
             AnyResource::D3D11(resource) => {
                 let device = device11(&resource).ok_or(D3dError(E_FAIL))?;
                 let context = immediate_context(&device)?;
-                let staging = create_staging11(&device, kind, r.desc.format, extent)?;
+                let staging = create_staging11(&device, kind, r.desc.format, extent, place)?;
                 Api::D3D11 {
                     resource,
                     context,
@@ -110,7 +126,7 @@ impl Staging {
             }
             AnyResource::D3D10(resource) => {
                 let device = device10(&resource).ok_or(D3dError(E_FAIL))?;
-                let staging = create_staging10(&device, kind, r.desc.format, extent)?;
+                let staging = create_staging10(&device, kind, r.desc.format, extent, place)?;
                 Api::D3D10 {
                     resource,
                     device,
@@ -127,7 +143,10 @@ impl Staging {
             ResourceKind::Buffer => w as usize,
             _ => w as usize * pixel_size,
         };
-        let shadow = vec![0u8; row_bytes * h as usize * d as usize];
+        let shadow = match place {
+            Place::Host => vec![0u8; row_bytes * h as usize * d as usize],
+            Place::Device => Vec::new(),
+        };
         Ok(Staging {
             kind,
             api,
@@ -148,6 +167,28 @@ impl Staging {
 
     pub fn shadow_mut(&mut self) -> &mut Vec<u8> {
         &mut self.shadow
+    }
+
+    /// The staging resource itself (for `Place::Device`: the texture OpenCL imports).
+    pub fn staging_resource(&self) -> ComPtr {
+        match &self.api {
+            Api::D3D11 { staging, .. } => staging.clone().upcast(),
+            Api::D3D10 { staging, .. } => match staging {
+                Staging10::Buffer(b) => b.clone().upcast(),
+                Staging10::Texture2D(t) => t.clone().upcast(),
+                Staging10::Texture3D(t) => t.clone().upcast(),
+            },
+        }
+    }
+
+    /// Subresource → staging resource, on the D3D device's queue (no CPU wait).
+    pub fn copy_in(&self) {
+        self.copy(false);
+    }
+
+    /// Staging resource → subresource, on the D3D device's queue (no CPU wait).
+    pub fn copy_out(&self) {
+        self.copy(true);
     }
 
     /// D3D → shadow: copy the subresource into the staging resource, map it, pack the rows.
@@ -378,9 +419,16 @@ fn create_staging11(
     kind: ResourceKind,
     format: i32,
     (w, h, depth): (u32, u32, u32),
+    place: Place,
 ) -> Result<ComPtr<ID3D11Resource>, D3dError> {
     let d = device.as_ptr();
-    let cpu = (D3D11_CPU_ACCESS_READ | D3D11_CPU_ACCESS_WRITE) as u32;
+    let (usage, cpu) = match place {
+        Place::Host => (
+            D3D11_USAGE_STAGING,
+            (D3D11_CPU_ACCESS_READ | D3D11_CPU_ACCESS_WRITE) as u32,
+        ),
+        Place::Device => (D3D11_USAGE_DEFAULT, 0),
+    };
     let none = std::ptr::null();
     // SAFETY (each arm): a live ID3D11Device; a valid description, no initial data, our own out
     // pointer; on success we own the created resource.
@@ -388,7 +436,7 @@ fn create_staging11(
         ResourceKind::Buffer => {
             let desc = D3D11_BUFFER_DESC {
                 ByteWidth: w,
-                Usage: D3D11_USAGE_STAGING,
+                Usage: usage,
                 CPUAccessFlags: cpu,
                 ..Default::default()
             };
@@ -405,7 +453,7 @@ fn create_staging11(
                 ArraySize: 1,
                 Format: format,
                 SampleDesc: SAMPLE_1,
-                Usage: D3D11_USAGE_STAGING,
+                Usage: usage,
                 CPUAccessFlags: cpu,
                 ..Default::default()
             };
@@ -426,7 +474,7 @@ fn create_staging11(
                 Depth: depth,
                 MipLevels: 1,
                 Format: format,
-                Usage: D3D11_USAGE_STAGING,
+                Usage: usage,
                 CPUAccessFlags: cpu,
                 ..Default::default()
             };
@@ -449,9 +497,16 @@ fn create_staging10(
     kind: ResourceKind,
     format: i32,
     (w, h, depth): (u32, u32, u32),
+    place: Place,
 ) -> Result<Staging10, D3dError> {
     let d = device.as_ptr();
-    let cpu = (D3D10_CPU_ACCESS_READ | D3D10_CPU_ACCESS_WRITE) as u32;
+    let (usage, cpu) = match place {
+        Place::Host => (
+            D3D10_USAGE_STAGING,
+            (D3D10_CPU_ACCESS_READ | D3D10_CPU_ACCESS_WRITE) as u32,
+        ),
+        Place::Device => (D3D10_USAGE_DEFAULT, 0),
+    };
     let none = std::ptr::null();
     // SAFETY (each arm): a live ID3D10Device; a valid description, no initial data, our own out
     // pointer; on success we own the created resource.
@@ -459,7 +514,7 @@ fn create_staging10(
         ResourceKind::Buffer => {
             let desc = D3D10_BUFFER_DESC {
                 ByteWidth: w,
-                Usage: D3D10_USAGE_STAGING,
+                Usage: usage,
                 CPUAccessFlags: cpu,
                 ..Default::default()
             };
@@ -477,7 +532,7 @@ fn create_staging10(
                 ArraySize: 1,
                 Format: format,
                 SampleDesc: SAMPLE_1,
-                Usage: D3D10_USAGE_STAGING,
+                Usage: usage,
                 CPUAccessFlags: cpu,
                 ..Default::default()
             };
@@ -497,7 +552,7 @@ fn create_staging10(
                 Depth: depth,
                 MipLevels: 1,
                 Format: format,
-                Usage: D3D10_USAGE_STAGING,
+                Usage: usage,
                 CPUAccessFlags: cpu,
                 ..Default::default()
             };
