@@ -5,7 +5,7 @@
 //! need. Anything missing (no loader, no device, a failing call) means no adapter, never an error.
 
 use std::ffi::CStr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ash::vk;
 
@@ -21,6 +21,7 @@ pub struct Instance {
 
 impl Drop for Instance {
     fn drop(&mut self) {
+        // Not reached in practice (the process keeps its instance); correct if it ever is.
         // SAFETY: every device made from this instance holds an `Arc` to it, so none is left.
         unsafe { self.raw.destroy_instance(None) };
     }
@@ -50,27 +51,39 @@ pub struct DeviceChoice {
     pub semaphore_export: bool,
 }
 
-/// Loads Vulkan and lists the qualifying devices, in the driver's order. Empty when libvulkan is
-/// missing or nothing qualifies.
+/// The process's Vulkan instance, made once and kept: unloading libvulkan and its drivers while
+/// other threads open devices (or while a driver's own threads run) is not something drivers
+/// survive reliably, and a second instance would gain nothing.
+fn instance() -> Option<Arc<Instance>> {
+    static INSTANCE: OnceLock<Option<Arc<Instance>>> = OnceLock::new();
+    INSTANCE
+        .get_or_init(|| {
+            // SAFETY: loading libvulkan runs its initialisers, which are the system's Vulkan
+            // loader; we trust it as any Vulkan application does.
+            let entry = unsafe { ash::Entry::load() }.ok()?;
+            // SAFETY: a global query with no arguments.
+            let version = unsafe { entry.try_enumerate_instance_version() }
+                .ok()?
+                .unwrap_or(vk::API_VERSION_1_0);
+            if version < vk::API_VERSION_1_2 {
+                return None;
+            }
+            let app = vk::ApplicationInfo::default()
+                .application_name(c"dxcl")
+                .engine_name(c"dxcl-d3d")
+                .api_version(vk::API_VERSION_1_2);
+            let info = vk::InstanceCreateInfo::default().application_info(&app);
+            // SAFETY: `info` and what it points to live across the call.
+            let raw = unsafe { entry.create_instance(&info, None) }.ok()?;
+            Some(Arc::new(Instance { _entry: entry, raw }))
+        })
+        .clone()
+}
+
+/// Lists the qualifying devices, in the driver's order. Empty when libvulkan is missing or
+/// nothing qualifies.
 pub fn discover() -> Option<(Arc<Instance>, Vec<DeviceChoice>)> {
-    // SAFETY: loading libvulkan runs its initialisers, which are the system's Vulkan loader; we
-    // trust it as any Vulkan application does.
-    let entry = unsafe { ash::Entry::load() }.ok()?;
-    // SAFETY: a global query with no arguments.
-    let version = unsafe { entry.try_enumerate_instance_version() }
-        .ok()?
-        .unwrap_or(vk::API_VERSION_1_0);
-    if version < vk::API_VERSION_1_2 {
-        return None;
-    }
-    let app = vk::ApplicationInfo::default()
-        .application_name(c"dxcl")
-        .engine_name(c"dxcl-d3d")
-        .api_version(vk::API_VERSION_1_2);
-    let info = vk::InstanceCreateInfo::default().application_info(&app);
-    // SAFETY: `info` and what it points to live across the call.
-    let raw = unsafe { entry.create_instance(&info, None) }.ok()?;
-    let instance = Arc::new(Instance { _entry: entry, raw });
+    let instance = instance()?;
     // SAFETY: the instance is alive.
     let physicals = unsafe { instance.raw.enumerate_physical_devices() }.ok()?;
     let choices: Vec<DeviceChoice> = physicals

@@ -21,6 +21,13 @@ const DISCARD: MapAccess = MapAccess {
     write: true,
 };
 
+/// One test at a time opens devices: NVIDIA's driver (580) hangs when several threads create and
+/// destroy VkDevices at once, which only tests do (the runtime opens each device once per process).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    lock(&SERIAL)
+}
+
 /// The first Vulkan device. The tests need one: scripts/deps.sh installs lavapipe.
 fn backend_with(options: Options) -> VulkanBackend {
     enumerate(options)
@@ -113,6 +120,7 @@ fn read_rows(b: &VulkanBackend, a: &Allocation, sub: u32) -> Vec<Vec<u8>> {
 
 #[test]
 fn adapter_facts() {
+    let _serial = serial();
     let b = backend(false);
     let a = b.adapter();
     assert_eq!(a.backend, BackendKind::Vulkan);
@@ -141,6 +149,7 @@ use crate::core::layout::{
 
 #[test]
 fn zeroed_written_copied_between_subresources() {
+    let _serial = serial();
     for b in backends() {
         let (d, l) = texture(8, 4, 2);
         // Subresources: slice 0 mips 0..4, slice 1 mips 4..8.
@@ -219,6 +228,7 @@ fn zeroed_written_copied_between_subresources() {
 
 #[test]
 fn map_round_trips_for_every_access() {
+    let _serial = serial();
     // Linear DEFAULT textures map through staging (except on CPU devices: Direct3D never maps
     // them, this is the path for memory the CPU cannot reach); STAGING ones map directly where
     // the driver exports host-visible memory.
@@ -279,6 +289,7 @@ fn round_trips(b: &VulkanBackend, usage: u32, cpu: u32) {
 
 #[test]
 fn fences_follow_the_queue() {
+    let _serial = serial();
     let b = backend(true);
     let (d, l) = texture(64, 64, 1);
     let mut a = b.allocate(&d, &l).unwrap();
@@ -312,6 +323,7 @@ fn fences_follow_the_queue() {
 
 #[test]
 fn exports_memory_as_fd() {
+    let _serial = serial();
     let b = backend(false);
     let (d, l) = texture(4, 4, 1);
     let mut a = b.allocate(&d, &l).unwrap();
@@ -329,6 +341,7 @@ fn exports_memory_as_fd() {
 
 #[test]
 fn shared_semaphores() {
+    let _serial = serial();
     let b = backend(false);
     if !b.exports_semaphores() {
         // lavapipe has no VK_KHR_external_semaphore_fd: every operation says so.
@@ -366,6 +379,7 @@ fn shared_semaphores() {
 
 #[test]
 fn textures_as_images_where_the_device_exports_them() {
+    let _serial = serial();
     let b = backend(false);
     let (d, l) = texture(64, 32, 2);
     let mut a = b.allocate(&d, &l).unwrap();
