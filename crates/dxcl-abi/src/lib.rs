@@ -25,8 +25,10 @@ pub use gen::*;
 
 mod guid;
 mod hresult;
+mod luid;
 
 pub use hresult::{FAILED, SUCCEEDED};
+pub use luid::{luid_from_uuid, SOFTWARE_LUID_LOW};
 
 /// dxcl's private interop interface (`include/dxcl/dxcl_interop.h`).
 pub mod interop {

@@ -169,8 +169,17 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     cl_check("clCreateCommandQueueWithProperties", err)?;
     let queue = ClHandle(queue, cl::clReleaseCommandQueue);
 
-    let read_write: cl_uint =
+    // Read-write images (an in-place kernel, no scratch copy): OpenCL 2.x reports a count,
+    // OpenCL 3.0 the optional feature `__opencl_c_read_write_images`.
+    let read_write_args: cl_uint =
         cl::device_value(cl_device, CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS).unwrap_or(0);
+    let feature = cl::device_bytes(cl_device, CL_DEVICE_OPENCL_C_FEATURES)
+        .map(|b| {
+            b.windows(b"__opencl_c_read_write_images".len())
+                .any(|w| w == b"__opencl_c_read_write_images")
+        })
+        .unwrap_or(false);
+    let read_write: cl_uint = if read_write_args > 0 || feature { 1 } else { 0 };
     let (source_code, options) = if read_write > 0 {
         (KERNEL_READ_WRITE, "-cl-std=CL3.0")
     } else {
@@ -341,7 +350,8 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let device_name = cl::device_string(cl_device, CL_DEVICE_NAME)?;
     let platform_name = cl::platform_string(platform, CL_PLATFORM_NAME)?;
     println!(
-        "dxcl demo: {size}x{size} DXGI_FORMAT_R8G8B8A8_UNORM texture, Direct3D 11 software adapter"
+        "dxcl demo: {size}x{size} DXGI_FORMAT_R8G8B8A8_UNORM texture, Direct3D 11 {}",
+        adapter_kind(&device)
     );
     println!("  OpenCL device: {device_name} ({platform_name})");
     println!(
@@ -402,6 +412,13 @@ fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> String {
         SUCCEEDED(((*(*p).lpVtbl).GetMemory)(p, &mut mem))
             && SUCCEEDED(((*(*p).lpVtbl).GetSubresourceLayout)(p, 0, &mut layout))
     };
+    if ok && mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE && imports_fd(image) {
+        return format!(
+            "zero-copy external memory: the CL image was imported from the texture's own Vulkan \
+             memory ({} bytes, optimal tiling) through an opaque fd; the layer made no copy",
+            mem.Size
+        );
+    }
     if status == CL_SUCCESS && ok && !host.is_null() && mem.Kind == DXCL_MEMORY_KIND_HOST {
         let texel0 = (mem.pHost as usize).wrapping_add(layout.Offset as usize);
         if host as usize == texel0 {
@@ -412,6 +429,32 @@ fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> String {
         }
     }
     "staging copy (the CL image has its own memory)".into()
+}
+
+/// Whether the memory object was imported from an opaque fd (its `CL_MEM_PROPERTIES` say so).
+fn imports_fd(mem: cl_mem) -> bool {
+    let mut size = 0usize;
+    // SAFETY: a size query.
+    let status =
+        unsafe { cl::clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, 0, ptr::null_mut(), &mut size) };
+    if status != CL_SUCCESS || size == 0 {
+        return false;
+    }
+    let mut props = vec![0 as cl_mem_properties; size / std::mem::size_of::<cl_mem_properties>()];
+    // SAFETY: `props` holds `size` bytes.
+    let status = unsafe {
+        cl::clGetMemObjectInfo(
+            mem,
+            CL_MEM_PROPERTIES,
+            size,
+            props.as_mut_ptr().cast(),
+            ptr::null_mut(),
+        )
+    };
+    status == CL_SUCCESS
+        && props
+            .chunks(2)
+            .any(|kv| kv[0] == CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR as cl_mem_properties)
 }
 
 fn read_back(
@@ -491,4 +534,20 @@ fn write_png(
     encoder.set_depth(png::BitDepth::Eight);
     encoder.write_header()?.write_image_data(rgba)?;
     Ok(())
+}
+
+/// Which of dxcl's adapters the device landed on.
+fn adapter_kind(device: &Com<ID3D11Device>) -> &'static str {
+    let Some(interop) = device.query::<IDxclInteropDevice>() else {
+        return "device";
+    };
+    let mut info = DXCL_ADAPTER_INFO::default();
+    let p = interop.as_ptr();
+    // SAFETY: `p` is live; `info` is a valid out struct.
+    let hr = unsafe { ((*(*p).lpVtbl).GetAdapterInfo)(p, &mut info) };
+    match (SUCCEEDED(hr), info.Backend) {
+        (true, DXCL_BACKEND_KIND_VULKAN) => "Vulkan adapter",
+        (true, DXCL_BACKEND_KIND_HOST) => "software adapter",
+        _ => "device",
+    }
 }

@@ -16,7 +16,7 @@ pub struct HostBackend {
 }
 
 /// `LUID.LowPart` of the software adapter: "dxcl" in ASCII, so it is recognisable in dumps.
-pub const SOFTWARE_LUID_LOW: u32 = 0x6478_636c;
+pub use dxcl_abi::SOFTWARE_LUID_LOW;
 
 impl HostBackend {
     pub fn new() -> Self {

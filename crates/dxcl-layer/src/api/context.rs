@@ -110,6 +110,18 @@ pub(crate) unsafe fn parse(properties: *const cl_context_properties) -> Result<P
         p.stripped.extend([name, value]);
     }
     p.original.push(0);
+    if p.d3d.is_some() {
+        // The layer implements CL_CONTEXT_INTEROP_USER_SYNC for its D3D sharing, and some
+        // platforms refuse the property in a context without interop of their own (NVIDIA:
+        // CL_INVALID_VALUE), so it goes with the D3D property.
+        p.stripped = p
+            .stripped
+            .chunks_exact(2)
+            .filter(|kv| kv[0] != CL_CONTEXT_INTEROP_USER_SYNC)
+            .flatten()
+            .copied()
+            .collect();
+    }
     p.stripped.push(0);
     if p.d3d.is_some() && other_graphics {
         // CL_INVALID_OPERATION "if Direct3D 1x interoperability is specified ... and
@@ -432,7 +444,8 @@ mod tests {
     fn d3d_properties_are_stripped_and_the_rest_kept() {
         let p = parse_list(&[0x1084, 7, 0x401D, 0x1000, 0x1085, 1, 0]).unwrap();
         assert_eq!(p.original, vec![0x1084, 7, 0x401D, 0x1000, 0x1085, 1, 0]);
-        assert_eq!(p.stripped, vec![0x1084, 7, 0x1085, 1, 0]);
+        // USER_SYNC (0x1085) is the layer's own with a D3D device: not passed down.
+        assert_eq!(p.stripped, vec![0x1084, 7, 0]);
         assert_eq!(p.d3d, Some((D3dVersion::D3D11, 0x1000)));
         assert!(p.user_sync);
         assert_eq!(p.platform, Some(7));

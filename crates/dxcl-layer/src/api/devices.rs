@@ -87,8 +87,19 @@ fn matches(device: usize, adapter: &AdapterId) -> bool {
             device_query::<[u8; 16]>(device, CL_DEVICE_UUID_KHR) == Some(*uuid)
         }
         AdapterId::Luid(luid) => {
-            device_query::<cl_bool>(device, CL_DEVICE_LUID_VALID_KHR).is_some_and(|v| v != CL_FALSE)
-                && device_query::<[u8; 8]>(device, CL_DEVICE_LUID_KHR) == Some(*luid)
+            let own = device_query::<cl_bool>(device, CL_DEVICE_LUID_VALID_KHR)
+                .is_some_and(|v| v != CL_FALSE)
+                && device_query::<[u8; 8]>(device, CL_DEVICE_LUID_KHR) == Some(*luid);
+            // dxcl's Vulkan adapters on drivers without LUIDs report one derived from the
+            // device UUID (dxcl_abi::luid_from_uuid); the CL device of the same UUID matches.
+            let derived = device_query::<[u8; 16]>(device, CL_DEVICE_UUID_KHR).is_some_and(|u| {
+                let (low, high) = dxcl_abi::luid_from_uuid(&u);
+                let mut b = [0u8; 8];
+                b[..4].copy_from_slice(&low.to_ne_bytes());
+                b[4..].copy_from_slice(&high.to_ne_bytes());
+                b == *luid
+            });
+            own || derived
         }
     }
 }

@@ -13,7 +13,7 @@ use opencl_sys::{
     CL_MEM_USE_HOST_PTR, CL_MEM_WRITE_ONLY,
 };
 
-use super::info::{query_bytes, write_value};
+use super::info::{query_bytes, query_value, write_value};
 use super::{check, down, status};
 use crate::core::format::{self, pixel_size};
 use crate::core::registry::{self, key, MemEntry, ResourceKind};
@@ -418,10 +418,8 @@ fn register(a: RegisterArgs, mem: cl_mem, sync_user: Option<cl_context>) -> Resu
         return Err(a.ext.version.invalid_resource());
     }
     if let Some(set) = crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
-        let user = sync_user.map_or(std::ptr::null_mut(), |c| c.cast::<c_void>());
-        // SAFETY: a live memory object; the callback is a plain function; the user data is the
-        // context handle or null, used only as a key.
-        unsafe { set(mem, Some(mem_destroyed), user) };
+        // SAFETY: a live memory object; the callback is a plain function.
+        unsafe { set(mem, Some(mem_destroyed), std::ptr::null_mut()) };
     }
     Ok(mem)
 }
@@ -492,14 +490,67 @@ fn release_mem(mem: cl_mem) {
     }
 }
 
-/// `user_data` is the context whose semaphore pool counted the object, or null.
-unsafe extern "C" fn mem_destroyed(mem: cl_mem, user_data: *mut c_void) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        registry::drop_mem(key(mem));
-        if !user_data.is_null() {
-            sync::remove_user(user_data.cast());
+/// Whoever drops the entry (this callback or [`release_mem_object`]) also drops the pool user,
+/// once.
+unsafe extern "C" fn mem_destroyed(mem: cl_mem, _user_data: *mut c_void) {
+    let _ = catch_unwind(AssertUnwindSafe(|| drop_entries(mem)));
+}
+
+/// Drops a D3D memory object's entries (the resource reference) and its semaphore-pool user.
+fn drop_entries(mem: cl_mem) {
+    let context = registry::with(|r| {
+        r.mems
+            .get(&key(mem))
+            .filter(|e| {
+                matches!(
+                    e.strategy,
+                    Strategy::ExternalMemory | Strategy::ExternalCopy
+                )
+            })
+            .map(|e| e.context)
+    });
+    if registry::drop_mem(key(mem)) {
+        if let Some(c) = context.filter(|&c| sync_users(c)) {
+            sync::remove_user(c as cl_context);
         }
-    }));
+    }
+}
+
+/// Whether a context's external-memory objects are counted by a semaphore pool.
+fn sync_users(context: usize) -> bool {
+    sync::has_pool(context as cl_context)
+}
+
+/// `clReleaseMemObject`: forwards, and when that was the application's last reference to a D3D
+/// object nothing else aliases, drops the resource reference at once. The destructor callback
+/// may run much later (NVIDIA defers it), and "the Direct3D resource's reference count is
+/// decremented when the OpenCL memory object is destroyed" should hold when the application
+/// can observe it.
+pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
+    status(|| {
+        let below = down!(clReleaseMemObject);
+        let tracked = registry::with(|r| {
+            r.mems.contains_key(&key(mem))
+                && !r.sub_buffers.values().any(|&p| p == key(mem))
+                && !r.derived.values().any(|&p| p == key(mem))
+        });
+        let count_before = if tracked {
+            let info = down!(clGetMemObjectInfo);
+            // SAFETY: our own buffer; an invalid object just fails the query.
+            query_value::<cl_uint>(|n, p, r| unsafe {
+                info(mem, opencl_sys::CL_MEM_REFERENCE_COUNT, n, p, r)
+            })
+            .ok()
+        } else {
+            None
+        };
+        // SAFETY: argument forwarded unchanged.
+        let result = unsafe { below(mem) };
+        if result == opencl_sys::CL_SUCCESS && count_before == Some(1) {
+            drop_entries(mem);
+        }
+        check(result)
+    })
 }
 
 pub(crate) unsafe extern "C" fn get_mem_object_info(

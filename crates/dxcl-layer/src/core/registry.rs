@@ -159,7 +159,8 @@ pub(crate) fn drop_context(context: usize) {
 /// Removes a memory object's entries (destructor callback), releasing COM references outside the
 /// lock. A D3D object's derived entries go with it: a handle may be reused once its object is
 /// gone, and must not inherit a guard.
-pub(crate) fn drop_mem(mem: usize) {
+/// Drops a memory object's entries; returns whether it was a D3D object of ours.
+pub(crate) fn drop_mem(mem: usize) -> bool {
     let entry = with(|r| {
         r.sub_buffers.remove(&mem);
         r.derived.remove(&mem);
@@ -170,7 +171,9 @@ pub(crate) fn drop_mem(mem: usize) {
         }
         entry
     });
+    let was_d3d = entry.is_some();
     drop(entry);
+    was_d3d
 }
 
 #[cfg(test)]

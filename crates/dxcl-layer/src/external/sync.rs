@@ -182,6 +182,13 @@ pub(crate) fn remove_user(context: cl_context) {
     drop(dead);
 }
 
+/// Whether `context` has a semaphore pool (its external-memory objects are its users).
+pub(crate) fn has_pool(context: cl_context) -> bool {
+    pools()
+        .as_ref()
+        .is_some_and(|m| m.contains_key(&(context as usize)))
+}
+
 fn list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
     if wait.is_empty() {
         (0, std::ptr::null())

@@ -9,7 +9,6 @@ use std::sync::{Arc, OnceLock};
 
 use ash::vk;
 
-use crate::backend::host::SOFTWARE_LUID_LOW;
 use crate::backend::{AdapterDesc, BackendKind};
 
 /// The loader and the instance every device of this process shares.
@@ -216,21 +215,7 @@ fn luid_from_bytes(b: [u8; 8]) -> (u32, i32) {
     )
 }
 
-/// A stable LUID for devices without one (Linux drivers): FNV-1a of the device UUID, never zero
-/// and never the software adapter's.
-pub fn luid_from_uuid(uuid: &[u8; 16]) -> (u32, i32) {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in uuid {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    let (low, high) = (h as u32, (h >> 32) as i32);
-    if high == 0 && (low == 0 || low == SOFTWARE_LUID_LOW) {
-        (low ^ 1, high | 1)
-    } else {
-        (low, high)
-    }
-}
+pub use dxcl_abi::luid_from_uuid;
 
 /// Memory type index for `bits` with `want`, preferring types that also have `prefer`.
 pub fn memory_type(
