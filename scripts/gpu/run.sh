@@ -28,3 +28,10 @@ if want conformance; then
     grep -E "FAIL|passed, .* failed" "$out/conformance.log" | tail -40
 fi
 if want bench; then "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench.md"; fi
+# GPU-side semaphore sync (DXCL_SYNC=gpu) is opt-in: its conformance and benchmark, bounded in time.
+if want gpusync; then
+    (cd "$g/conformance" && DXCL_SYNC=gpu timeout 300 sh ./run.sh . "" "buffers textures acquire sync" "") \
+        > "$out/conformance-gpusync.log" 2>&1
+    grep -E "FAIL|passed, .* failed" "$out/conformance-gpusync.log" | tail -20
+    DXCL_SYNC=gpu timeout 200 "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench-gpusync.md"
+fi

@@ -17,3 +17,24 @@ pub mod strategy;
 
 pub use crate::core::format;
 pub use crate::core::tokens::{D3dVersion, Flavor};
+
+static EXITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn mark_exiting() {
+    EXITING.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Registers [`exiting`]'s flag with `atexit` (once, from the loader's `clInitLayer`).
+pub(crate) fn watch_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: `atexit` takes a plain `extern "C"` function that lives as long as the library.
+    ONCE.call_once(|| unsafe {
+        libc::atexit(mark_exiting);
+    });
+}
+
+/// Whether the process has begun to exit: destructor callbacks from the platform's threads then
+/// leave everything alone (the D3D runtime and the drivers may already be torn down).
+pub(crate) fn exiting() -> bool {
+    EXITING.load(std::sync::atomic::Ordering::SeqCst)
+}

@@ -154,6 +154,15 @@ pub fn forced_staging_from_env() -> bool {
         .unwrap_or(false)
 }
 
+/// `DXCL_SYNC=gpu`: synchronise external memory through shared semaphores. Off by default: on
+/// NVIDIA 580 the semaphore path hung in two conformance cases (docs/gpu.md), so acquire/release
+/// wait on the CPU unless this asks otherwise.
+pub fn gpu_sync_from_env() -> bool {
+    std::env::var("DXCL_SYNC")
+        .map(|v| v.eq_ignore_ascii_case("gpu"))
+        .unwrap_or(false)
+}
+
 /// `DXCL_LOG=1` in the environment.
 pub fn logging_enabled() -> bool {
     std::env::var("DXCL_LOG").map(|v| v == "1").unwrap_or(false)

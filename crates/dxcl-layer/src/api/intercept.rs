@@ -23,6 +23,7 @@ pub(crate) fn override_slots(t: &mut cl_icd_dispatch) {
     t.clGetImageInfo = Some(memory::get_image_info);
     t.clReleaseContext = Some(context::release_context);
     t.clReleaseMemObject = Some(memory::release_mem_object);
+    t.clRetainMemObject = Some(memory::retain_mem_object);
     t.clCreateBuffer = Some(derived::create_buffer);
     t.clCreateBufferWithProperties = Some(derived::create_buffer_with_properties);
     t.clCreateImage = Some(derived::create_image);

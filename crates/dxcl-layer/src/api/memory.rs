@@ -175,7 +175,7 @@ pub(crate) unsafe fn create_from(
         });
         match (shadow, imported) {
             (Some((s, i)), Some(Ok(mem))) => {
-                let synced = match (support.semaphores, interop_device.as_ref()) {
+                let synced = match (gpu_sync(support.semaphores), interop_device.as_ref()) {
                     (Some(fns), Some(dev)) => sync::add_user(context, dev, fns),
                     _ => false,
                 };
@@ -223,7 +223,7 @@ pub(crate) unsafe fn create_from(
         );
         match imported {
             Ok(mem) => {
-                let synced = match (support.semaphores, interop_device.as_ref()) {
+                let synced = match (gpu_sync(support.semaphores), interop_device.as_ref()) {
                     (Some(fns), Some(dev)) => sync::add_user(context, dev, fns),
                     _ => false,
                 };
@@ -325,6 +325,13 @@ pub(crate) unsafe fn create_from(
     )
 }
 
+/// The semaphore entry points when GPU-side sync is asked for (`DXCL_SYNC=gpu`).
+fn gpu_sync(
+    fns: Option<crate::external::cl::SemaphoreFns>,
+) -> Option<crate::external::cl::SemaphoreFns> {
+    fns.filter(|_| strategy::gpu_sync_from_env())
+}
+
 /// Why an import the strategy chose failed (the object then falls back to staging copies).
 fn import_failure(e: cl_int) -> &'static str {
     match e {
@@ -417,6 +424,9 @@ fn register(a: RegisterArgs, mem: cl_mem, sync_user: Option<cl_context>) -> Resu
         }
         return Err(a.ext.version.invalid_resource());
     }
+    if a.strategy != Strategy::HostPointer {
+        app_refs(|m| m.insert(key(mem), 1));
+    }
     if let Some(set) = crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
         // SAFETY: a live memory object; the callback is a plain function.
         unsafe { set(mem, Some(mem_destroyed), std::ptr::null_mut()) };
@@ -491,9 +501,40 @@ fn release_mem(mem: cl_mem) {
 }
 
 /// Whoever drops the entry (this callback or [`release_mem_object`]) also drops the pool user,
-/// once.
+/// once. Once the process is exiting the callback does nothing: platforms run destructor
+/// callbacks from their own threads during exit (NVIDIA), when the D3D runtime may be gone.
 unsafe extern "C" fn mem_destroyed(mem: cl_mem, _user_data: *mut c_void) {
+    if crate::exiting() {
+        return;
+    }
     let _ = catch_unwind(AssertUnwindSafe(|| drop_entries(mem)));
+}
+
+/// The application's own references to D3D memory objects whose strategy keeps no pointer into
+/// the resource's memory (so the resource reference can go with the application's last one,
+/// even while the platform still holds the object for commands in flight).
+static APP_REFS: Mutex<Option<std::collections::HashMap<usize, u32>>> = Mutex::new(None);
+
+fn app_refs<R>(f: impl FnOnce(&mut std::collections::HashMap<usize, u32>) -> R) -> R {
+    let mut g = APP_REFS.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(std::collections::HashMap::new))
+}
+
+/// `clRetainMemObject`: counts the application's references of the objects above.
+pub(crate) unsafe extern "C" fn retain_mem_object(mem: cl_mem) -> cl_int {
+    status(|| {
+        let below = down!(clRetainMemObject);
+        // SAFETY: argument forwarded unchanged.
+        let result = unsafe { below(mem) };
+        if result == opencl_sys::CL_SUCCESS {
+            app_refs(|m| {
+                if let Some(n) = m.get_mut(&key(mem)) {
+                    *n += 1;
+                }
+            });
+        }
+        check(result)
+    })
 }
 
 /// Drops a D3D memory object's entries (the resource reference) and its semaphore-pool user.
@@ -509,6 +550,7 @@ fn drop_entries(mem: cl_mem) {
             })
             .map(|e| e.context)
     });
+    app_refs(|m| m.remove(&key(mem)));
     if registry::drop_mem(key(mem)) {
         if let Some(c) = context.filter(|&c| sync_users(c)) {
             sync::remove_user(c as cl_context);
@@ -546,7 +588,16 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
         };
         // SAFETY: argument forwarded unchanged.
         let result = unsafe { below(mem) };
-        if result == opencl_sys::CL_SUCCESS && count_before == Some(1) {
+        let app_last = result == opencl_sys::CL_SUCCESS
+            && app_refs(|m| match m.get_mut(&key(mem)) {
+                Some(n) if *n > 1 => {
+                    *n -= 1;
+                    false
+                }
+                Some(_) => m.remove(&key(mem)).is_some(),
+                None => false,
+            });
+        if tracked && result == opencl_sys::CL_SUCCESS && (count_before == Some(1) || app_last) {
             drop_entries(mem);
         }
         check(result)
