@@ -158,6 +158,7 @@ fn describe_vulkan(ai: usize, di: usize, device: cl_device_id, inputs: &strategy
                 buffer,
                 whole_image: !buffer,
                 devices_import: imports,
+                device_local: true,
             },
         )
     };

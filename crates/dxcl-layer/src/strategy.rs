@@ -69,6 +69,9 @@ pub struct External {
     /// Every context device imports `CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR`, has the D3D
     /// adapter's UUID, and its platform has the acquire/release entry points.
     pub devices_import: bool,
+    /// The resource lives in device-local memory (not a DYNAMIC or STAGING resource, which the
+    /// runtime keeps host-visible for Map).
+    pub device_local: bool,
 }
 
 /// A decision with the reason for it.
@@ -96,6 +99,11 @@ pub fn choose_with(inputs: &Inputs, external: Option<&External>) -> Decision {
         strategy: Strategy::ExternalMemory,
         reason,
     };
+    if e.devices_import && !e.device_local {
+        // Measured on NVIDIA 580 (docs/gpu.md): OpenCL reads of imported host-visible Vulkan
+        // memory do not see what the CPU wrote through Map.
+        return staging("DYNAMIC/STAGING resource in host-visible memory: not imported");
+    }
     match (e.devices_import, e.memory, e.buffer, e.whole_image) {
         (false, _, _, _) => staging(
             "a context device cannot import the resource's opaque fd (no \
@@ -227,6 +235,7 @@ mod tests {
         buffer: false,
         whole_image: true,
         devices_import: true,
+        device_local: true,
     };
 
     #[test]
@@ -236,6 +245,7 @@ mod tests {
             buffer: true,
             whole_image: false,
             devices_import: true,
+            device_local: true,
         };
         for e in [buffer, IMPORTABLE_IMAGE] {
             let d = choose_with(&VULKAN, Some(&e));
@@ -248,6 +258,10 @@ mod tests {
         let cases = [
             External {
                 devices_import: false,
+                ..IMPORTABLE_IMAGE
+            },
+            External {
+                device_local: false,
                 ..IMPORTABLE_IMAGE
             },
             External {

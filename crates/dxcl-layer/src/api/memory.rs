@@ -25,6 +25,10 @@ use dxcl_abi::interop::IDxclInteropDevice;
 
 /// D3D11_USAGE_IMMUTABLE and D3D10_USAGE_IMMUTABLE (the same value in both SDKs).
 const USAGE_IMMUTABLE: i32 = 1;
+/// D3D1x_USAGE_DYNAMIC and D3D1x_USAGE_STAGING: CPU-mapped resources, which dxcl's Vulkan backend
+/// keeps in host-visible memory.
+const USAGE_DYNAMIC: i32 = 2;
+const USAGE_STAGING: i32 = 3;
 
 /// Size of a mip level: `max(1, size >> mip)`.
 pub(crate) fn mip_size(size: u32, mip: u32) -> u32 {
@@ -146,6 +150,7 @@ pub(crate) unsafe fn create_from(
         // An imported image is mip 0 with all its array slices (docs/gpu.md).
         whole_image: mip == 0 && (kind == ResourceKind::Texture3D || d.array_size == 1),
         devices_import: support.memory.is_some(),
+        device_local: d.usage != USAGE_DYNAMIC && d.usage != USAGE_STAGING,
     });
     let mut decision = strategy::choose_with(&inputs, external.as_ref());
     strategy::log_once("clCreateFromD3D resource", decision);

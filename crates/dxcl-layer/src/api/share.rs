@@ -108,6 +108,21 @@ pub(crate) unsafe fn acquire_release(
     }
     // SAFETY: caller's contract: wait_list holds num_events events.
     let wait: &[cl_event] = unsafe { slice(wait_list, num_events) };
+    // CL_INVALID_EVENT_WAIT_LIST "if event objects in event_wait_list are not valid events":
+    // checked here, before any D3D work, because platforms differ in what their own enqueues
+    // answer (NVIDIA: CL_INVALID_EVENT).
+    let event_info = down!(clGetEventInfo);
+    for &ev in wait {
+        // SAFETY: a query into our own buffer; an invalid event just fails it.
+        let valid = !ev.is_null()
+            && query_value::<usize>(|n, p, r| unsafe {
+                event_info(ev, opencl_sys::CL_EVENT_CONTEXT, n, p, r)
+            })
+            .is_ok();
+        if !valid {
+            return Err(CL_INVALID_EVENT_WAIT_LIST);
+        }
+    }
     if num_objects == 0 {
         // "If num_objects is 0 and mem_objects is NULL then the function does nothing and
         // returns CL_SUCCESS." An application asking for an event still gets one: a marker
