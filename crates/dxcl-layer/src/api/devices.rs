@@ -20,7 +20,7 @@ use opencl_sys::{
 use super::info::query_value;
 use super::{check, down};
 use crate::core::tokens::{D3dVersion, Ext};
-use crate::d3d::adapter::AdapterId;
+use crate::d3d::adapter::{luid_bytes, AdapterId};
 use crate::d3d::{self, device::Device};
 
 /// The platforms below (for validating a `cl_platform_id` without dereferencing it).
@@ -94,10 +94,10 @@ fn matches(device: usize, adapter: &AdapterId) -> bool {
             // device UUID (dxcl_abi::luid_from_uuid); the CL device of the same UUID matches.
             let derived = device_query::<[u8; 16]>(device, CL_DEVICE_UUID_KHR).is_some_and(|u| {
                 let (low, high) = dxcl_abi::luid_from_uuid(&u);
-                let mut b = [0u8; 8];
-                b[..4].copy_from_slice(&low.to_ne_bytes());
-                b[4..].copy_from_slice(&high.to_ne_bytes());
-                b == *luid
+                luid_bytes(dxcl_abi::LUID {
+                    LowPart: low,
+                    HighPart: high,
+                }) == *luid
             });
             own || derived
         }

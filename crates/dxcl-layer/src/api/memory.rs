@@ -155,6 +155,32 @@ pub(crate) unsafe fn create_from(
     let mut decision = strategy::choose_with(&inputs, external.as_ref());
     strategy::log_once("clCreateFromD3D resource", decision);
 
+    // Both external strategies import a resource's memory whole (an image: mip 0 of one slice),
+    // count the object as a semaphore-pool user when GPU sync is on, and fall back to staging
+    // copies, saying why, when the import fails.
+    let import_desc = image.map(|(_, t)| image_desc(t, width, height, depth, None));
+    let import_whole = |com: &crate::d3d::com::ComPtr<dxcl_abi::interop::IDxclInteropResource>| {
+        import::import(
+            context,
+            flags,
+            com,
+            width as usize,
+            image.as_ref().map(|(f, _)| f).zip(import_desc.as_ref()),
+        )
+    };
+    let pool_user = || match (gpu_sync(support.semaphores), interop_device.as_ref()) {
+        (Some(fns), Some(dev)) => sync::add_user(context, dev, fns).then_some(context),
+        _ => None,
+    };
+    let fall_back = |reason| {
+        let d = strategy::Decision {
+            strategy: Strategy::StagingCopy,
+            reason,
+        };
+        strategy::log_once("clCreateFromD3D resource", d);
+        d
+    };
+
     if decision.strategy == Strategy::ExternalCopy {
         let px = image.map_or(1, |(f, _)| pixel_size(&f));
         let shadow = Staging::new(v, kind, &r, sub, (width, height, depth), px, Place::Device)
@@ -164,26 +190,12 @@ pub(crate) unsafe fn create_from(
                 Some((s, i))
             });
         let imported = shadow.as_ref().and_then(|(_, i)| {
-            let desc = image.map(|(_, t)| image_desc(t, width, height, depth, None));
             // The one-subresource shadow is mip 0 of one slice: what an import covers.
-            (import::fd_memory(&i.com).map(|(m, _)| m) == Some(strategy::FdMemory::Image)).then(
-                || {
-                    import::import(
-                        context,
-                        flags,
-                        &i.com,
-                        width as usize,
-                        image.as_ref().map(|(f, _)| f).zip(desc.as_ref()),
-                    )
-                },
-            )
+            (import::fd_memory(&i.com).map(|(m, _)| m) == Some(strategy::FdMemory::Image))
+                .then(|| import_whole(&i.com))
         });
         match (shadow, imported) {
             (Some((s, i)), Some(Ok(mem))) => {
-                let synced = match (gpu_sync(support.semaphores), interop_device.as_ref()) {
-                    (Some(fns), Some(dev)) => sync::add_user(context, dev, fns),
-                    _ => false,
-                };
                 return register(
                     RegisterArgs {
                         ext,
@@ -201,37 +213,23 @@ pub(crate) unsafe fn create_from(
                         staging: Some(Arc::new(Mutex::new(s))),
                     },
                     mem,
-                    synced.then_some(context),
+                    pool_user(),
                 );
             }
             (_, imported) => {
-                decision = strategy::Decision {
-                    strategy: Strategy::StagingCopy,
-                    reason: match imported {
-                        Some(Err(e)) => import_failure(e),
-                        _ => "the GPU shadow texture could not be made or imported: staging copy instead",
-                    },
-                };
-                strategy::log_once("clCreateFromD3D resource", decision);
+                decision = fall_back(match imported {
+                    Some(Err(e)) => import_failure(e),
+                    _ => {
+                        "the GPU shadow texture could not be made or imported: staging copy instead"
+                    }
+                });
             }
         }
     }
     if decision.strategy == Strategy::ExternalMemory {
         let i = interop.as_ref().ok_or(v.invalid_resource())?;
-        let desc = image.map(|(_, image_type)| image_desc(image_type, width, height, depth, None));
-        let imported = import::import(
-            context,
-            flags,
-            &i.com,
-            width as usize,
-            image.as_ref().map(|(f, _)| f).zip(desc.as_ref()),
-        );
-        match imported {
+        match import_whole(&i.com) {
             Ok(mem) => {
-                let synced = match (gpu_sync(support.semaphores), interop_device.as_ref()) {
-                    (Some(fns), Some(dev)) => sync::add_user(context, dev, fns),
-                    _ => false,
-                };
                 return register(
                     RegisterArgs {
                         ext,
@@ -247,16 +245,10 @@ pub(crate) unsafe fn create_from(
                         staging: None,
                     },
                     mem,
-                    synced.then_some(context),
+                    pool_user(),
                 );
             }
-            Err(e) => {
-                decision = strategy::Decision {
-                    strategy: Strategy::StagingCopy,
-                    reason: import_failure(e),
-                };
-                strategy::log_once("clCreateFromD3D resource", decision);
-            }
+            Err(e) => decision = fall_back(import_failure(e)),
         }
     }
 
@@ -557,15 +549,10 @@ fn drop_entries(mem: cl_mem) {
     });
     app_refs(|m| m.remove(&key(mem)));
     if registry::drop_mem(key(mem)) {
-        if let Some(c) = context.filter(|&c| sync_users(c)) {
+        if let Some(c) = context.filter(|&c| sync::has_pool(c as cl_context)) {
             sync::remove_user(c as cl_context);
         }
     }
-}
-
-/// Whether a context's external-memory objects are counted by a semaphore pool.
-fn sync_users(context: usize) -> bool {
-    sync::has_pool(context as cl_context)
 }
 
 /// `clReleaseMemObject`: forwards, and when that was the application's last reference to a D3D

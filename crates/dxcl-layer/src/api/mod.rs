@@ -4,7 +4,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use opencl_sys::{cl_int, CL_OUT_OF_HOST_MEMORY, CL_SUCCESS};
+use opencl_sys::{cl_event, cl_int, cl_uint, CL_OUT_OF_HOST_MEMORY, CL_SUCCESS};
 
 pub(crate) mod context;
 pub(crate) mod derived;
@@ -27,6 +27,15 @@ macro_rules! down {
     };
 }
 pub(crate) use down;
+
+/// A wait list as OpenCL takes it: (count, pointer), with NULL for an empty list.
+pub(crate) fn wait_list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
+    if wait.is_empty() {
+        (0, std::ptr::null())
+    } else {
+        (wait.len() as cl_uint, wait.as_ptr())
+    }
+}
 
 /// Runs an entry point returning a status. A panic becomes CL_OUT_OF_HOST_MEMORY (the closest
 /// "failure to allocate resources required by the implementation on the host") and never

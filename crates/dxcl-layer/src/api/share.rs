@@ -21,7 +21,7 @@ use opencl_sys::{
 };
 
 use super::info::query_value;
-use super::{check, down, slice};
+use super::{check, down, slice, wait_list};
 use crate::core::registry::{self, key, ResourceKind};
 use crate::core::tokens::{Ext, Flavor};
 use crate::d3d::com::ComPtr;
@@ -45,14 +45,10 @@ struct Item {
 fn marker(queue: cl_command_queue, wait: &[cl_event]) -> Result<cl_event, cl_int> {
     let enqueue = down!(clEnqueueMarkerWithWaitList);
     let mut ev = std::ptr::null_mut();
-    let list = if wait.is_empty() {
-        std::ptr::null()
-    } else {
-        wait.as_ptr()
-    };
+    let (n, list) = wait_list(wait);
     // SAFETY: the queue and events are the caller's (the platform validates them); our own
     // out pointer.
-    check(unsafe { enqueue(queue, wait.len() as cl_uint, list, &mut ev) })?;
+    check(unsafe { enqueue(queue, n, list, &mut ev) })?;
     Ok(ev)
 }
 
@@ -241,14 +237,6 @@ fn shadow_copies(items: &[Item], to_resource: bool) {
     }
 }
 
-fn list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
-    if wait.is_empty() {
-        (0, std::ptr::null())
-    } else {
-        (wait.len() as cl_uint, wait.as_ptr())
-    }
-}
-
 /// Acquires the external-memory objects: after D3D's work (a GPU-side semaphore wait where the
 /// context has shared semaphores, else a CPU wait), `clEnqueueAcquireExternalMemObjectsKHR`.
 fn acquire_external(
@@ -284,7 +272,7 @@ fn acquire_external(
     }
     // The semaphore wait already follows the wait list.
     let after: Vec<cl_event> = semaphore.map_or_else(|| wait.to_vec(), |ev| vec![ev]);
-    let (n, l) = list(&after);
+    let (n, l) = wait_list(&after);
     let mut ev = std::ptr::null_mut();
     // SAFETY: a valid queue (checked by the caller's query); memory objects imported into its
     // context; a wait list of live events.
@@ -405,7 +393,7 @@ fn release_objects(
         let mut released = None;
         if !mems.is_empty() {
             let fns = external_cl::queue_memory_fns(queue)?;
-            let (n, l) = list(&all_wait);
+            let (n, l) = wait_list(&all_wait);
             let mut ev = std::ptr::null_mut();
             // SAFETY: as in acquire_external.
             check(unsafe {
@@ -486,12 +474,7 @@ fn enqueue_copy(
     let (w, h, d, size) = (w as usize, h as usize, d as usize, staging.shadow_len());
     let shadow: *mut c_void = staging.shadow_mut().as_mut_ptr().cast();
     let mut ev = std::ptr::null_mut();
-    let list = if wait.is_empty() {
-        std::ptr::null()
-    } else {
-        wait.as_ptr()
-    };
-    let n = wait.len() as cl_uint;
+    let (n, list) = wait_list(wait);
     let r = match (it.kind, read) {
         (ResourceKind::Buffer, true) => {
             let f = down!(clEnqueueReadBuffer);

@@ -27,7 +27,8 @@ pub(crate) enum AdapterId {
     Luid([u8; 8]),
 }
 
-fn luid_bytes(l: LUID) -> [u8; 8] {
+/// A LUID's bytes as laid out in memory (how `CL_DEVICE_LUID_KHR` reports one).
+pub(crate) fn luid_bytes(l: LUID) -> [u8; 8] {
     let mut b = [0u8; 8];
     b[..4].copy_from_slice(&l.LowPart.to_ne_bytes());
     b[4..].copy_from_slice(&l.HighPart.to_ne_bytes());

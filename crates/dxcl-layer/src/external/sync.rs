@@ -14,7 +14,7 @@ use dxcl_abi::interop::IDxclInteropDevice;
 use dxcl_abi::{SUCCEEDED, S_OK};
 use opencl_sys::{
     cl_command_queue, cl_context, cl_event, cl_int, cl_semaphore_khr, cl_semaphore_properties_khr,
-    cl_uint, CL_COMPLETE, CL_EVENT_COMMAND_EXECUTION_STATUS, CL_OUT_OF_RESOURCES,
+    CL_COMPLETE, CL_EVENT_COMMAND_EXECUTION_STATUS, CL_OUT_OF_RESOURCES,
     CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR, CL_SEMAPHORE_TYPE_KHR,
 };
 
@@ -189,14 +189,6 @@ pub(crate) fn has_pool(context: cl_context) -> bool {
         .is_some_and(|m| m.contains_key(&(context as usize)))
 }
 
-fn list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
-    if wait.is_empty() {
-        (0, std::ptr::null())
-    } else {
-        (wait.len() as cl_uint, wait.as_ptr())
-    }
-}
-
 /// Acquire: D3D signals after all its work issued so far; `queue` waits for that (after `wait`).
 /// Returns the wait's event (owned by the caller), or None when the context has no pool.
 pub(crate) fn d3d_then_cl(
@@ -215,7 +207,7 @@ pub(crate) fn d3d_then_cl(
     if !SUCCEEDED(unsafe { ((*(*p).lpVtbl).SignalSharedSemaphore)(p, id) }) {
         return Err(CL_OUT_OF_RESOURCES);
     }
-    let (n, l) = list(wait);
+    let (n, l) = crate::api::wait_list(wait);
     let mut ev = std::ptr::null_mut();
     // SAFETY: a valid queue of the semaphore's context; the wait list is the caller's.
     let r = unsafe { (pool.fns.wait)(queue, 1, &sem, std::ptr::null(), n, l, &mut ev) };
@@ -240,7 +232,7 @@ pub(crate) fn cl_then_d3d(
     };
     let i = pool.take()?;
     let (id, sem) = (pool.semaphores[i].id, pool.semaphores[i].cl);
-    let (n, l) = list(wait);
+    let (n, l) = crate::api::wait_list(wait);
     let mut ev = std::ptr::null_mut();
     // SAFETY: as in d3d_then_cl.
     let r = unsafe { (pool.fns.signal)(queue, 1, &sem, std::ptr::null(), n, l, &mut ev) };
