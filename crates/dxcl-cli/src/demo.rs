@@ -412,7 +412,7 @@ fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> String {
         SUCCEEDED(((*(*p).lpVtbl).GetMemory)(p, &mut mem))
             && SUCCEEDED(((*(*p).lpVtbl).GetSubresourceLayout)(p, 0, &mut layout))
     };
-    if ok && mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE && imports_fd(image) {
+    if ok && mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE && cl::imports_opaque_fd(image) {
         return format!(
             "zero-copy external memory: the CL image was imported from the texture's own Vulkan \
              memory ({} bytes, optimal tiling) through an opaque fd; the layer made no copy",
@@ -429,32 +429,6 @@ fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> String {
         }
     }
     "staging copy (the CL image has its own memory)".into()
-}
-
-/// Whether the memory object was imported from an opaque fd (its `CL_MEM_PROPERTIES` say so).
-fn imports_fd(mem: cl_mem) -> bool {
-    let mut size = 0usize;
-    // SAFETY: a size query.
-    let status =
-        unsafe { cl::clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, 0, ptr::null_mut(), &mut size) };
-    if status != CL_SUCCESS || size == 0 {
-        return false;
-    }
-    let mut props = vec![0 as cl_mem_properties; size / std::mem::size_of::<cl_mem_properties>()];
-    // SAFETY: `props` holds `size` bytes.
-    let status = unsafe {
-        cl::clGetMemObjectInfo(
-            mem,
-            CL_MEM_PROPERTIES,
-            size,
-            props.as_mut_ptr().cast(),
-            ptr::null_mut(),
-        )
-    };
-    status == CL_SUCCESS
-        && props
-            .chunks(2)
-            .any(|kv| kv[0] == CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR as cl_mem_properties)
 }
 
 fn read_back(

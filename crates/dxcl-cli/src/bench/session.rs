@@ -509,42 +509,12 @@ impl Sharing {
         };
         if status == CL_SUCCESS && !host.is_null() && host_memory(resource) == Some(host as usize) {
             Sharing::HostPointer
-        } else if imports_opaque_fd(mem) {
+        } else if cl::imports_opaque_fd(mem) {
             Sharing::ExternalMemory
         } else {
             Sharing::StagingCopy
         }
     }
-}
-
-/// Whether `mem` was created with `CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR` among its properties.
-fn imports_opaque_fd(mem: cl_mem) -> bool {
-    let unit = std::mem::size_of::<cl_mem_properties>();
-    let mut size = 0usize;
-    // SAFETY: the size query writes only `size`.
-    let status =
-        unsafe { cl::clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, 0, ptr::null_mut(), &mut size) };
-    let count = size / unit;
-    if status != CL_SUCCESS || count == 0 {
-        return false;
-    }
-    let mut props: Vec<cl_mem_properties> = vec![0; count];
-    // SAFETY: `props` holds `count * unit` bytes, the size offered.
-    let status = unsafe {
-        cl::clGetMemObjectInfo(
-            mem,
-            CL_MEM_PROPERTIES,
-            count * unit,
-            props.as_mut_ptr().cast(),
-            ptr::null_mut(),
-        )
-    };
-    // Name/value pairs, then 0.
-    status == CL_SUCCESS
-        && props
-            .chunks_exact(2)
-            .take_while(|pair| pair[0] != 0)
-            .any(|pair| pair[0] == CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR as cl_mem_properties)
 }
 
 /// A D3D resource and the `cl_mem` made from it. The `cl_mem` is released first.
