@@ -18,7 +18,7 @@ cp build/stage/bin/dxcl build/gpu/probe "$out/bin/"
 cp -L "$(ldconfig -p | sed -n 's/.*libOpenCL.so.1 (libc6,x86-64) => //p' | head -1)" "$out/lib/libOpenCL.so.1"
 cp tests/conformance/run.sh tests/conformance/valgrind.supp "$out/conformance/" 2>/dev/null || cp tests/conformance/run.sh "$out/conformance/"
 for p in discovery contexts buffers textures acquire sync; do cp "build/conformance/$p" "$out/conformance/"; done
-cp scripts/gpu/run.sh "$out/"
+cp scripts/gpu/run.sh scripts/gpu/stacks.sh "$out/"
 # Debug info is not needed there and would eat the 64 MiB carry limit.
 strip --strip-debug "$out"/lib/*.so "$out"/bin/* "$out"/conformance/discovery "$out"/conformance/contexts \
     "$out"/conformance/buffers "$out"/conformance/textures "$out"/conformance/acquire "$out"/conformance/sync

@@ -19,6 +19,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu
 date -u +%Y-%m-%d >> "$out/gpu.txt"
 what=${*:-all}
 want() { case " $what " in *" all "*|*" $1 "*) return 0 ;; *) return 1 ;; esac; }
+# Not part of "all": diagnostics asked for by name.
+named() { case " $what " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 if want probe; then "$g/bin/probe" > "$out/probe.log" 2>&1; grep RESULT "$out/probe.log"; fi
 if want info; then "$g/bin/dxcl" info 2>&1 | tee "$out/info.log"; fi
 if want demo; then "$g/bin/dxcl" demo --size 2048 --out "$out/demo.png" 2>&1 | tee "$out/demo.log"; fi
@@ -34,4 +36,14 @@ if want gpusync; then
         > "$out/conformance-gpusync.log" 2>&1
     grep -E "FAIL|passed, .* failed" "$out/conformance-gpusync.log" | tail -20
     DXCL_SYNC=gpu timeout 200 "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench-gpusync.md"
+fi
+# Hang diagnostics (asked for by name): each conformance program that hung here once, with every
+# thread's stack written to stacks.log if it is still running well before its watchdog.
+if named stacks; then
+    for p in acquire textures; do
+        sh "$g/stacks.sh" 45 "$out/stacks.log" "$g/conformance/$p" 2>&1 | tail -3
+    done
+    for p in buffers sync; do
+        DXCL_SYNC=gpu sh "$g/stacks.sh" 45 "$out/stacks.log" "$g/conformance/$p" 2>&1 | tail -3
+    done
 fi

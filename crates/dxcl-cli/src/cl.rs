@@ -323,32 +323,44 @@ impl<T: Copy> Drop for ClHandle<T> {
     }
 }
 
-/// Whether `mem` was created with `CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR` among its properties.
-pub fn imports_opaque_fd(mem: cl_mem) -> bool {
+/// `mem`'s `CL_MEM_PROPERTIES` as the platform answers them (empty when it was made without any).
+pub fn mem_properties(mem: cl_mem) -> Result<Vec<cl_mem_properties>, cl_int> {
     let unit = std::mem::size_of::<cl_mem_properties>();
     let mut size = 0usize;
     // SAFETY: the size query writes only `size`.
     let status =
         unsafe { clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, 0, ptr::null_mut(), &mut size) };
-    let count = size / unit;
-    if status != CL_SUCCESS || count == 0 {
-        return false;
+    if status != CL_SUCCESS {
+        return Err(status);
     }
-    let mut props: Vec<cl_mem_properties> = vec![0; count];
-    // SAFETY: `props` holds `count * unit` bytes, the size offered.
+    let mut props: Vec<cl_mem_properties> = vec![0; size / unit];
+    if props.is_empty() {
+        return Ok(props);
+    }
+    // SAFETY: `props` holds `props.len() * unit` bytes, the size offered.
     let status = unsafe {
         clGetMemObjectInfo(
             mem,
             CL_MEM_PROPERTIES,
-            count * unit,
+            props.len() * unit,
             props.as_mut_ptr().cast(),
             ptr::null_mut(),
         )
     };
+    if status == CL_SUCCESS {
+        Ok(props)
+    } else {
+        Err(status)
+    }
+}
+
+/// Whether `mem` was created with `CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR` among its properties.
+pub fn imports_opaque_fd(mem: cl_mem) -> bool {
     // Name/value pairs, then 0.
-    status == CL_SUCCESS
-        && props
+    mem_properties(mem).is_ok_and(|props| {
+        props
             .chunks_exact(2)
             .take_while(|pair| pair[0] != 0)
             .any(|pair| pair[0] == CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR as cl_mem_properties)
+    })
 }

@@ -512,6 +512,13 @@ impl Sharing {
         } else if cl::imports_opaque_fd(mem) {
             Sharing::ExternalMemory
         } else {
+            if std::env::var_os("DXCL_LOG").is_some() {
+                eprintln!(
+                    "dxcl bench: no import seen; CL_MEM_HOST_PTR {host:?} (status {status}), \
+                     CL_MEM_PROPERTIES {:?}",
+                    cl::mem_properties(mem)
+                );
+            }
             Sharing::StagingCopy
         }
     }
