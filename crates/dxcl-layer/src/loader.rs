@@ -142,7 +142,7 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
 }
 
 /// Called by the loader when it unloads layers. The tables stay allocated (calls may still be in
-/// flight); the side tables die with their objects' destructor callbacks.
+/// flight); the side tables die with their objects (see `core::registry`).
 #[no_mangle]
 pub extern "C" fn clDeinitLayer() -> cl_int {
     CL_SUCCESS

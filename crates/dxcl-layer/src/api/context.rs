@@ -1,14 +1,12 @@
 //! Context creation with `CL_CONTEXT_D3D1x_DEVICE_*` and the context queries.
 
 use std::ffi::{c_char, c_void};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use opencl_sys::{
     cl_bool, cl_context, cl_context_info, cl_context_properties, cl_device_id, cl_device_type,
     cl_int, cl_platform_id, cl_uint, CL_CONTEXT_DEVICES, CL_CONTEXT_INTEROP_USER_SYNC,
-    CL_CONTEXT_PLATFORM, CL_CONTEXT_PROPERTIES, CL_CONTEXT_REFERENCE_COUNT,
-    CL_DEVICE_HOST_UNIFIED_MEMORY, CL_DEVICE_PLATFORM, CL_FALSE, CL_INVALID_OPERATION,
-    CL_INVALID_PROPERTY, CL_PLATFORM_VERSION, CL_SUCCESS,
+    CL_CONTEXT_PLATFORM, CL_CONTEXT_PROPERTIES, CL_DEVICE_HOST_UNIFIED_MEMORY, CL_DEVICE_PLATFORM,
+    CL_FALSE, CL_INVALID_OPERATION, CL_INVALID_PROPERTY, CL_SUCCESS,
 };
 
 use super::info::{query_bytes, query_value, write_bytes, write_value};
@@ -189,8 +187,10 @@ unsafe fn create(
         let mut err = 0;
         let ctx = make(props.stripped.as_ptr(), &mut err);
         check(err)?;
-        registry::with(|r| r.plain_properties.insert(key(ctx), props.original.clone()));
-        watch_destruction(ctx);
+        registry::with(|r| {
+            r.plain_properties.insert(key(ctx), props.original.clone());
+            r.track_context(key(ctx));
+        });
         return Ok(ctx);
     };
     // CL_INVALID_D3D1x_DEVICE "if the value of the property CL_CONTEXT_D3D1x_DEVICE is non-NULL and
@@ -252,116 +252,42 @@ fn register(
     let entry = ContextEntry {
         version,
         identity: device.identity,
-        device: device.com,
+        device: Some(device.com),
         user_sync: props.user_sync,
         properties: props.original.clone(),
         host_unified,
     };
-    registry::with(|r| r.contexts.insert(key(ctx), entry));
-    watch_destruction(ctx);
+    registry::with(|r| {
+        r.contexts.insert(key(ctx), entry);
+        r.track_context(key(ctx));
+    });
     Ok(())
 }
 
-/// How a context's side-table entries (and its D3D device reference) are dropped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Teardown {
-    /// `clSetContextDestructorCallback` (OpenCL 3.0) calls `context_destroyed`.
-    DestructorCallback,
-    /// The platform has no destructor callback: the intercepted `clReleaseContext` that releases
-    /// the last reference drops them.
-    LastRelease,
-}
-
-/// The destructor callback exists from OpenCL 3.0 on; a platform of an earlier version is not
-/// asked (its dispatch slot may be missing). `set` registers the callback and says whether the
-/// platform accepted it.
-fn teardown_for(platform_version: Option<(u32, u32)>, set: impl FnOnce() -> bool) -> Teardown {
-    match platform_version {
-        Some((major, _)) if major >= 3 && set() => Teardown::DestructorCallback,
-        _ => Teardown::LastRelease,
-    }
-}
-
-/// "OpenCL<space><major_version.minor_version><space><platform-specific information>".
-fn parse_platform_version(version: &str) -> Option<(u32, u32)> {
-    let numbers = version.strip_prefix("OpenCL ")?.split(' ').next()?;
-    let (major, minor) = numbers.split_once('.')?;
-    Some((major.parse().ok()?, minor.parse().ok()?))
-}
-
-/// The OpenCL version of the platform of a context's first device.
-fn context_platform_version(ctx: cl_context) -> Option<(u32, u32)> {
-    let t = crate::loader::target()?;
-    let (ctx_info, dev_info, plat_info) = (
-        t.clGetContextInfo?,
-        t.clGetDeviceInfo?,
-        t.clGetPlatformInfo?,
-    );
-    // SAFETY: a live context; size-query protocol with our own buffers.
-    let devices =
-        query_bytes(|n, p, r| unsafe { ctx_info(ctx, CL_CONTEXT_DEVICES, n, p, r) }).ok()?;
-    let device = usize::from_ne_bytes(devices.get(..size_of_ptr())?.try_into().ok()?);
-    // SAFETY: a device of a live context, our own buffer.
-    let platform: usize = query_value(|n, p, r| unsafe {
-        dev_info(device as cl_device_id, CL_DEVICE_PLATFORM, n, p, r)
+/// `clRetainContext`: forwards, and counts the application's reference.
+pub(crate) unsafe extern "C" fn retain_context(context: cl_context) -> cl_int {
+    status(|| {
+        let below = down!(clRetainContext);
+        // SAFETY: argument forwarded unchanged.
+        let result = unsafe { below(context) };
+        if result == CL_SUCCESS {
+            registry::with(|r| r.context_retained(key(context)));
+        }
+        check(result)
     })
-    .ok()?;
-    // SAFETY: the device's platform; size-query protocol with our own buffers.
-    let version = query_bytes(|n, p, r| unsafe {
-        plat_info(platform as cl_platform_id, CL_PLATFORM_VERSION, n, p, r)
-    })
-    .ok()?;
-    let text = std::ffi::CStr::from_bytes_until_nul(&version).ok()?;
-    parse_platform_version(text.to_str().ok()?)
 }
 
-/// Arranges for the context's side-table entries to go when it dies: by destructor callback, or
-/// (platforms before OpenCL 3.0) by the last `clReleaseContext`.
-fn watch_destruction(ctx: cl_context) {
-    let teardown = teardown_for(context_platform_version(ctx), || {
-        let Some(set) = crate::loader::target().and_then(|t| t.clSetContextDestructorCallback)
-        else {
-            return false;
-        };
-        // SAFETY: live context; the callback is a plain function that outlives it.
-        unsafe { set(ctx, Some(context_destroyed), std::ptr::null_mut()) == CL_SUCCESS }
-    });
-    if teardown == Teardown::LastRelease {
-        registry::with(|r| r.teardown_on_release.insert(key(ctx)));
-    }
-}
-
-/// Whether a release drops the context's entries: only for a context torn down by its last
-/// release, when the reference count read just before was 1 and the platform's release
-/// succeeded. A count that could not be read keeps them (a leak, never a use after free).
-fn drops_on_release(
-    last_release_teardown: bool,
-    count_before: Option<cl_uint>,
-    status: cl_int,
-) -> bool {
-    last_release_teardown && status == CL_SUCCESS && count_before == Some(1)
-}
-
-/// `clReleaseContext`: forwards, and on platforms without destructor callbacks drops the
-/// context's entries (the D3D device reference included) with its last reference.
+/// `clReleaseContext`: forwards, and at the application's last reference releases the D3D
+/// device: "The Direct3D 1x reference count is decremented when the OpenCL reference count on
+/// the returned OpenCL context drops to zero." The count is the application's, kept here, not
+/// the platform's (which may include its own references, or be read only after the fact).
 pub(crate) unsafe extern "C" fn release_context(context: cl_context) -> cl_int {
     status(|| {
         let below = down!(clReleaseContext);
-        let tracked = registry::with(|r| r.teardown_on_release.contains(&key(context)));
-        let count_before = if tracked {
-            let info = down!(clGetContextInfo);
-            // SAFETY: our own buffer; an invalid context just fails the query.
-            query_value::<cl_uint>(|n, p, r| unsafe {
-                info(context, CL_CONTEXT_REFERENCE_COUNT, n, p, r)
-            })
-            .ok()
-        } else {
-            None
-        };
         // SAFETY: argument forwarded unchanged.
         let result = unsafe { below(context) };
-        if drops_on_release(tracked, count_before, result) {
-            registry::drop_context(key(context));
+        if result == CL_SUCCESS {
+            registry::context_released(key(context));
         }
         check(result)
     })
@@ -369,10 +295,6 @@ pub(crate) unsafe extern "C" fn release_context(context: cl_context) -> cl_int {
 
 fn size_of_ptr() -> usize {
     std::mem::size_of::<usize>()
-}
-
-unsafe extern "C" fn context_destroyed(ctx: cl_context, _user_data: *mut c_void) {
-    let _ = catch_unwind(AssertUnwindSafe(|| registry::drop_context(key(ctx))));
 }
 
 pub(crate) unsafe extern "C" fn get_context_info(
@@ -474,54 +396,6 @@ mod tests {
             parse_list(&[0x401D, 1, 0x401D, 1, 0]),
             Err(CL_INVALID_PROPERTY)
         );
-    }
-
-    #[test]
-    fn teardown_by_callback_only_from_opencl_3() {
-        let mut asked = false;
-        assert_eq!(
-            teardown_for(Some((3, 0)), || {
-                asked = true;
-                true
-            }),
-            Teardown::DestructorCallback
-        );
-        assert!(asked);
-        // A 3.0 platform that refuses the callback.
-        assert_eq!(teardown_for(Some((3, 0)), || false), Teardown::LastRelease);
-        // Before 3.0 the platform is never asked.
-        for v in [Some((2, 2)), Some((1, 2)), None] {
-            assert_eq!(
-                teardown_for(v, || panic!("asked a {v:?} platform")),
-                Teardown::LastRelease
-            );
-        }
-    }
-
-    #[test]
-    fn platform_versions() {
-        assert_eq!(
-            parse_platform_version("OpenCL 3.0 PoCL 3.1+debian  Linux"),
-            Some((3, 0))
-        );
-        assert_eq!(parse_platform_version("OpenCL 1.2 CUDA 12.2"), Some((1, 2)));
-        assert_eq!(parse_platform_version("OpenCL 2.1"), Some((2, 1)));
-        assert_eq!(parse_platform_version("OpenCL3.0"), None);
-        assert_eq!(parse_platform_version("Vulkan 1.3"), None);
-    }
-
-    #[test]
-    fn only_the_last_release_drops_and_only_once() {
-        // Tracked context, last reference, release succeeded.
-        assert!(drops_on_release(true, Some(1), CL_SUCCESS));
-        // Other references remain.
-        assert!(!drops_on_release(true, Some(2), CL_SUCCESS));
-        // The platform refused the release (e.g. an invalid context).
-        assert!(!drops_on_release(true, Some(1), -34));
-        // Count unknown: keep the entries rather than risk releasing a live context's device.
-        assert!(!drops_on_release(true, None, CL_SUCCESS));
-        // Contexts with a destructor callback (OpenCL 3.0) never drop here: no double release.
-        assert!(!drops_on_release(false, Some(1), CL_SUCCESS));
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub(crate) fn override_slots(t: &mut cl_icd_dispatch) {
     t.clGetContextInfo = Some(context::get_context_info);
     t.clGetMemObjectInfo = Some(memory::get_mem_object_info);
     t.clGetImageInfo = Some(memory::get_image_info);
+    t.clRetainContext = Some(context::retain_context);
     t.clReleaseContext = Some(context::release_context);
     t.clReleaseMemObject = Some(memory::release_mem_object);
     t.clRetainMemObject = Some(memory::retain_mem_object);

@@ -1,12 +1,14 @@
 //! Side tables about objects of the platform below, keyed by handle (as `usize`: handles are
 //! plain identities here, never dereferenced by the tables).
 //!
-//! Entries are added after a successful create and removed from the objects' destructor callbacks
-//! (contexts, D3D memory objects, sub-buffers) or from the intercepted release when the reference
-//! count says the object dies (kernels, marker events). COM references held by entries are
-//! released after the lock is dropped, because a D3D release can call back into the layer.
+//! Entries are added after a successful create and removed: for contexts, at the application's
+//! last `clReleaseContext` (counted here, see `context_refs`); for D3D memory objects and
+//! sub-buffers, at the application's last release or from their destructor callbacks; for
+//! kernels and marker events, from the intercepted release when the reference count says the
+//! object dies. COM references held by entries are released after the lock is dropped, because a
+//! D3D release can call back into the layer.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use opencl_sys::{cl_command_type, cl_event};
@@ -20,9 +22,10 @@ use dxcl_abi::interop::IDxclInteropResource;
 /// A context created with a Direct3D device.
 pub(crate) struct ContextEntry {
     pub version: D3dVersion,
-    /// The application's device, AddRef'd for the context's life (released when the entry drops).
-    #[allow(dead_code)] // Held for its Drop.
-    pub device: ComPtr,
+    /// The application's device, AddRef'd until the application's last `clReleaseContext`
+    /// ("decremented when the OpenCL reference count on the returned OpenCL context drops to
+    /// zero"); None after it, while memory objects of the context still hold the entry.
+    pub device: Option<ComPtr>,
     /// The device's `IUnknown` identity (for "resource from the same device").
     pub identity: usize,
     pub user_sync: bool,
@@ -76,9 +79,11 @@ pub(crate) struct Registry {
     /// Other memory objects that alias a D3D object's memory (images made from a D3D buffer or
     /// image, `CL_MEM_USE_HOST_PTR` inside its host memory, sub-buffers of those) → the D3D object.
     pub derived: HashMap<usize, usize>,
-    /// Contexts without a destructor callback (platforms before OpenCL 3.0): their entries go
-    /// when `clReleaseContext` releases the last reference.
-    pub teardown_on_release: HashSet<usize>,
+    /// The application's references to the contexts above (D3D and plain), counted by the
+    /// intercepted `clRetainContext`/`clReleaseContext`. No destructor callback is used: the
+    /// spec ties the device reference to this count, and NVIDIA's driver 580 can hang in
+    /// `clReleaseContext` when a context and a memory object both have one (docs/gpu.md).
+    pub context_refs: HashMap<usize, u32>,
     /// Kernel → (argument index → D3D memory object set as that argument).
     pub kernel_args: HashMap<usize, BTreeMap<u32, usize>>,
     /// Marker events returned by acquire/release → their command type.
@@ -146,14 +151,60 @@ pub(crate) fn record_event(event: cl_event, command: cl_command_type) {
     with(|r| r.events.insert(key(event), command));
 }
 
-/// Removes a context entry (destructor callback), releasing its device outside the lock.
-pub(crate) fn drop_context(context: usize) {
-    let entry = with(|r| {
-        r.plain_properties.remove(&context);
-        r.teardown_on_release.remove(&context);
-        r.contexts.remove(&context)
-    });
-    drop(entry);
+/// What an entry removal hands back, to be dropped (COM releases) outside the lock.
+type Released = (Option<ContextEntry>, Option<ComPtr>);
+
+impl Registry {
+    /// Counts a context the application now holds one reference to (just created).
+    pub fn track_context(&mut self, context: usize) {
+        self.context_refs.insert(context, 1);
+    }
+
+    /// The application's `clRetainContext` succeeded.
+    pub fn context_retained(&mut self, context: usize) {
+        if let Some(n) = self.context_refs.get_mut(&context) {
+            *n += 1;
+        }
+    }
+
+    /// The application's `clReleaseContext` succeeded. At its last reference the device
+    /// reference goes; the rest of the entry stays while the context's memory objects need it
+    /// (acquire and release still read it), and goes with the last of them.
+    fn context_released(&mut self, context: usize) -> Released {
+        match self.context_refs.get_mut(&context) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                return (None, None);
+            }
+            Some(_) => {
+                self.context_refs.remove(&context);
+            }
+            None => return (None, None),
+        }
+        self.plain_properties.remove(&context);
+        if self.mems.values().any(|m| m.context == context) {
+            let device = self
+                .contexts
+                .get_mut(&context)
+                .and_then(|e| e.device.take());
+            (None, device)
+        } else {
+            (self.contexts.remove(&context), None)
+        }
+    }
+
+    /// A context the application released, once its last memory object is gone.
+    fn retire_if_orphaned(&mut self, context: usize) -> Option<ContextEntry> {
+        let orphan = !self.context_refs.contains_key(&context)
+            && !self.mems.values().any(|m| m.context == context);
+        orphan.then(|| self.contexts.remove(&context)).flatten()
+    }
+}
+
+/// The application released a context (see [`Registry::context_released`]).
+pub(crate) fn context_released(context: usize) {
+    let released = with(|r| r.context_released(context));
+    drop(released);
 }
 
 /// Removes a memory object's entries (destructor callback), releasing COM references outside the
@@ -165,13 +216,14 @@ pub(crate) fn drop_mem(mem: usize) -> bool {
         r.sub_buffers.remove(&mem);
         r.derived.remove(&mem);
         let entry = r.mems.remove(&mem);
-        if entry.is_some() {
+        let context = entry.as_ref().and_then(|e| {
             r.sub_buffers.retain(|_, root| *root != mem);
             r.derived.retain(|_, root| *root != mem);
-        }
-        entry
+            r.retire_if_orphaned(e.context)
+        });
+        (entry, context)
     });
-    let was_d3d = entry.is_some();
+    let was_d3d = entry.0.is_some();
     drop(entry);
     was_d3d
 }
@@ -204,6 +256,61 @@ mod tests {
             staging: None,
             last_upload: None,
         }
+    }
+
+    fn d3d_context() -> ContextEntry {
+        ContextEntry {
+            version: D3dVersion::D3D11,
+            device: Some(inert_com()),
+            identity: 0,
+            user_sync: false,
+            properties: vec![0],
+            host_unified: false,
+        }
+    }
+
+    #[test]
+    fn the_applications_last_context_release_drops_the_device() {
+        let mut r = Registry::default();
+        r.contexts.insert(1, d3d_context());
+        r.track_context(1);
+        r.context_retained(1);
+        // One of two references: nothing goes.
+        let (entry, device) = r.context_released(1);
+        assert!(entry.is_none() && device.is_none());
+        assert!(r.contexts[&1].device.is_some());
+        // The last: no memory object needs the entry, so it goes whole.
+        let (entry, device) = r.context_released(1);
+        assert!(entry.is_some() && device.is_none());
+        assert!(r.contexts.is_empty() && r.context_refs.is_empty());
+        // A release the application should not have made changes nothing.
+        let (entry, device) = r.context_released(1);
+        assert!(entry.is_none() && device.is_none());
+    }
+
+    #[test]
+    fn a_released_context_stays_for_its_memory_objects_without_the_device() {
+        let mut r = Registry::default();
+        r.contexts.insert(1, d3d_context());
+        r.track_context(1);
+        r.mems.insert(10, d3d_mem(D3dVersion::D3D11));
+        assert!(
+            r.retire_if_orphaned(1).is_none(),
+            "the application holds it"
+        );
+        let (entry, device) = r.context_released(1);
+        assert!(
+            entry.is_none() && device.is_some(),
+            "the device reference goes now"
+        );
+        assert!(r.contexts[&1].device.is_none());
+        assert!(
+            r.retire_if_orphaned(1).is_none(),
+            "memory object 10 still needs it"
+        );
+        r.mems.remove(&10);
+        assert!(r.retire_if_orphaned(1).is_some());
+        assert!(r.contexts.is_empty());
     }
 
     #[test]
