@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <unistd.h>
 
 #define VK(x)                                                                                      \
     do {                                                                                           \
@@ -57,6 +59,7 @@ static VkQueue queue;
 static uint32_t queue_family;
 static VkCommandPool pool;
 static uint8_t vk_uuid[16];
+static int quiet; /* lifecycle rounds print only their result */
 
 static uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags want) {
     VkPhysicalDeviceMemoryProperties mp;
@@ -131,7 +134,7 @@ static vk_buffer vk_buffer_new(VkDeviceSize size, int exportable, VkMemoryProper
     VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &ded};
     VkBufferMemoryRequirementsInfo2 ri = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2, .buffer = b.buf};
     vkGetBufferMemoryRequirements2(dev, &ri, &req);
-    if (exportable)
+    if (exportable && !quiet)
         printf("exportable buffer %llu bytes: alignment %llu size %llu prefersDedicated %u requiresDedicated %u\n",
                (unsigned long long)size, (unsigned long long)req.memoryRequirements.alignment,
                (unsigned long long)req.memoryRequirements.size, ded.prefersDedicatedAllocation,
@@ -239,30 +242,39 @@ static const char *kernel_src =
 
 static void image_cases(cl_context ctx, cl_command_queue q, cl_device_id cldev, vk_buffer host);
 
-int main(void) {
-    vk_init();
-
+/* The CL device whose UUID is the Vulkan device's, and its platform; NULL when none matches. */
+static cl_device_id match_cl_device(cl_platform_id *plat) {
     cl_platform_id plats[8];
     cl_uint np = 0;
     CHECK_CL(clGetPlatformIDs(8, plats, &np), "clGetPlatformIDs");
-    cl_platform_id plat = NULL;
     cl_device_id cldev = NULL;
     for (cl_uint p = 0; p < np; p++) {
         char pname[256];
         clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
-        printf("cl platform %u: %s\n", p, pname);
+        if (!quiet) printf("cl platform %u: %s\n", p, pname);
         cl_device_id ds[8];
         cl_uint nd = 0;
         if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 8, ds, &nd) != CL_SUCCESS) continue;
         for (cl_uint i = 0; i < nd; i++) {
-            print_device(ds[i]);
+            if (!quiet) print_device(ds[i]);
             uint8_t uuid[16];
             if (clGetDeviceInfo(ds[i], CL_DEVICE_UUID_KHR, 16, uuid, NULL) == CL_SUCCESS && !memcmp(uuid, vk_uuid, 16)) {
-                plat = plats[p];
+                *plat = plats[p];
                 cldev = ds[i];
             }
         }
     }
+    return cldev;
+}
+
+static int lifecycle(int rounds, const char *flags);
+
+int main(int argc, char **argv) {
+    if (argc == 4 && !strcmp(argv[1], "lifecycle"))
+        return lifecycle(atoi(argv[2]), argv[3]);
+    vk_init();
+    cl_platform_id plat = NULL;
+    cl_device_id cldev = match_cl_device(&plat);
     if (!cldev) {
         printf("RESULT no CL device matches the Vulkan device's UUID\n");
         return 1;
@@ -579,4 +591,118 @@ static void image_cases(cl_context ctx, cl_command_queue q, cl_device_id cldev, 
     image_case(ctx, q, cldev, host, "optimal 256x256 array 4", VK_IMAGE_TILING_OPTIMAL, all, 256, 256, 1, 1, 4);
     image_case(ctx, q, cldev, host, "optimal 3d 64x32x16", VK_IMAGE_TILING_OPTIMAL, all, 64, 32, 16, 1, 1);
     image_case(ctx, q, cldev, host, "linear 256x256", VK_IMAGE_TILING_LINEAR, copy, 256, 256, 1, 1, 1);
+}
+
+/* probe lifecycle ROUNDS FLAGS: ROUNDS times, what dxcl's layer does over one shared object's life,
+ * with raw Vulkan and OpenCL (no dxcl): a context and queue, exportable Vulkan memory imported as a
+ * CL buffer, then the objects released and the context last. It looks for the NVIDIA hang in
+ * clReleaseContext that the conformance suite met (docs/gpu.md). FLAGS pick what each round does:
+ *   a  acquire, fill, release (clEnqueueAcquire/ReleaseExternalMemObjectsKHR), a marker, clFlush
+ *   f  clFinish before the objects are released
+ *   v  free the Vulkan memory before clReleaseMemObject (dxcl frees it at the app's last release)
+ *   e  keep the marker event across clReleaseContext, release it after (dxcl's pending work)
+ *   w  Vulkan work on the memory each round, waited for on the CPU before the acquire
+ *   2  a second, plain context made and released inside the round
+ *   c  a destructor callback on the context (clSetContextDestructorCallback)
+ *   m  a destructor callback on the memory object (clSetMemObjectDestructorCallback)
+ * A round that takes 20 s ends the program with its number. */
+static volatile int lifecycle_round;
+static void lifecycle_watchdog(int sig) {
+    (void)sig;
+    char buf[96];
+    int n = snprintf(buf, sizeof buf, "RESULT lifecycle HUNG in round %d\n", lifecycle_round);
+    if (n > 0) (void)!write(1, buf, (size_t)n);
+    _exit(3);
+}
+
+static volatile int destructors_run;
+static void CL_CALLBACK count_destructor_mem(cl_mem m, void *u) {
+    (void)m;
+    (void)u;
+    __atomic_add_fetch(&destructors_run, 1, __ATOMIC_SEQ_CST);
+}
+static void CL_CALLBACK count_destructor_ctx(cl_context c, void *u) {
+    (void)c;
+    (void)u;
+    __atomic_add_fetch(&destructors_run, 1, __ATOMIC_SEQ_CST);
+}
+
+static int lifecycle(int rounds, const char *flags) {
+    quiet = 1;
+    vk_init();
+    cl_platform_id plat = NULL;
+    cl_device_id cldev = match_cl_device(&plat);
+    if (!cldev) {
+        printf("RESULT no CL device matches the Vulkan device's UUID\n");
+        return 1;
+    }
+    acquire_ext = clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueAcquireExternalMemObjectsKHR");
+    release_ext = clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueReleaseExternalMemObjectsKHR");
+    PFN_vkGetMemoryFdKHR get_memory_fd = (PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(dev, "vkGetMemoryFdKHR");
+    int acq = strchr(flags, 'a') != NULL, fin = strchr(flags, 'f') != NULL, vk_first = strchr(flags, 'v') != NULL;
+    int hold = strchr(flags, 'e') != NULL, vk_work = strchr(flags, 'w') != NULL, second = strchr(flags, '2') != NULL;
+    int ctx_callback = strchr(flags, 'c') != NULL, mem_callback = strchr(flags, 'm') != NULL;
+    signal(SIGALRM, lifecycle_watchdog);
+    double worst = 0, total = 0;
+    for (int i = 0; i < rounds; i++) {
+        lifecycle_round = i;
+        alarm(20);
+        cl_int err;
+        cl_context ctx = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
+        CHECK_CL(err, "clCreateContext");
+        cl_command_queue q = clCreateCommandQueueWithProperties(ctx, cldev, NULL, &err);
+        CHECK_CL(err, "clCreateCommandQueue");
+        if (ctx_callback) CHECK_CL(clSetContextDestructorCallback(ctx, count_destructor_ctx, NULL), "context callback");
+        const VkDeviceSize size = 1 << 20;
+        vk_buffer b = vk_buffer_new(size, 1, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        if (vk_work) {
+            VkCommandBuffer cb = begin();
+            vkCmdFillBuffer(cb, b.buf, 0, VK_WHOLE_SIZE, (uint32_t)i);
+            submit_wait(cb);
+        }
+        VkMemoryGetFdInfoKHR gfi = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, .memory = b.mem,
+                                    .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+        int fd = -1;
+        VK(get_memory_fd(dev, &gfi, &fd));
+        cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, (cl_mem_properties)fd, 0};
+        cl_mem m = clCreateBufferWithProperties(ctx, props, CL_MEM_READ_WRITE, size, NULL, &err);
+        CHECK_CL(err, "clCreateBufferWithProperties(opaque fd)");
+        if (mem_callback) CHECK_CL(clSetMemObjectDestructorCallback(m, count_destructor_mem, NULL), "memory callback");
+        cl_event ev = NULL;
+        if (acq) {
+            CHECK_CL(acquire_ext(q, 1, &m, 0, NULL, NULL), "acquire external");
+            uint32_t pattern = 0x5a5a0000u + (uint32_t)i;
+            CHECK_CL(clEnqueueFillBuffer(q, m, &pattern, 4, 0, size, 0, NULL, NULL), "fill");
+            CHECK_CL(release_ext(q, 1, &m, 0, NULL, NULL), "release external");
+            CHECK_CL(clEnqueueMarkerWithWaitList(q, 0, NULL, &ev), "marker");
+            clFlush(q);
+        }
+        if (second) {
+            cl_context other = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
+            CHECK_CL(err, "clCreateContext (second)");
+            clReleaseContext(other);
+        }
+        if (fin) clFinish(q);
+        if (vk_first) {
+            vkDestroyBuffer(dev, b.buf, NULL);
+            vkFreeMemory(dev, b.mem, NULL);
+        }
+        clReleaseMemObject(m);
+        clReleaseCommandQueue(q);
+        if (ev && !hold) clReleaseEvent(ev);
+        double t0 = now_us();
+        clReleaseContext(ctx);
+        double dt = now_us() - t0;
+        if (ev && hold) clReleaseEvent(ev);
+        if (!vk_first) {
+            vkDestroyBuffer(dev, b.buf, NULL);
+            vkFreeMemory(dev, b.mem, NULL);
+        }
+        total += dt;
+        if (dt > worst) worst = dt;
+    }
+    alarm(0);
+    printf("RESULT lifecycle '%s': %d rounds, clReleaseContext mean %.1f us, worst %.1f us; %d destructor callbacks "
+           "ran\n", flags, rounds, total / rounds, worst, destructors_run);
+    return 0;
 }
