@@ -33,6 +33,17 @@ pub use luid::{luid_from_uuid, SOFTWARE_LUID_LOW};
 /// dxcl's private interop interface (`include/dxcl/dxcl_interop.h`).
 pub mod interop {
     pub use crate::gen::dxcl_interop::*;
+
+    /// Private data (`GetPrivateData`) that dxcl's OpenCL layer sets on a resource when it makes
+    /// an OpenCL memory object from it: the name of the sharing strategy that object got
+    /// (`"external-memory"`, `"external-copy"`, `"staging-copy"`, `"host-pointer"`; bytes, no NUL).
+    /// With several objects (one per subresource), the last one made.
+    pub const DXCL_PRIVATE_DATA_CL_STRATEGY: crate::GUID = crate::GUID::new(
+        0x6d7f3a52,
+        0x1c4e,
+        0x4b8a,
+        [0x9f, 0x3d, 0x2a, 0x61, 0xc0, 0xe5, 0xb7, 0xd3],
+    );
 }
 
 /// A COM interface type: its IID and its vtable type.

@@ -148,6 +148,26 @@ fn d3d_buffer(device: *mut ID3D11Device, data: &[u8]) -> *mut ID3D11Buffer {
     buf
 }
 
+/// The strategy the layer named on `buf` (empty when there is no tag).
+fn strategy_tag(buf: *mut ID3D11Buffer) -> String {
+    let mut bytes = [0u8; 64];
+    let mut size = bytes.len() as u32;
+    let child = buf.cast::<dxcl_abi::ID3D11DeviceChild>();
+    // SAFETY: a live buffer is a device child; `size` is the buffer's capacity.
+    let hr = unsafe {
+        ((*(*child).lpVtbl).GetPrivateData)(
+            child,
+            &dxcl_abi::interop::DXCL_PRIVATE_DATA_CL_STRATEGY,
+            &mut size,
+            bytes.as_mut_ptr().cast(),
+        )
+    };
+    if hr < 0 {
+        return String::new();
+    }
+    String::from_utf8_lossy(&bytes[..size as usize]).into_owned()
+}
+
 #[test]
 fn buffer_round_trip_both_strategies() {
     let (p, d) = setup();
@@ -198,6 +218,27 @@ fn buffer_round_trip_both_strategies() {
                 CL_SUCCESS
             );
             assert_eq!(r, buf.cast());
+            // The layer names the strategy on the resource (DXCL_PRIVATE_DATA_CL_STRATEGY).
+            let tag = strategy_tag(buf);
+            if staging {
+                assert_eq!(tag, "staging-copy");
+            } else if std::env::var("DXCL_ADAPTER").as_deref() == Ok("software") {
+                assert_eq!(
+                    tag, "host-pointer",
+                    "PoCL maps the software adapter's memory"
+                );
+            } else {
+                assert!(
+                    [
+                        "host-pointer",
+                        "staging-copy",
+                        "external-memory",
+                        "external-copy"
+                    ]
+                    .contains(&tag.as_str()),
+                    "{tag:?}"
+                );
+            }
             let mut out = vec![0u8; 256];
             assert_eq!(
                 clEnqueueReadBuffer(

@@ -464,6 +464,37 @@ fn host_memory(resource: &Com<ID3D11Resource>) -> Option<usize> {
         .then(|| (mem.pHost as usize).wrapping_add(layout.Offset as usize))
 }
 
+/// Whether the resource lives in memory the runtime exports as a file descriptor.
+fn exportable(resource: &Com<ID3D11Resource>) -> bool {
+    let Some(interop) = resource.query::<IDxclInteropResource>() else {
+        return false;
+    };
+    let mut mem = DXCL_RESOURCE_MEMORY::default();
+    let p = interop.as_ptr();
+    // SAFETY: `p` is live; the out struct is valid.
+    let ok = unsafe { SUCCEEDED(((*(*p).lpVtbl).GetMemory)(p, &mut mem)) };
+    ok && (mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD || mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE)
+}
+
+/// The strategy the layer named on the resource (`DXCL_PRIVATE_DATA_CL_STRATEGY`), if any.
+fn layer_tag(resource: &Com<ID3D11Resource>) -> Option<String> {
+    let child = resource.query::<ID3D11DeviceChild>()?;
+    let p = child.as_ptr();
+    let mut buf = [0u8; 64];
+    let mut size = buf.len() as u32;
+    // SAFETY: `p` is live; `size` is the buffer's capacity, and the call writes at most that.
+    let hr = unsafe {
+        ((*(*p).lpVtbl).GetPrivateData)(
+            p,
+            &DXCL_PRIVATE_DATA_CL_STRATEGY,
+            &mut size,
+            buf.as_mut_ptr().cast(),
+        )
+    };
+    let bytes = buf.get(..size as usize)?;
+    SUCCEEDED(hr).then(|| String::from_utf8_lossy(bytes).into_owned())
+}
+
 /// How the layer shares an object, read from the memory object it made rather than from its
 /// decision rules: what happened, whatever the layer's version. Names are those of
 /// `dxcl_layer::strategy::Strategy`.
@@ -489,7 +520,9 @@ impl Sharing {
             Sharing::HostPointer => "CL_MEM_HOST_PTR is the resource's own memory (zero-copy)",
             Sharing::ExternalMemory => {
                 "CL_MEM_PROPERTIES imports a file descriptor \
-                 (CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, zero-copy)"
+                 (CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, zero-copy); where the platform \
+                 answers no properties (NVIDIA, for buffers), the resource's memory is exportable \
+                 and the layer tagged it external-memory (DXCL_PRIVATE_DATA_CL_STRATEGY)"
             }
             Sharing::StagingCopy => "the CL object has memory of its own (copies)",
         }
@@ -509,7 +542,9 @@ impl Sharing {
         };
         if status == CL_SUCCESS && !host.is_null() && host_memory(resource) == Some(host as usize) {
             Sharing::HostPointer
-        } else if cl::imports_opaque_fd(mem) {
+        } else if cl::imports_opaque_fd(mem)
+            || (exportable(resource) && layer_tag(resource).as_deref() == Some("external-memory"))
+        {
             Sharing::ExternalMemory
         } else {
             if std::env::var_os("DXCL_LOG").is_some() {

@@ -17,7 +17,7 @@ use super::info::{query_bytes, query_value, write_value};
 use super::{check, down, status};
 use crate::core::format::{self, pixel_size};
 use crate::core::registry::{self, key, MemEntry, ResourceKind};
-use crate::core::tokens::{Ext, Flavor};
+use crate::core::tokens::{D3dVersion, Ext, Flavor};
 use crate::d3d::{interop, resource, staging::Place, staging::Staging};
 use crate::external::{import, sync};
 use crate::strategy::{self, External, Inputs, Strategy};
@@ -81,7 +81,7 @@ pub(crate) unsafe fn create_from(
         r.contexts
             .get(&key(context))
             .filter(|c| c.version == v)
-            .map(|c| (c.identity, c.host_unified, c.device.clone()))
+            .and_then(|c| Some((c.identity, c.host_unified, c.device.clone()?)))
     })
     .ok_or(CL_INVALID_CONTEXT)?;
     let flags = check_flags(flags)?;
@@ -390,6 +390,7 @@ struct RegisterArgs {
 /// Records a new memory object and hooks its destruction. `sync_user` is the context whose
 /// semaphore pool counts this object as a user (external memory synchronised on the GPU).
 fn register(a: RegisterArgs, mem: cl_mem, sync_user: Option<cl_context>) -> Result<cl_mem, cl_int> {
+    let tag = a.resource.clone();
     let entry = MemEntry {
         context: key(a.context),
         version: a.ext.version,
@@ -424,11 +425,52 @@ fn register(a: RegisterArgs, mem: cl_mem, sync_user: Option<cl_context>) -> Resu
     if a.strategy != Strategy::HostPointer {
         app_refs(|m| m.insert(key(mem), 1));
     }
+    tag_strategy(a.ext.version, &tag, a.strategy);
     if let Some(set) = crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
         // SAFETY: a live memory object; the callback is a plain function.
         unsafe { set(mem, Some(mem_destroyed), std::ptr::null_mut()) };
     }
     Ok(mem)
+}
+
+/// Names the strategy on the resource (`DXCL_PRIVATE_DATA_CL_STRATEGY`), so tools can show how
+/// an object is shared where the platform's own queries cannot tell (NVIDIA answers no
+/// `CL_MEM_PROPERTIES` for an imported buffer). Best effort: a resource that refuses private
+/// data just goes untagged.
+fn tag_strategy(version: D3dVersion, resource: &crate::d3d::com::ComPtr, strategy: Strategy) {
+    let guid = dxcl_abi::interop::DXCL_PRIVATE_DATA_CL_STRATEGY;
+    let name = strategy.name();
+    match version {
+        D3dVersion::D3D11 => {
+            if let Some(child) = resource.query::<dxcl_abi::ID3D11DeviceChild>() {
+                let p = child.as_ptr();
+                // SAFETY: a live device child; the GUID and the name outlive the call, which
+                // copies the bytes.
+                unsafe {
+                    ((*(*p).lpVtbl).SetPrivateData)(
+                        p,
+                        &guid,
+                        name.len() as u32,
+                        name.as_ptr().cast(),
+                    )
+                };
+            }
+        }
+        D3dVersion::D3D10 => {
+            if let Some(child) = resource.query::<dxcl_abi::ID3D10DeviceChild>() {
+                let p = child.as_ptr();
+                // SAFETY: as above.
+                unsafe {
+                    ((*(*p).lpVtbl).SetPrivateData)(
+                        p,
+                        &guid,
+                        name.len() as u32,
+                        name.as_ptr().cast(),
+                    )
+                };
+            }
+        }
+    }
 }
 
 /// The CL format and image type of a texture, with the format checks.
