@@ -202,3 +202,22 @@ pub fn backend_name(kind: DXCL_BACKEND_KIND) -> &'static str {
         _ => "unknown",
     }
 }
+
+/// The strategy the layer named on the resource (`DXCL_PRIVATE_DATA_CL_STRATEGY`), if any.
+pub fn layer_tag(resource: &Com<ID3D11Resource>) -> Option<String> {
+    let child = resource.query::<ID3D11DeviceChild>()?;
+    let p = child.as_ptr();
+    let mut buf = [0u8; 64];
+    let mut size = buf.len() as u32;
+    // SAFETY: `p` is live; `size` is the buffer's capacity, and the call writes at most that.
+    let hr = unsafe {
+        ((*(*p).lpVtbl).GetPrivateData)(
+            p,
+            &DXCL_PRIVATE_DATA_CL_STRATEGY,
+            &mut size,
+            buf.as_mut_ptr().cast(),
+        )
+    };
+    let bytes = buf.get(..size as usize)?;
+    SUCCEEDED(hr).then(|| String::from_utf8_lossy(bytes).into_owned())
+}

@@ -412,7 +412,13 @@ fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> String {
         SUCCEEDED(((*(*p).lpVtbl).GetMemory)(p, &mut mem))
             && SUCCEEDED(((*(*p).lpVtbl).GetSubresourceLayout)(p, 0, &mut layout))
     };
-    if ok && mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE && cl::imports_opaque_fd(image) {
+    // NVIDIA answers CL_MEM_PROPERTIES for an imported image in some runs and not in others:
+    // the layer's own tag on the texture then says what it did.
+    let tagged = texture
+        .query::<ID3D11Resource>()
+        .and_then(|r| d3d::layer_tag(&r));
+    let imported = cl::imports_opaque_fd(image) || tagged.as_deref() == Some("external-memory");
+    if ok && mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE && imported {
         return format!(
             "zero-copy external memory: the CL image was imported from the texture's own Vulkan \
              memory ({} bytes, optimal tiling) through an opaque fd; the layer made no copy",

@@ -476,25 +476,6 @@ fn exportable(resource: &Com<ID3D11Resource>) -> bool {
     ok && (mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD || mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE)
 }
 
-/// The strategy the layer named on the resource (`DXCL_PRIVATE_DATA_CL_STRATEGY`), if any.
-fn layer_tag(resource: &Com<ID3D11Resource>) -> Option<String> {
-    let child = resource.query::<ID3D11DeviceChild>()?;
-    let p = child.as_ptr();
-    let mut buf = [0u8; 64];
-    let mut size = buf.len() as u32;
-    // SAFETY: `p` is live; `size` is the buffer's capacity, and the call writes at most that.
-    let hr = unsafe {
-        ((*(*p).lpVtbl).GetPrivateData)(
-            p,
-            &DXCL_PRIVATE_DATA_CL_STRATEGY,
-            &mut size,
-            buf.as_mut_ptr().cast(),
-        )
-    };
-    let bytes = buf.get(..size as usize)?;
-    SUCCEEDED(hr).then(|| String::from_utf8_lossy(bytes).into_owned())
-}
-
 /// How the layer shares an object, read from the memory object it made rather than from its
 /// decision rules: what happened, whatever the layer's version. Names are those of
 /// `dxcl_layer::strategy::Strategy`.
@@ -543,17 +524,11 @@ impl Sharing {
         if status == CL_SUCCESS && !host.is_null() && host_memory(resource) == Some(host as usize) {
             Sharing::HostPointer
         } else if cl::imports_opaque_fd(mem)
-            || (exportable(resource) && layer_tag(resource).as_deref() == Some("external-memory"))
+            || (exportable(resource)
+                && d3d::layer_tag(resource).as_deref() == Some("external-memory"))
         {
             Sharing::ExternalMemory
         } else {
-            if std::env::var_os("DXCL_LOG").is_some() {
-                eprintln!(
-                    "dxcl bench: no import seen; CL_MEM_HOST_PTR {host:?} (status {status}), \
-                     CL_MEM_PROPERTIES {:?}",
-                    cl::mem_properties(mem)
-                );
-            }
             Sharing::StagingCopy
         }
     }

@@ -427,8 +427,10 @@ fn register(a: RegisterArgs, mem: cl_mem, sync_user: Option<cl_context>) -> Resu
     }
     tag_strategy(a.ext.version, &tag, a.strategy);
     if let Some(set) = crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
-        // SAFETY: a live memory object; the callback is a plain function.
-        unsafe { set(mem, Some(mem_destroyed), std::ptr::null_mut()) };
+        let n = registry::watch_number(key(mem));
+        // SAFETY: a live memory object; the callback is a plain function, and its user data a
+        // plain number.
+        unsafe { set(mem, Some(mem_destroyed), n as *mut c_void) };
     }
     Ok(mem)
 }
@@ -542,11 +544,12 @@ fn release_mem(mem: cl_mem) {
 /// Whoever drops the entry (this callback or [`release_mem_object`]) also drops the pool user,
 /// once. Once the process is exiting the callback does nothing: platforms run destructor
 /// callbacks from their own threads during exit (NVIDIA), when the D3D runtime may be gone.
-unsafe extern "C" fn mem_destroyed(mem: cl_mem, _user_data: *mut c_void) {
+unsafe extern "C" fn mem_destroyed(mem: cl_mem, user_data: *mut c_void) {
     if crate::exiting() {
         return;
     }
-    let _ = catch_unwind(AssertUnwindSafe(|| drop_entries(mem)));
+    let watch = registry::Drop::Watch(user_data as usize);
+    let _ = catch_unwind(AssertUnwindSafe(|| drop_entries(mem, watch)));
 }
 
 /// The application's own references to D3D memory objects whose strategy keeps no pointer into
@@ -576,8 +579,9 @@ pub(crate) unsafe extern "C" fn retain_mem_object(mem: cl_mem) -> cl_int {
     })
 }
 
-/// Drops a D3D memory object's entries (the resource reference) and its semaphore-pool user.
-fn drop_entries(mem: cl_mem) {
+/// Drops a D3D memory object's entries (the resource reference) and its semaphore-pool user;
+/// a late destructor callback whose watch is no longer the handle's drops nothing.
+fn drop_entries(mem: cl_mem, how: registry::Drop) {
     let context = registry::with(|r| {
         r.mems
             .get(&key(mem))
@@ -589,8 +593,8 @@ fn drop_entries(mem: cl_mem) {
             })
             .map(|e| e.context)
     });
-    app_refs(|m| m.remove(&key(mem)));
-    if registry::drop_mem(key(mem)) {
+    if registry::drop_mem(key(mem), how) {
+        app_refs(|m| m.remove(&key(mem)));
         if let Some(c) = context.filter(|&c| sync::has_pool(c as cl_context)) {
             sync::remove_user(c as cl_context);
         }
@@ -632,7 +636,7 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
                 None => false,
             });
         if tracked && result == opencl_sys::CL_SUCCESS && (count_before == Some(1) || app_last) {
-            drop_entries(mem);
+            drop_entries(mem, registry::Drop::Now);
         }
         check(result)
     })
@@ -749,7 +753,8 @@ pub(crate) unsafe extern "C" fn create_sub_buffer(
                 if let Some(set) =
                     crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback)
                 {
-                    set(sub, Some(mem_destroyed), std::ptr::null_mut());
+                    let n = registry::watch_number(key(sub));
+                    set(sub, Some(mem_destroyed), n as *mut c_void);
                 }
             }
             Ok(sub)

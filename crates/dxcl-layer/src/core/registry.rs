@@ -84,6 +84,10 @@ pub(crate) struct Registry {
     /// spec ties the device reference to this count, and NVIDIA's driver 580 can hang in
     /// `clReleaseContext` when a context and a memory object both have one (docs/gpu.md).
     pub context_refs: HashMap<usize, u32>,
+    /// Memory objects watched by a destructor callback → that watch's number (its user data).
+    /// NVIDIA runs these callbacks late, when the handle may already name a new object: a
+    /// callback acts only while its number is still the handle's.
+    pub watches: HashMap<usize, usize>,
     /// Kernel → (argument index → D3D memory object set as that argument).
     pub kernel_args: HashMap<usize, BTreeMap<u32, usize>>,
     /// Marker events returned by acquire/release → their command type.
@@ -201,6 +205,22 @@ impl Registry {
     }
 }
 
+/// A new watch number for `mem`, to be passed as its destructor callback's user data.
+pub(crate) fn watch_number(mem: usize) -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    with(|r| r.watches.insert(mem, n));
+    n
+}
+
+/// Which drop: the application's release of the object it holds (`Now`), or a destructor
+/// callback carrying its watch number (`Watch`), ignored unless that number is still current.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Drop {
+    Now,
+    Watch(usize),
+}
+
 /// The application released a context (see [`Registry::context_released`]).
 pub(crate) fn context_released(context: usize) {
     let released = with(|r| r.context_released(context));
@@ -211,8 +231,14 @@ pub(crate) fn context_released(context: usize) {
 /// lock. A D3D object's derived entries go with it: a handle may be reused once its object is
 /// gone, and must not inherit a guard.
 /// Drops a memory object's entries; returns whether it was a D3D object of ours.
-pub(crate) fn drop_mem(mem: usize) -> bool {
+pub(crate) fn drop_mem(mem: usize, how: Drop) -> bool {
     let entry = with(|r| {
+        if let Drop::Watch(n) = how {
+            if r.watches.get(&mem) != Some(&n) {
+                return (None, None);
+            }
+        }
+        r.watches.remove(&mem);
         r.sub_buffers.remove(&mem);
         r.derived.remove(&mem);
         let entry = r.mems.remove(&mem);
@@ -333,6 +359,22 @@ mod tests {
     }
 
     #[test]
+    fn a_late_callback_leaves_a_new_object_of_the_same_handle_alone() {
+        let mem = 0x8_0000;
+        with(|r| r.mems.insert(mem, d3d_mem(D3dVersion::D3D11)));
+        let old = watch_number(mem);
+        // The application's release drops it; the handle is reused by a new object.
+        assert!(drop_mem(mem, Drop::Now));
+        with(|r| r.mems.insert(mem, d3d_mem(D3dVersion::D3D11)));
+        let new = watch_number(mem);
+        // The first object's callback arrives now (NVIDIA defers them): it must not drop.
+        assert!(!drop_mem(mem, Drop::Watch(old)));
+        assert!(with(|r| r.mems.contains_key(&mem)));
+        assert!(drop_mem(mem, Drop::Watch(new)));
+        assert!(!with(|r| r.mems.contains_key(&mem)));
+    }
+
+    #[test]
     fn destruction_drops_derived_records() {
         // Keys unique to this test: the registry is process-wide.
         let (root, image, alias) = (0x7_0000, 0x7_0001, 0x7_0002);
@@ -340,13 +382,13 @@ mod tests {
             r.mems.insert(root, d3d_mem(D3dVersion::D3D11));
             assert!(r.record_derived(image, root) && r.record_derived(alias, image));
         });
-        drop_mem(image);
+        drop_mem(image, Drop::Now);
         with(|r| {
             assert!(!r.derived.contains_key(&image));
             assert_eq!(r.root_key(alias), Some(root));
         });
         // The D3D object goes: nothing may keep pointing at its (reusable) handle.
-        drop_mem(root);
+        drop_mem(root, Drop::Now);
         with(|r| {
             assert!(!r.derived.contains_key(&alias));
             assert_eq!(r.root_key(alias), None);
