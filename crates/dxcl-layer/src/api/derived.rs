@@ -91,16 +91,11 @@ fn track(mem: cl_mem, source: Source) {
 
 /// Drops `mem`'s registry entries when it dies.
 fn watch(mem: cl_mem) {
-    if let Some(set) = crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
-        let n = registry::watch_number(key(mem));
-        // SAFETY: a live memory object; the callback is a plain function that outlives it, and
-        // its user data is a plain number.
-        unsafe { set(mem, Some(derived_destroyed), n as *mut c_void) };
-    }
+    super::watch_destruction(mem, derived_destroyed);
 }
 
 unsafe extern "C" fn derived_destroyed(mem: cl_mem, user_data: *mut c_void) {
-    let watch = registry::Drop::Watch(user_data as usize);
+    let watch = registry::Removal::Watch(user_data as usize);
     let _ = catch_unwind(AssertUnwindSafe(|| registry::drop_mem(key(mem), watch)));
 }
 

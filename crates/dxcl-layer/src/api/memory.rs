@@ -426,12 +426,7 @@ fn register(a: RegisterArgs, mem: cl_mem, sync_user: Option<cl_context>) -> Resu
         app_refs(|m| m.insert(key(mem), 1));
     }
     tag_strategy(a.ext.version, &tag, a.strategy);
-    if let Some(set) = crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
-        let n = registry::watch_number(key(mem));
-        // SAFETY: a live memory object; the callback is a plain function, and its user data a
-        // plain number.
-        unsafe { set(mem, Some(mem_destroyed), n as *mut c_void) };
-    }
+    super::watch_destruction(mem, mem_destroyed);
     Ok(mem)
 }
 
@@ -442,9 +437,10 @@ fn register(a: RegisterArgs, mem: cl_mem, sync_user: Option<cl_context>) -> Resu
 fn tag_strategy(version: D3dVersion, resource: &crate::d3d::com::ComPtr, strategy: Strategy) {
     let guid = dxcl_abi::interop::DXCL_PRIVATE_DATA_CL_STRATEGY;
     let name = strategy.name();
-    match version {
-        D3dVersion::D3D11 => {
-            if let Some(child) = resource.query::<dxcl_abi::ID3D11DeviceChild>() {
+    // ID3D10DeviceChild and ID3D11DeviceChild: the same method, typed per version.
+    macro_rules! set_on {
+        ($child:ty) => {
+            if let Some(child) = resource.query::<$child>() {
                 let p = child.as_ptr();
                 // SAFETY: a live device child; the GUID and the name outlive the call, which
                 // copies the bytes.
@@ -457,21 +453,11 @@ fn tag_strategy(version: D3dVersion, resource: &crate::d3d::com::ComPtr, strateg
                     )
                 };
             }
-        }
-        D3dVersion::D3D10 => {
-            if let Some(child) = resource.query::<dxcl_abi::ID3D10DeviceChild>() {
-                let p = child.as_ptr();
-                // SAFETY: as above.
-                unsafe {
-                    ((*(*p).lpVtbl).SetPrivateData)(
-                        p,
-                        &guid,
-                        name.len() as u32,
-                        name.as_ptr().cast(),
-                    )
-                };
-            }
-        }
+        };
+    }
+    match version {
+        D3dVersion::D3D11 => set_on!(dxcl_abi::ID3D11DeviceChild),
+        D3dVersion::D3D10 => set_on!(dxcl_abi::ID3D10DeviceChild),
     }
 }
 
@@ -548,7 +534,7 @@ unsafe extern "C" fn mem_destroyed(mem: cl_mem, user_data: *mut c_void) {
     if crate::exiting() {
         return;
     }
-    let watch = registry::Drop::Watch(user_data as usize);
+    let watch = registry::Removal::Watch(user_data as usize);
     let _ = catch_unwind(AssertUnwindSafe(|| drop_entries(mem, watch)));
 }
 
@@ -581,7 +567,7 @@ pub(crate) unsafe extern "C" fn retain_mem_object(mem: cl_mem) -> cl_int {
 
 /// Drops a D3D memory object's entries (the resource reference) and its semaphore-pool user;
 /// a late destructor callback whose watch is no longer the handle's drops nothing.
-fn drop_entries(mem: cl_mem, how: registry::Drop) {
+fn drop_entries(mem: cl_mem, how: registry::Removal) {
     let context = registry::with(|r| {
         r.mems
             .get(&key(mem))
@@ -636,7 +622,7 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
                 None => false,
             });
         if tracked && result == opencl_sys::CL_SUCCESS && (count_before == Some(1) || app_last) {
-            drop_entries(mem, registry::Drop::Now);
+            drop_entries(mem, registry::Removal::Now);
         }
         check(result)
     })
@@ -750,12 +736,7 @@ pub(crate) unsafe extern "C" fn create_sub_buffer(
                 is
             });
             if parent_is_d3d {
-                if let Some(set) =
-                    crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback)
-                {
-                    let n = registry::watch_number(key(sub));
-                    set(sub, Some(mem_destroyed), n as *mut c_void);
-                }
+                super::watch_destruction(sub, mem_destroyed);
             }
             Ok(sub)
         })

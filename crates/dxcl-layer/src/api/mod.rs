@@ -4,7 +4,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use opencl_sys::{cl_event, cl_int, cl_uint, CL_OUT_OF_HOST_MEMORY, CL_SUCCESS};
+use std::ffi::c_void;
+
+use opencl_sys::{cl_event, cl_int, cl_mem, cl_uint, CL_OUT_OF_HOST_MEMORY, CL_SUCCESS};
 
 pub(crate) mod context;
 pub(crate) mod derived;
@@ -27,6 +29,17 @@ macro_rules! down {
     };
 }
 pub(crate) use down;
+
+/// Sets `callback` as `mem`'s destructor callback, its user data a fresh watch number, so that a
+/// late call leaves a newer object of the same handle alone (`registry::watch_number`).
+pub(crate) fn watch_destruction(mem: cl_mem, callback: unsafe extern "C" fn(cl_mem, *mut c_void)) {
+    if let Some(set) = crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
+        let n = crate::core::registry::watch_number(crate::core::registry::key(mem));
+        // SAFETY: a live memory object; the callback is a plain function that outlives it, and
+        // its user data is a plain number.
+        unsafe { set(mem, Some(callback), n as *mut c_void) };
+    }
+}
 
 /// A wait list as OpenCL takes it: (count, pointer), with NULL for an empty list.
 pub(crate) fn wait_list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {

@@ -216,7 +216,7 @@ pub(crate) fn watch_number(mem: usize) -> usize {
 /// Which drop: the application's release of the object it holds (`Now`), or a destructor
 /// callback carrying its watch number (`Watch`), ignored unless that number is still current.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Drop {
+pub(crate) enum Removal {
     Now,
     Watch(usize),
 }
@@ -231,9 +231,9 @@ pub(crate) fn context_released(context: usize) {
 /// lock. A D3D object's derived entries go with it: a handle may be reused once its object is
 /// gone, and must not inherit a guard.
 /// Drops a memory object's entries; returns whether it was a D3D object of ours.
-pub(crate) fn drop_mem(mem: usize, how: Drop) -> bool {
+pub(crate) fn drop_mem(mem: usize, how: Removal) -> bool {
     let entry = with(|r| {
-        if let Drop::Watch(n) = how {
+        if let Removal::Watch(n) = how {
             if r.watches.get(&mem) != Some(&n) {
                 return (None, None);
             }
@@ -364,13 +364,13 @@ mod tests {
         with(|r| r.mems.insert(mem, d3d_mem(D3dVersion::D3D11)));
         let old = watch_number(mem);
         // The application's release drops it; the handle is reused by a new object.
-        assert!(drop_mem(mem, Drop::Now));
+        assert!(drop_mem(mem, Removal::Now));
         with(|r| r.mems.insert(mem, d3d_mem(D3dVersion::D3D11)));
         let new = watch_number(mem);
         // The first object's callback arrives now (NVIDIA defers them): it must not drop.
-        assert!(!drop_mem(mem, Drop::Watch(old)));
+        assert!(!drop_mem(mem, Removal::Watch(old)));
         assert!(with(|r| r.mems.contains_key(&mem)));
-        assert!(drop_mem(mem, Drop::Watch(new)));
+        assert!(drop_mem(mem, Removal::Watch(new)));
         assert!(!with(|r| r.mems.contains_key(&mem)));
     }
 
@@ -382,13 +382,13 @@ mod tests {
             r.mems.insert(root, d3d_mem(D3dVersion::D3D11));
             assert!(r.record_derived(image, root) && r.record_derived(alias, image));
         });
-        drop_mem(image, Drop::Now);
+        drop_mem(image, Removal::Now);
         with(|r| {
             assert!(!r.derived.contains_key(&image));
             assert_eq!(r.root_key(alias), Some(root));
         });
         // The D3D object goes: nothing may keep pointing at its (reusable) handle.
-        drop_mem(root, Drop::Now);
+        drop_mem(root, Removal::Now);
         with(|r| {
             assert!(!r.derived.contains_key(&alias));
             assert_eq!(r.root_key(alias), None);
