@@ -203,6 +203,21 @@ pub fn backend_name(kind: DXCL_BACKEND_KIND) -> &'static str {
     }
 }
 
+/// The resource's allocation and the layout of its subresource 0, as the runtime reports them.
+pub fn interop_memory(
+    interop: &Com<IDxclInteropResource>,
+) -> Option<(DXCL_RESOURCE_MEMORY, DXCL_SUBRESOURCE_LAYOUT)> {
+    let mut mem = DXCL_RESOURCE_MEMORY::default();
+    let mut layout = DXCL_SUBRESOURCE_LAYOUT::default();
+    let p = interop.as_ptr();
+    // SAFETY: `p` is live; the out structs are valid.
+    let ok = unsafe {
+        SUCCEEDED(((*(*p).lpVtbl).GetMemory)(p, &mut mem))
+            && SUCCEEDED(((*(*p).lpVtbl).GetSubresourceLayout)(p, 0, &mut layout))
+    };
+    ok.then_some((mem, layout))
+}
+
 /// The strategy the layer named on the resource (`DXCL_PRIVATE_DATA_CL_STRATEGY`), if any.
 pub fn layer_tag(resource: &Com<ID3D11Resource>) -> Option<String> {
     let child = resource.query::<ID3D11DeviceChild>()?;

@@ -404,14 +404,9 @@ fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> String {
     let Some(interop) = texture.query::<IDxclInteropResource>() else {
         return "staging copy (the texture has no dxcl interop interface)".into();
     };
-    let mut mem = DXCL_RESOURCE_MEMORY::default();
-    let mut layout = DXCL_SUBRESOURCE_LAYOUT::default();
-    let p = interop.as_ptr();
-    // SAFETY: `p` is live; the out structs are valid.
-    let ok = unsafe {
-        SUCCEEDED(((*(*p).lpVtbl).GetMemory)(p, &mut mem))
-            && SUCCEEDED(((*(*p).lpVtbl).GetSubresourceLayout)(p, 0, &mut layout))
-    };
+    let memory = d3d::interop_memory(&interop);
+    let ok = memory.is_some();
+    let (mem, layout) = memory.unwrap_or_default();
     // NVIDIA answers CL_MEM_PROPERTIES for an imported image in some runs and not in others:
     // the layer's own tag on the texture then says what it did.
     let tagged = texture

@@ -449,31 +449,25 @@ fn describe_adapter(device: &Com<ID3D11Device>) -> String {
     )
 }
 
+/// The runtime's report of the resource's memory (None without dxcl's interop interface).
+fn memory_of(
+    resource: &Com<ID3D11Resource>,
+) -> Option<(DXCL_RESOURCE_MEMORY, DXCL_SUBRESOURCE_LAYOUT)> {
+    d3d::interop_memory(&resource.query::<IDxclInteropResource>()?)
+}
+
 /// The address of subresource 0 when the resource lives in host memory (dxcl's host backend).
 fn host_memory(resource: &Com<ID3D11Resource>) -> Option<usize> {
-    let interop = resource.query::<IDxclInteropResource>()?;
-    let mut mem = DXCL_RESOURCE_MEMORY::default();
-    let mut layout = DXCL_SUBRESOURCE_LAYOUT::default();
-    let p = interop.as_ptr();
-    // SAFETY: `p` is live; the out structs are valid.
-    let ok = unsafe {
-        SUCCEEDED(((*(*p).lpVtbl).GetMemory)(p, &mut mem))
-            && SUCCEEDED(((*(*p).lpVtbl).GetSubresourceLayout)(p, 0, &mut layout))
-    };
-    (ok && mem.Kind == DXCL_MEMORY_KIND_HOST && !mem.pHost.is_null())
+    let (mem, layout) = memory_of(resource)?;
+    (mem.Kind == DXCL_MEMORY_KIND_HOST && !mem.pHost.is_null())
         .then(|| (mem.pHost as usize).wrapping_add(layout.Offset as usize))
 }
 
 /// Whether the resource lives in memory the runtime exports as a file descriptor.
 fn exportable(resource: &Com<ID3D11Resource>) -> bool {
-    let Some(interop) = resource.query::<IDxclInteropResource>() else {
-        return false;
-    };
-    let mut mem = DXCL_RESOURCE_MEMORY::default();
-    let p = interop.as_ptr();
-    // SAFETY: `p` is live; the out struct is valid.
-    let ok = unsafe { SUCCEEDED(((*(*p).lpVtbl).GetMemory)(p, &mut mem)) };
-    ok && (mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD || mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE)
+    memory_of(resource).is_some_and(|(mem, _)| {
+        mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD || mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE
+    })
 }
 
 /// How the layer shares an object, read from the memory object it made rather than from its
