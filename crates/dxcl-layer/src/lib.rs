@@ -18,23 +18,47 @@ pub mod strategy;
 pub use crate::core::format;
 pub use crate::core::tokens::{D3dVersion, Flavor};
 
-static EXITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
+static EXITING: AtomicBool = AtomicBool::new(false);
+/// Destructor callbacks running now (see [`in_callback`]).
+static IN_CALLBACK: AtomicUsize = AtomicUsize::new(0);
+
+/// At exit: later destructor callbacks do nothing, and the ones running are waited for (bounded,
+/// so a stuck callback cannot hang the exit). Their work, releasing Direct3D resources and
+/// Vulkan objects, must not overlap the drivers' own teardown, which follows this handler.
 extern "C" fn mark_exiting() {
-    EXITING.store(true, std::sync::atomic::Ordering::SeqCst);
+    EXITING.store(true, SeqCst);
+    for _ in 0..2000 {
+        if IN_CALLBACK.load(SeqCst) == 0 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
-/// Registers [`exiting`]'s flag with `atexit` (once, from the loader's `clInitLayer`).
+/// Registers [`mark_exiting`] with `atexit`, once, when the first context with a D3D device is
+/// made. Not earlier: handlers run in reverse order of registration, and this one must run
+/// before the teardown that the Vulkan and OpenCL drivers registered while they loaded (NVIDIA
+/// 580's Vulkan driver crashed under a callback that outlived it: docs/gpu.md).
 pub(crate) fn watch_exit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    // SAFETY: `atexit` takes a plain `extern "C"` function that lives as long as the library.
+    // SAFETY: `atexit` takes a plain `extern "C"` function that lives as long as the library
+    // (the loader never unloads a layer).
     ONCE.call_once(|| unsafe {
         libc::atexit(mark_exiting);
     });
 }
 
-/// Whether the process has begun to exit: destructor callbacks from the platform's threads then
-/// leave everything alone (the D3D runtime and the drivers may already be torn down).
-pub(crate) fn exiting() -> bool {
-    EXITING.load(std::sync::atomic::Ordering::SeqCst)
+/// Runs a destructor callback's work `f` unless the process has begun to exit; then the D3D
+/// runtime and the drivers may be torn down, and platforms (NVIDIA) still run callbacks from
+/// their own threads.
+pub(crate) fn in_callback(f: impl FnOnce()) {
+    // Counted before the flag is read: either the exit handler sees this callback and waits for
+    // it, or this callback sees the flag (both sequentially consistent).
+    IN_CALLBACK.fetch_add(1, SeqCst);
+    if !EXITING.load(SeqCst) {
+        f();
+    }
+    IN_CALLBACK.fetch_sub(1, SeqCst);
 }

@@ -156,7 +156,6 @@ unsafe fn init(
     num_entries_ret: *mut cl_uint,
     layer_dispatch_ret: *mut *const cl_icd_dispatch,
 ) -> cl_int {
-    crate::watch_exit();
     let entries = num_entries as usize;
     // The loader's rules: refuse a table too short to hold every slot the layer overrides.
     if target_dispatch.is_null()

@@ -162,12 +162,11 @@ pub fn forced_staging_from_env() -> bool {
         .unwrap_or(false)
 }
 
-/// `DXCL_SYNC=gpu`: synchronise external memory through shared semaphores. Off by default: on
-/// NVIDIA 580 the semaphore path hung in two conformance cases (docs/gpu.md), so acquire/release
-/// wait on the CPU unless this asks otherwise.
+/// Whether external memory synchronises through shared semaphores (GPU-side waits) where the
+/// runtime and the platform both have them: yes unless `DXCL_SYNC=cpu` asks for CPU waits.
 pub fn gpu_sync_from_env() -> bool {
-    std::env::var("DXCL_SYNC")
-        .map(|v| v.eq_ignore_ascii_case("gpu"))
+    !std::env::var("DXCL_SYNC")
+        .map(|v| v.eq_ignore_ascii_case("cpu"))
         .unwrap_or(false)
 }
 

@@ -261,6 +261,7 @@ fn register(
         r.contexts.insert(key(ctx), entry);
         r.track_context(key(ctx));
     });
+    crate::watch_exit();
     Ok(())
 }
 
@@ -286,8 +287,10 @@ pub(crate) unsafe extern "C" fn release_context(context: cl_context) -> cl_int {
         let below = down!(clReleaseContext);
         // SAFETY: argument forwarded unchanged.
         let result = unsafe { below(context) };
-        if result == CL_SUCCESS {
-            registry::context_released(key(context));
+        // The semaphore pool's CL semaphores hold the platform's context alive: closing the pool
+        // at the application's last reference lets the platform destroy it.
+        if result == CL_SUCCESS && registry::context_released(key(context)) {
+            crate::external::sync::close_pool(context);
         }
         check(result)
     })

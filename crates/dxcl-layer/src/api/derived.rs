@@ -96,7 +96,9 @@ fn watch(mem: cl_mem) {
 
 unsafe extern "C" fn derived_destroyed(mem: cl_mem, user_data: *mut c_void) {
     let watch = registry::Removal::Watch(user_data as usize);
-    let _ = catch_unwind(AssertUnwindSafe(|| registry::drop_mem(key(mem), watch)));
+    crate::in_callback(|| {
+        let _ = catch_unwind(AssertUnwindSafe(|| registry::drop_mem(key(mem), watch)));
+    });
 }
 
 /// Runs a create call below, then tracks what it made.

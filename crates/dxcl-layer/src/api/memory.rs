@@ -168,9 +168,11 @@ pub(crate) unsafe fn create_from(
             image.as_ref().map(|(f, _)| f).zip(import_desc.as_ref()),
         )
     };
-    let pool_user = || match (gpu_sync(support.semaphores), interop_device.as_ref()) {
-        (Some(fns), Some(dev)) => sync::add_user(context, dev, fns).then_some(context),
-        _ => None,
+    // The context's semaphore pool, made with its first external-memory object (GPU sync).
+    let open_pool = || {
+        if let (Some(fns), Some(dev)) = (gpu_sync(support.semaphores), interop_device.as_ref()) {
+            sync::open_pool(context, dev, fns);
+        }
     };
     let fall_back = |reason| {
         let d = strategy::Decision {
@@ -196,6 +198,7 @@ pub(crate) unsafe fn create_from(
         });
         match (shadow, imported) {
             (Some((s, i)), Some(Ok(mem))) => {
+                open_pool();
                 return register(
                     RegisterArgs {
                         ext,
@@ -213,7 +216,6 @@ pub(crate) unsafe fn create_from(
                         staging: Some(Arc::new(Mutex::new(s))),
                     },
                     mem,
-                    pool_user(),
                 );
             }
             (_, imported) => {
@@ -230,6 +232,7 @@ pub(crate) unsafe fn create_from(
         let i = interop.as_ref().ok_or(v.invalid_resource())?;
         match import_whole(&i.com) {
             Ok(mem) => {
+                open_pool();
                 return register(
                     RegisterArgs {
                         ext,
@@ -245,7 +248,6 @@ pub(crate) unsafe fn create_from(
                         staging: None,
                     },
                     mem,
-                    pool_user(),
                 );
             }
             Err(e) => decision = fall_back(import_failure(e)),
@@ -318,11 +320,10 @@ pub(crate) unsafe fn create_from(
             staging,
         },
         mem,
-        None,
     )
 }
 
-/// The semaphore entry points when GPU-side sync is asked for (`DXCL_SYNC=gpu`).
+/// The semaphore entry points unless CPU waits are asked for (`DXCL_SYNC=cpu`).
 fn gpu_sync(
     fns: Option<crate::external::cl::SemaphoreFns>,
 ) -> Option<crate::external::cl::SemaphoreFns> {
@@ -387,9 +388,8 @@ struct RegisterArgs {
     staging: Option<Arc<Mutex<Staging>>>,
 }
 
-/// Records a new memory object and hooks its destruction. `sync_user` is the context whose
-/// semaphore pool counts this object as a user (external memory synchronised on the GPU).
-fn register(a: RegisterArgs, mem: cl_mem, sync_user: Option<cl_context>) -> Result<cl_mem, cl_int> {
+/// Records a new memory object and hooks its destruction.
+fn register(a: RegisterArgs, mem: cl_mem) -> Result<cl_mem, cl_int> {
     let tag = a.resource.clone();
     let entry = MemEntry {
         context: key(a.context),
@@ -417,9 +417,6 @@ fn register(a: RegisterArgs, mem: cl_mem, sync_user: Option<cl_context>) -> Resu
         // Another thread shared the same subresource meanwhile.
         drop(entry);
         release_mem(mem);
-        if let Some(c) = sync_user {
-            sync::remove_user(c);
-        }
         return Err(a.ext.version.invalid_resource());
     }
     if a.strategy != Strategy::HostPointer {
@@ -527,15 +524,13 @@ fn release_mem(mem: cl_mem) {
     }
 }
 
-/// Whoever drops the entry (this callback or [`release_mem_object`]) also drops the pool user,
-/// once. Once the process is exiting the callback does nothing: platforms run destructor
-/// callbacks from their own threads during exit (NVIDIA), when the D3D runtime may be gone.
+/// The platform destroyed a D3D memory object: its entries go, unless [`release_mem_object`]
+/// dropped them already or the process is exiting ([`crate::in_callback`]).
 unsafe extern "C" fn mem_destroyed(mem: cl_mem, user_data: *mut c_void) {
-    if crate::exiting() {
-        return;
-    }
     let watch = registry::Removal::Watch(user_data as usize);
-    let _ = catch_unwind(AssertUnwindSafe(|| drop_entries(mem, watch)));
+    crate::in_callback(|| {
+        let _ = catch_unwind(AssertUnwindSafe(|| drop_entries(mem, watch)));
+    });
 }
 
 /// The application's own references to D3D memory objects whose strategy keeps no pointer into
@@ -565,25 +560,11 @@ pub(crate) unsafe extern "C" fn retain_mem_object(mem: cl_mem) -> cl_int {
     })
 }
 
-/// Drops a D3D memory object's entries (the resource reference) and its semaphore-pool user;
-/// a late destructor callback whose watch is no longer the handle's drops nothing.
+/// Drops a D3D memory object's entries (the resource reference); a late destructor callback
+/// whose watch is no longer the handle's drops nothing.
 fn drop_entries(mem: cl_mem, how: registry::Removal) {
-    let context = registry::with(|r| {
-        r.mems
-            .get(&key(mem))
-            .filter(|e| {
-                matches!(
-                    e.strategy,
-                    Strategy::ExternalMemory | Strategy::ExternalCopy
-                )
-            })
-            .map(|e| e.context)
-    });
     if registry::drop_mem(key(mem), how) {
         app_refs(|m| m.remove(&key(mem)));
-        if let Some(c) = context.filter(|&c| sync::has_pool(c as cl_context)) {
-            sync::remove_user(c as cl_context);
-        }
     }
 }
 

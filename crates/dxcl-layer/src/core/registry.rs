@@ -174,16 +174,16 @@ impl Registry {
     /// The application's `clReleaseContext` succeeded. At its last reference the device
     /// reference goes; the rest of the entry stays while the context's memory objects need it
     /// (acquire and release still read it), and goes with the last of them.
-    fn context_released(&mut self, context: usize) -> Released {
+    fn context_released(&mut self, context: usize) -> Option<Released> {
         match self.context_refs.get_mut(&context) {
             Some(n) if *n > 1 => {
                 *n -= 1;
-                return (None, None);
+                return None;
             }
             Some(_) => {
                 self.context_refs.remove(&context);
             }
-            None => return (None, None),
+            None => return None,
         }
         self.plain_properties.remove(&context);
         if self.mems.values().any(|m| m.context == context) {
@@ -191,9 +191,9 @@ impl Registry {
                 .contexts
                 .get_mut(&context)
                 .and_then(|e| e.device.take());
-            (None, device)
+            Some((None, device))
         } else {
-            (self.contexts.remove(&context), None)
+            Some((self.contexts.remove(&context), None))
         }
     }
 
@@ -221,10 +221,13 @@ pub(crate) enum Removal {
     Watch(usize),
 }
 
-/// The application released a context (see [`Registry::context_released`]).
-pub(crate) fn context_released(context: usize) {
+/// The application released a context (see [`Registry::context_released`]); returns whether
+/// that was its last reference to a context of ours.
+pub(crate) fn context_released(context: usize) -> bool {
     let released = with(|r| r.context_released(context));
+    let last = released.is_some();
     drop(released);
+    last
 }
 
 /// Removes a memory object's entries (destructor callback), releasing COM references outside the
@@ -302,16 +305,14 @@ mod tests {
         r.track_context(1);
         r.context_retained(1);
         // One of two references: nothing goes.
-        let (entry, device) = r.context_released(1);
-        assert!(entry.is_none() && device.is_none());
+        assert!(r.context_released(1).is_none());
         assert!(r.contexts[&1].device.is_some());
         // The last: no memory object needs the entry, so it goes whole.
-        let (entry, device) = r.context_released(1);
+        let (entry, device) = r.context_released(1).expect("the last reference");
         assert!(entry.is_some() && device.is_none());
         assert!(r.contexts.is_empty() && r.context_refs.is_empty());
         // A release the application should not have made changes nothing.
-        let (entry, device) = r.context_released(1);
-        assert!(entry.is_none() && device.is_none());
+        assert!(r.context_released(1).is_none());
     }
 
     #[test]
@@ -324,7 +325,7 @@ mod tests {
             r.retire_if_orphaned(1).is_none(),
             "the application holds it"
         );
-        let (entry, device) = r.context_released(1);
+        let (entry, device) = r.context_released(1).expect("the last reference");
         assert!(
             entry.is_none() && device.is_some(),
             "the device reference goes now"

@@ -3,9 +3,12 @@
 //!
 //! A binary semaphore must alternate signal and wait, so each context keeps a pool: a semaphore is
 //! reused only when the runtime reports its submitted operations executed and our last CL command
-//! on it completed. The pool lives while the context has external-memory objects (counted by
-//! [`add_user`]/[`remove_user`]); the CL semaphores retain the context, so they must go with the
-//! last memory object or the context would never be destroyed.
+//! on it completed. A context's pool opens with its first external-memory object and closes at
+//! the application's last `clReleaseContext` ([`close_pool`]), on the application's thread. Not
+//! with the last memory object: NVIDIA runs destructor callbacks late, on its own threads, and
+//! destroying semaphores there raced process exit (the driver's Vulkan state was already torn
+//! down: docs/gpu.md). The CL semaphores retain the context, so the platform destroys it when the
+//! pool closes. Objects that outlive the application's context reference synchronise on the CPU.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -34,7 +37,6 @@ struct Pool {
     fns: SemaphoreFns,
     context: cl_context,
     semaphores: Vec<Shared>,
-    users: usize,
 }
 
 // SAFETY: the raw handles are OpenCL objects and a COM pointer to dxcl's device, all usable from
@@ -121,6 +123,13 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        if crate::strategy::logging_enabled() && !self.semaphores.is_empty() {
+            eprintln!(
+                "dxcl-layer: semaphore pool of context {:p}: destroyed ({} semaphores)",
+                self.context,
+                self.semaphores.len()
+            );
+        }
         let p = self.device.as_ptr();
         for s in self.semaphores.drain(..) {
             release_event(s.last);
@@ -134,18 +143,16 @@ impl Drop for Pool {
     }
 }
 
-/// Counts one more external-memory object of `context`; the first creates the pool. Returns
-/// whether the context synchronises through semaphores (false: the runtime has none, so the
-/// caller synchronises on the CPU).
-pub(crate) fn add_user(
+/// Opens `context`'s pool unless it has one. Returns whether the context synchronises through
+/// semaphores (false: the runtime has none, so acquire and release wait on the CPU).
+pub(crate) fn open_pool(
     context: cl_context,
     device: &ComPtr<IDxclInteropDevice>,
     fns: SemaphoreFns,
 ) -> bool {
     let mut guard = pools();
     let map = guard.get_or_insert_with(HashMap::new);
-    if let Some(pool) = map.get_mut(&(context as usize)) {
-        pool.users += 1;
+    if map.contains_key(&(context as usize)) {
         return true;
     }
     let mut pool = Pool {
@@ -153,40 +160,24 @@ pub(crate) fn add_user(
         fns,
         context,
         semaphores: Vec::new(),
-        users: 1,
     };
     // One semaphore up front tells whether the runtime has them at all (the host backend and
     // devices without exportable semaphores answer E_NOTIMPL).
     if pool.take().is_err() {
         return false;
     }
+    if crate::strategy::logging_enabled() {
+        eprintln!("dxcl-layer: semaphore pool of context {context:p}: created");
+    }
     map.insert(context as usize, pool);
     true
 }
 
-/// Counts one external-memory object of `context` gone; the last destroys the pool.
-pub(crate) fn remove_user(context: cl_context) {
-    let dead = {
-        let mut guard = pools();
-        let Some(map) = guard.as_mut() else { return };
-        match map.get_mut(&(context as usize)) {
-            Some(pool) if pool.users > 1 => {
-                pool.users -= 1;
-                None
-            }
-            Some(_) => map.remove(&(context as usize)),
-            None => None,
-        }
-    };
+/// Closes `context`'s pool, if it has one (the application released the context).
+pub(crate) fn close_pool(context: cl_context) {
+    let pool = pools().as_mut().and_then(|m| m.remove(&(context as usize)));
     // Dropped outside the lock: destroying waits for the runtime's queue.
-    drop(dead);
-}
-
-/// Whether `context` has a semaphore pool (its external-memory objects are its users).
-pub(crate) fn has_pool(context: cl_context) -> bool {
-    pools()
-        .as_ref()
-        .is_some_and(|m| m.contains_key(&(context as usize)))
+    drop(pool);
 }
 
 /// Acquire: D3D signals after all its work issued so far; `queue` waits for that (after `wait`).
