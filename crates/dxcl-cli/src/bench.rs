@@ -177,6 +177,14 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         budget.max_samples,
         opts.touch_every
     );
+    println!(
+        "{bullet}external-memory sync: {}",
+        if dxcl_layer::strategy::gpu_sync_from_env() {
+            "GPU-side through shared semaphores where the device imports them (the default)"
+        } else {
+            "CPU waits (DXCL_SYNC=cpu)"
+        }
+    );
     if let Some(v) = inherited {
         println!("{bullet}note: DXCL_STRATEGY={v} from the environment is ignored: the bench sets it per object");
     }

@@ -221,29 +221,6 @@ pub fn device_value<T: Copy + Default>(
     Ok(value)
 }
 
-#[link(name = "OpenCL")]
-extern "system" {
-    pub fn clEnqueueCopyImage(
-        q: cl_command_queue,
-        src: cl_mem,
-        dst: cl_mem,
-        src_origin: *const usize,
-        dst_origin: *const usize,
-        region: *const usize,
-        n: cl_uint,
-        wait: *const cl_event,
-        event: *mut cl_event,
-    ) -> cl_int;
-    pub fn clCreateImage(
-        c: cl_context,
-        flags: cl_mem_flags,
-        format: *const cl_image_format,
-        desc: *const cl_image_desc,
-        host: *mut c_void,
-        err: *mut cl_int,
-    ) -> cl_mem;
-}
-
 /// The build log of `program` for `device`, for error messages.
 pub fn build_log(program: cl_program, device: cl_device_id) -> String {
     // SAFETY: `info_bytes` passes a buffer of exactly `size` bytes (or none for the size query).

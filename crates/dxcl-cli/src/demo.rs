@@ -1,7 +1,11 @@
 //! `dxcl demo`: the main job on the embedded default. Direct3D 11 fills a texture, an OpenCL kernel
-//! processes it in place through `cl_khr_d3d11_sharing`, Direct3D reads it back right after the
-//! release (no `clFinish`: the release's synchronisation guarantee is what makes this correct), the
-//! result is checked against the CPU and written to a PNG file.
+//! processes it where it lives through `cl_khr_d3d11_sharing`, Direct3D reads the result back right
+//! after the release (no `clFinish`: the release's synchronisation guarantee is what makes this
+//! correct), the result is checked against the CPU and written to a PNG file.
+//!
+//! With read-write images the kernel inverts the texture in place. Without them (NVIDIA) it reads
+//! the texture and writes a second shared texture: still no copy, where a scratch CL image and
+//! `clEnqueueCopyImage` would be one.
 
 use crate::cl::{self, check as cl_check, ClHandle};
 use crate::d3d::{self, check as hr_check, Com};
@@ -17,6 +21,29 @@ use std::time::{Duration, Instant};
 pub struct Options {
     pub size: u32,
     pub out: PathBuf,
+    pub kernel: KernelChoice,
+}
+
+/// How the kernel meets the texture (`--kernel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelChoice {
+    /// In place where the device has read-write images, else into a second texture.
+    Auto,
+    /// One texture, a read-write image (an error where the device has none).
+    InPlace,
+    /// The texture in, a second shared texture out.
+    TwoTextures,
+}
+
+impl KernelChoice {
+    pub fn parse(s: &str) -> Option<KernelChoice> {
+        match s {
+            "auto" => Some(KernelChoice::Auto),
+            "in-place" => Some(KernelChoice::InPlace),
+            "two-textures" => Some(KernelChoice::TwoTextures),
+            _ => None,
+        }
+    }
 }
 
 /// Inverts red, green and blue; alpha stays. Exact in UNORM8: (255 - x) / 255 converts back to 255 - x.
@@ -28,7 +55,7 @@ __kernel void invert(__read_write image2d_t img) {
 }
 "#;
 
-/// For devices without read-write images: into a scratch image, then copied back in place.
+/// For devices without read-write images: from the texture into a second shared texture.
 const KERNEL_TWO_IMAGES: &str = r#"
 __kernel void invert(__read_only image2d_t src, __write_only image2d_t dst) {
     int2 p = (int2)(get_global_id(0), get_global_id(1));
@@ -67,11 +94,11 @@ fn find_platform() -> Result<cl_platform_id, Box<dyn std::error::Error>> {
     Err("no OpenCL platform offers cl_khr_d3d11_sharing: is OPENCL_LAYERS pointing at libdxcl_layer.so?".into())
 }
 
-pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
-    let size = opts.size;
-    let (device, context) = d3d::create_device_on(ptr::null_mut())?;
-
-    // Direct3D produces the texture: created empty, then written with UpdateSubresource.
+/// A `size`² RGBA8 texture the GPU can read and write (`D3D11_USAGE_DEFAULT`), created empty.
+fn create_texture(
+    device: &Com<ID3D11Device>,
+    size: u32,
+) -> Result<Com<ID3D11Texture2D>, Box<dyn std::error::Error>> {
     let desc = D3D11_TEXTURE2D_DESC {
         Width: size,
         Height: size,
@@ -94,7 +121,98 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         ((*(*dev).lpVtbl).CreateTexture2D)(dev, &desc, ptr::null(), &mut texture)
     })?;
     // SAFETY: success gave us one reference.
-    let texture = unsafe { Com::from_raw(texture) }.ok_or("CreateTexture2D returned no texture")?;
+    Ok(unsafe { Com::from_raw(texture) }.ok_or("CreateTexture2D returned no texture")?)
+}
+
+/// Whether the device runs kernels with `__read_write` images: OpenCL 2.x reports a count,
+/// OpenCL 3.0 the optional feature `__opencl_c_read_write_images`.
+fn has_read_write_images(device: cl_device_id) -> bool {
+    let args: cl_uint = cl::device_value(device, CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS).unwrap_or(0);
+    let feature = cl::device_bytes(device, CL_DEVICE_OPENCL_C_FEATURES)
+        .map(|b| {
+            b.windows(b"__opencl_c_read_write_images".len())
+                .any(|w| w == b"__opencl_c_read_write_images")
+        })
+        .unwrap_or(false);
+    args > 0 || feature
+}
+
+/// The sharing entry points the demo calls.
+struct Sharing {
+    get_ids: GetDeviceIDsFromD3D11,
+    create_tex: CreateFromD3D11Texture2D,
+    acquire: EnqueueD3D11Objects,
+    release: EnqueueD3D11Objects,
+}
+
+fn sharing_entry_points(platform: cl_platform_id) -> Result<Sharing, Box<dyn std::error::Error>> {
+    // SAFETY: names and types agree with cl_d3d11.h.
+    let found = unsafe {
+        (
+            sharing::lookup::<GetDeviceIDsFromD3D11>(platform, "clGetDeviceIDsFromD3D11KHR"),
+            sharing::lookup::<CreateFromD3D11Texture2D>(platform, "clCreateFromD3D11Texture2DKHR"),
+            sharing::lookup::<EnqueueD3D11Objects>(platform, "clEnqueueAcquireD3D11ObjectsKHR"),
+            sharing::lookup::<EnqueueD3D11Objects>(platform, "clEnqueueReleaseD3D11ObjectsKHR"),
+        )
+    };
+    match found {
+        (Some(get_ids), Some(create_tex), Some(acquire), Some(release)) => Ok(Sharing {
+            get_ids,
+            create_tex,
+            acquire,
+            release,
+        }),
+        _ => Err("the platform lists cl_khr_d3d11_sharing but lacks its entry points".into()),
+    }
+}
+
+/// A program of one kernel, `invert`, built for `device`.
+fn build_kernel(
+    context: cl_context,
+    device: cl_device_id,
+    source: &str,
+    options: &str,
+) -> Result<(ClHandle<cl_program>, ClHandle<cl_kernel>), Box<dyn std::error::Error>> {
+    let src = CString::new(source)?;
+    let src_ptr = src.as_ptr();
+    let mut err = 0;
+    // SAFETY: one NUL-terminated source string.
+    let program =
+        unsafe { cl::clCreateProgramWithSource(context, 1, &src_ptr, ptr::null(), &mut err) };
+    cl_check("clCreateProgramWithSource", err)?;
+    let program = ClHandle(program, cl::clReleaseProgram);
+    let options = CString::new(options)?;
+    // SAFETY: valid program, one device, NUL-terminated options.
+    let status = unsafe {
+        cl::clBuildProgram(
+            program.0,
+            1,
+            &device,
+            options.as_ptr(),
+            ptr::null(),
+            ptr::null_mut(),
+        )
+    };
+    if status != CL_SUCCESS {
+        return Err(format!(
+            "clBuildProgram failed ({status}):\n{}",
+            cl::build_log(program.0, device)
+        )
+        .into());
+    }
+    let kname = CString::new("invert")?;
+    // SAFETY: valid program and kernel name.
+    let kernel = unsafe { cl::clCreateKernel(program.0, kname.as_ptr(), &mut err) };
+    cl_check("clCreateKernel", err)?;
+    Ok((program, ClHandle(kernel, cl::clReleaseKernel)))
+}
+
+pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    let size = opts.size;
+    let (device, context) = d3d::create_device_on(ptr::null_mut())?;
+
+    // Direct3D produces the texture: created empty, then written with UpdateSubresource.
+    let texture = create_texture(&device, size)?;
     let source: Vec<u8> = (0..size)
         .flat_map(|y| (0..size).flat_map(move |x| source_pixel(x, y, size)))
         .collect();
@@ -114,24 +232,12 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
 
     // OpenCL: the platform with the extension, a device the layer matches to this D3D device.
     let platform = find_platform()?;
-    // SAFETY: names and types agree with cl_d3d11.h.
-    let (get_ids, create_tex, acquire, release) = unsafe {
-        (
-            sharing::lookup::<GetDeviceIDsFromD3D11>(platform, "clGetDeviceIDsFromD3D11KHR"),
-            sharing::lookup::<CreateFromD3D11Texture2D>(platform, "clCreateFromD3D11Texture2DKHR"),
-            sharing::lookup::<EnqueueD3D11Objects>(platform, "clEnqueueAcquireD3D11ObjectsKHR"),
-            sharing::lookup::<EnqueueD3D11Objects>(platform, "clEnqueueReleaseD3D11ObjectsKHR"),
-        )
-    };
-    let (Some(get_ids), Some(create_tex), Some(acquire), Some(release)) =
-        (get_ids, create_tex, acquire, release)
-    else {
-        return Err("the platform lists cl_khr_d3d11_sharing but lacks its entry points".into());
-    };
+    let api = sharing_entry_points(platform)?;
+    let dev = device.as_ptr();
     let mut cl_device: cl_device_id = ptr::null_mut();
     // SAFETY: one entry asked for, one offered.
     cl_check("clGetDeviceIDsFromD3D11KHR", unsafe {
-        get_ids(
+        (api.get_ids)(
             platform,
             CL_D3D11_DEVICE_KHR,
             dev.cast(),
@@ -169,167 +275,110 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     cl_check("clCreateCommandQueueWithProperties", err)?;
     let queue = ClHandle(queue, cl::clReleaseCommandQueue);
 
-    // Read-write images (an in-place kernel, no scratch copy): OpenCL 2.x reports a count,
-    // OpenCL 3.0 the optional feature `__opencl_c_read_write_images`.
-    let read_write_args: cl_uint =
-        cl::device_value(cl_device, CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS).unwrap_or(0);
-    let feature = cl::device_bytes(cl_device, CL_DEVICE_OPENCL_C_FEATURES)
-        .map(|b| {
-            b.windows(b"__opencl_c_read_write_images".len())
-                .any(|w| w == b"__opencl_c_read_write_images")
-        })
-        .unwrap_or(false);
-    let read_write: cl_uint = if read_write_args > 0 || feature { 1 } else { 0 };
-    let (source_code, options) = if read_write > 0 {
-        (KERNEL_READ_WRITE, "-cl-std=CL3.0")
-    } else {
-        (KERNEL_TWO_IMAGES, "")
+    let read_write = has_read_write_images(cl_device);
+    let in_place = match opts.kernel {
+        KernelChoice::Auto => read_write,
+        KernelChoice::InPlace if !read_write => {
+            return Err("--kernel in-place: the OpenCL device has no read-write images".into())
+        }
+        KernelChoice::InPlace => true,
+        KernelChoice::TwoTextures => false,
     };
-    let src = CString::new(source_code)?;
-    let src_ptr = src.as_ptr();
-    // SAFETY: one NUL-terminated source string.
-    let program =
-        unsafe { cl::clCreateProgramWithSource(cl_context.0, 1, &src_ptr, ptr::null(), &mut err) };
-    cl_check("clCreateProgramWithSource", err)?;
-    let program = ClHandle(program, cl::clReleaseProgram);
-    let options = CString::new(options)?;
-    // SAFETY: valid program, one device, NUL-terminated options.
-    let status = unsafe {
-        cl::clBuildProgram(
-            program.0,
-            1,
-            &cl_device,
-            options.as_ptr(),
+    let (_program, kernel) = if in_place {
+        build_kernel(cl_context.0, cl_device, KERNEL_READ_WRITE, "-cl-std=CL3.0")?
+    } else {
+        build_kernel(cl_context.0, cl_device, KERNEL_TWO_IMAGES, "")?
+    };
+
+    // The shared images: subresource 0 of each texture, made by the layer without a copy where
+    // the pairing allows (the evidence below says whether it did).
+    let share = |tex: &Com<ID3D11Texture2D>,
+                 flags|
+     -> Result<ClHandle<cl_mem>, Box<dyn std::error::Error>> {
+        let mut err = 0;
+        // SAFETY: valid context and texture; `err` receives the status.
+        let image = unsafe { (api.create_tex)(cl_context.0, flags, tex.as_ptr(), 0, &mut err) };
+        cl_check("clCreateFromD3D11Texture2DKHR", err)?;
+        Ok(ClHandle(image, cl::clReleaseMemObject))
+    };
+    let target = if in_place {
+        None
+    } else {
+        Some(create_texture(&device, size)?)
+    };
+    let (images, result_texture) = match &target {
+        None => (vec![share(&texture, CL_MEM_READ_WRITE)?], &texture),
+        Some(t) => (
+            vec![
+                share(&texture, CL_MEM_READ_ONLY)?,
+                share(t, CL_MEM_WRITE_ONLY)?,
+            ],
+            t,
+        ),
+    };
+    let handles: Vec<cl_mem> = images.iter().map(|i| i.0).collect();
+    let evidence = [Some(&texture), target.as_ref()]
+        .into_iter()
+        .flatten()
+        .zip(&handles)
+        .map(|(t, &m)| zero_copy_evidence(t, m))
+        .collect::<Vec<_>>();
+
+    let t0 = Instant::now();
+    // SAFETY: valid cl_mem handles, no events.
+    cl_check("clEnqueueAcquireD3D11ObjectsKHR", unsafe {
+        (api.acquire)(
+            queue.0,
+            handles.len() as cl_uint,
+            handles.as_ptr(),
+            0,
             ptr::null(),
             ptr::null_mut(),
         )
-    };
-    if status != CL_SUCCESS {
-        return Err(format!(
-            "clBuildProgram failed ({status}):\n{}",
-            cl::build_log(program.0, cl_device)
-        )
-        .into());
-    }
-    let kname = CString::new("invert")?;
-    // SAFETY: valid program and kernel name.
-    let kernel = unsafe { cl::clCreateKernel(program.0, kname.as_ptr(), &mut err) };
-    cl_check("clCreateKernel", err)?;
-    let kernel = ClHandle(kernel, cl::clReleaseKernel);
-
-    // The shared image: the texture's subresource 0, no copy made.
-    // SAFETY: valid context and texture; `err` receives the status.
-    let image = unsafe {
-        create_tex(
-            cl_context.0,
-            CL_MEM_READ_WRITE,
-            texture.as_ptr(),
-            0,
-            &mut err,
-        )
-    };
-    cl_check("clCreateFromD3D11Texture2DKHR", err)?;
-    let image = ClHandle(image, cl::clReleaseMemObject);
-    let zero_copy = zero_copy_evidence(&texture, image.0);
-
-    let scratch = if read_write > 0 {
-        None
-    } else {
-        let format = cl_image_format {
-            image_channel_order: CL_RGBA,
-            image_channel_data_type: CL_UNORM_INT8,
-        };
-        // SAFETY: cl_image_desc is plain data; all-zero is its "unset" value.
-        let mut idesc: cl_image_desc = unsafe { std::mem::zeroed() };
-        idesc.image_type = CL_MEM_OBJECT_IMAGE2D;
-        idesc.image_width = size as usize;
-        idesc.image_height = size as usize;
-        // SAFETY: valid context, format and description; no host pointer.
-        let m = unsafe {
-            cl::clCreateImage(
-                cl_context.0,
-                CL_MEM_READ_WRITE,
-                &format,
-                &idesc,
-                ptr::null_mut(),
-                &mut err,
-            )
-        };
-        cl_check("clCreateImage", err)?;
-        Some(ClHandle(m, cl::clReleaseMemObject))
-    };
-
-    let t0 = Instant::now();
-    // SAFETY: one valid cl_mem, no events.
-    cl_check("clEnqueueAcquireD3D11ObjectsKHR", unsafe {
-        acquire(queue.0, 1, &image.0, 0, ptr::null(), ptr::null_mut())
     })?;
     let t1 = Instant::now();
     let global = [size as usize, size as usize];
-    // SAFETY: arguments are cl_mem handles of the kernel's image parameters.
-    unsafe {
-        cl_check(
-            "clSetKernelArg",
+    for (i, m) in handles.iter().enumerate() {
+        // SAFETY: each argument is a cl_mem handle of the kernel's image parameter `i`.
+        cl_check("clSetKernelArg", unsafe {
             cl::clSetKernelArg(
                 kernel.0,
-                0,
+                i as cl_uint,
                 std::mem::size_of::<cl_mem>(),
-                (&image.0 as *const cl_mem).cast(),
-            ),
-        )?;
-        if let Some(s) = &scratch {
-            cl_check(
-                "clSetKernelArg",
-                cl::clSetKernelArg(
-                    kernel.0,
-                    1,
-                    std::mem::size_of::<cl_mem>(),
-                    (&s.0 as *const cl_mem).cast(),
-                ),
-            )?;
-        }
-        cl_check(
-            "clEnqueueNDRangeKernel",
-            cl::clEnqueueNDRangeKernel(
-                queue.0,
-                kernel.0,
-                2,
-                ptr::null(),
-                global.as_ptr(),
-                ptr::null(),
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            ),
-        )?;
-        if let Some(s) = &scratch {
-            let origin = [0usize; 3];
-            let region = [size as usize, size as usize, 1];
-            cl_check(
-                "clEnqueueCopyImage",
-                cl::clEnqueueCopyImage(
-                    queue.0,
-                    s.0,
-                    image.0,
-                    origin.as_ptr(),
-                    origin.as_ptr(),
-                    region.as_ptr(),
-                    0,
-                    ptr::null(),
-                    ptr::null_mut(),
-                ),
-            )?;
-        }
+                (m as *const cl_mem).cast(),
+            )
+        })?;
     }
+    // SAFETY: a built kernel with every argument set, a 2-D range over the image.
+    cl_check("clEnqueueNDRangeKernel", unsafe {
+        cl::clEnqueueNDRangeKernel(
+            queue.0,
+            kernel.0,
+            2,
+            ptr::null(),
+            global.as_ptr(),
+            ptr::null(),
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
+    })?;
     let t2 = Instant::now();
-    // SAFETY: one valid, acquired cl_mem, no events.
+    // SAFETY: the acquired cl_mem handles, no events.
     cl_check("clEnqueueReleaseD3D11ObjectsKHR", unsafe {
-        release(queue.0, 1, &image.0, 0, ptr::null(), ptr::null_mut())
+        (api.release)(
+            queue.0,
+            handles.len() as cl_uint,
+            handles.as_ptr(),
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
     })?;
     let t3 = Instant::now();
 
     // Direct3D reads the result straight away: staging copy, then Map. No clFinish.
-    let result = read_back(&device, &context, &texture, size)?;
+    let result = read_back(&device, &context, result_texture, size)?;
     let t4 = Instant::now();
     let timings = Timings {
         acquire: t1 - t0,
@@ -355,14 +404,29 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("  OpenCL device: {device_name} ({platform_name})");
     println!(
-        "  kernel: invert RGB in place ({})",
-        if scratch.is_none() {
-            "read-write image"
+        "  kernel: invert RGB {}",
+        if in_place {
+            "in place (one read-write image)"
         } else {
-            "scratch image + clEnqueueCopyImage"
+            "from the texture into a second shared texture (read-only image in, write-only out)"
         }
     );
-    println!("  sharing: {zero_copy}");
+    let names = ["texture", "result texture"];
+    for (name, (_, line)) in names.iter().zip(&evidence) {
+        println!("  sharing, {name}: {line}");
+    }
+    // The OpenCL commands are the acquire, the kernel and the release; a copy could only hide in
+    // how the layer shares, which the evidence above states for every image.
+    if evidence.iter().all(|(zero_copy, _)| *zero_copy) {
+        println!(
+            "  copies of the texture's data: none (every image is zero-copy; the commands are acquire, \
+             one kernel, release)"
+        );
+    } else {
+        println!(
+            "  copies of the texture's data: the layer copies on acquire and release (see sharing)"
+        );
+    }
     println!(
         "  timings: acquire {:.3} ms, kernel enqueue {:.3} ms, release {:.3} ms, D3D read-back (waits for CL) {:.3} ms",
         ms(timings.acquire),
@@ -371,7 +435,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         ms(timings.readback)
     );
     println!(
-        "  check: {} of {} pixels wrong",
+        "  check: {} of {} pixels wrong (read back through a D3D staging texture: the check's own copy)",
         mismatches,
         size as usize * size as usize
     );
@@ -387,9 +451,11 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Whether the CL image uses the texture's own memory: the layer's host-pointer strategy creates it
-/// with CL_MEM_USE_HOST_PTR at the subresource's address, which CL_MEM_HOST_PTR reports back.
-fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> String {
+/// Whether the CL image uses the texture's own memory, and how that shows. Host pointer: the layer
+/// creates it with CL_MEM_USE_HOST_PTR at the subresource's address, which CL_MEM_HOST_PTR reports
+/// back. External memory: the texture's memory is an opaque-fd Vulkan image and the CL image was
+/// imported from it.
+fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> (bool, String) {
     let mut host: *mut c_void = ptr::null_mut();
     // SAFETY: a pointer-sized query into a pointer.
     let status = unsafe {
@@ -402,7 +468,10 @@ fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> String {
         )
     };
     let Some(interop) = texture.query::<IDxclInteropResource>() else {
-        return "staging copy (the texture has no dxcl interop interface)".into();
+        return (
+            false,
+            "staging copy (the texture has no dxcl interop interface)".into(),
+        );
     };
     let memory = d3d::interop_memory(&interop);
     let ok = memory.is_some();
@@ -414,22 +483,28 @@ fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> String {
         .and_then(|r| d3d::layer_tag(&r));
     let imported = cl::imports_opaque_fd(image) || tagged.as_deref() == Some("external-memory");
     if ok && mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE && imported {
-        return format!(
+        return (
+            true,
+            format!(
             "zero-copy external memory: the CL image was imported from the texture's own Vulkan \
              memory ({} bytes, optimal tiling) through an opaque fd; the layer made no copy",
             mem.Size
+        ),
         );
     }
     if status == CL_SUCCESS && ok && !host.is_null() && mem.Kind == DXCL_MEMORY_KIND_HOST {
         let texel0 = (mem.pHost as usize).wrapping_add(layout.Offset as usize);
         if host as usize == texel0 {
-            return format!(
+            return (true, format!(
                 "zero-copy host pointer: the CL image's CL_MEM_HOST_PTR is the texture's memory ({host:p}, row pitch {} bytes)",
                 layout.RowPitch
-            );
+            ));
         }
     }
-    "staging copy (the CL image has its own memory)".into()
+    (
+        false,
+        "staging copy (the CL image has its own memory)".into(),
+    )
 }
 
 fn read_back(

@@ -173,7 +173,9 @@ fn describe_vulkan(ai: usize, di: usize, device: cl_device_id, inputs: &strategy
     if imports {
         println!(
             "          sync: {}",
-            if semaphores {
+            if !strategy::gpu_sync_from_env() {
+                "CPU waits (DXCL_SYNC=cpu)"
+            } else if semaphores {
                 "GPU-side through shared semaphores (when the runtime exports them)"
             } else {
                 "CPU waits (the device imports no opaque-fd semaphores)"

@@ -2,7 +2,8 @@
 //!
 //! - `dxcl info`: OpenCL platforms and devices, Direct3D adapters, which extensions the layer adds
 //!   where, and which sharing strategy each (adapter, device) pairing gets.
-//! - `dxcl demo [--size N] [--out FILE]`: the main job on the embedded default.
+//! - `dxcl demo [--size N] [--out FILE] [--kernel auto|in-place|two-textures]`: the main job on
+//!   the embedded default.
 //! - `dxcl bench [...]`: acquire + release against the floor, 4 KiB to 256 MiB, default strategy
 //!   and staging copy (`docs/benchmarks.md`).
 
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 
 fn usage() -> String {
     format!(
-        "usage: dxcl info\n       dxcl demo [--size N] [--out FILE.png]\n       {}",
+        "usage: dxcl info\n       dxcl demo [--size N] [--out FILE.png] [--kernel auto|in-place|two-textures]\n       {}",
         bench::USAGE
     )
 }
@@ -49,6 +50,7 @@ fn parse_demo(args: &[String]) -> Result<demo::Options, String> {
     let mut opts = demo::Options {
         size: 512,
         out: PathBuf::from("dxcl-demo.png"),
+        kernel: demo::KernelChoice::Auto,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -61,6 +63,11 @@ fn parse_demo(args: &[String]) -> Result<demo::Options, String> {
                 }
             }
             "--out" => opts.out = PathBuf::from(it.next().ok_or("--out needs a value")?),
+            "--kernel" => {
+                let v = it.next().ok_or("--kernel needs a value")?;
+                opts.kernel = demo::KernelChoice::parse(v)
+                    .ok_or_else(|| format!("--kernel: auto, in-place or two-textures, not {v}"))?;
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
