@@ -1,7 +1,8 @@
 #!/bin/sh
 # The GPU suite, run ON the GPU machine from the repository root after scripts/gpu/pack.sh packed
 # .carry/gpu here: the loaders, the NVIDIA OpenCL ICD, then the probe, `dxcl info`, the conformance
-# suite on the Vulkan adapter and the NVIDIA platform, the demo and the benchmark.
+# suite on the Vulkan adapter and the NVIDIA platform, the demo, the benchmark, CPU-wait sync for
+# contrast, and every program's exit status. Name parts to run only those (default: all).
 # Logs go to $OUT (the device tool brings them back) or build/gpu-out.
 set -u
 g=$(cd "$(dirname "$0")" && pwd)
@@ -30,12 +31,13 @@ if want conformance; then
     grep -E "FAIL|passed, .* failed" "$out/conformance.log" | tail -40
 fi
 if want bench; then "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench.md"; fi
-# GPU-side semaphore sync (DXCL_SYNC=gpu) is opt-in: its conformance and benchmark, bounded in time.
-if want gpusync; then
-    (cd "$g/conformance" && DXCL_SYNC=gpu timeout 300 sh ./run.sh . "" "buffers textures acquire sync" "") \
-        > "$out/conformance-gpusync.log" 2>&1
-    grep -E "FAIL|passed, .* failed" "$out/conformance-gpusync.log" | tail -20
-    DXCL_SYNC=gpu timeout 200 "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench-gpusync.md"
+# CPU-wait sync (DXCL_SYNC=cpu), for contrast with the default GPU-side semaphores: its
+# conformance and benchmark, bounded in time.
+if want cpusync; then
+    (cd "$g/conformance" && DXCL_SYNC=cpu timeout 300 sh ./run.sh . "" "buffers textures acquire sync" "") \
+        > "$out/conformance-cpusync.log" 2>&1
+    grep -E "FAIL|passed, .* failed" "$out/conformance-cpusync.log" | tail -20
+    DXCL_SYNC=cpu timeout 200 "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench-cpusync.md"
 fi
 # Hang diagnostics (asked for by name): each conformance program that hung here once, with every
 # thread's stack written to stacks.log if it is still running well before its watchdog.
@@ -44,6 +46,27 @@ if named stacks; then
         sh "$g/stacks.sh" 45 "$out/stacks.log" "$g/conformance/$p" 2>&1 | tail -3
     done
     for p in buffers sync; do
-        DXCL_SYNC=gpu sh "$g/stacks.sh" 45 "$out/stacks.log" "$g/conformance/$p" 2>&1 | tail -3
+        sh "$g/stacks.sh" 45 "$out/stacks.log" "$g/conformance/$p" 2>&1 | tail -3
     done
+fi
+# Exit status (part of "all"): each program that touches shared objects, three runs, its status;
+# a crash is rerun under the debugger with every thread's stack in exits-gdb.log (how the
+# exit-time crash of docs/gpu.md was found).
+if want exits; then
+    crashed=""
+    for p in buffers textures acquire sync; do
+        for i in 1 2 3; do
+            (cd "$g/conformance" && DXCL_LOG=0 timeout 120 "./$p" >/dev/null 2>&1)
+            rc=$?
+            echo "exits: $p run $i: exit status $rc"
+            [ "$rc" -ne 0 ] && crashed="$p"
+        done
+    done > "$out/exits.txt"
+    cat "$out/exits.txt"
+    dbg=$(command -v gdb || command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null)
+    if [ -n "$crashed" ] && [ -n "$dbg" ]; then
+        (cd "$g/conformance" && timeout 240 "$dbg" -batch -ex "set pagination off" -ex run \
+            -ex "bt 40" -ex "thread apply all bt 25" --args "./$crashed") > "$out/exits-gdb.log" 2>&1
+        grep -E "signal|^#" "$out/exits-gdb.log" | head -40
+    fi
 fi
