@@ -6,10 +6,8 @@ use std::process::{Command, Output};
 
 fn demo(adapter: &str, kernel: &str, name: &str) -> Output {
     let exe = Path::new(env!("CARGO_BIN_EXE_dxcl"));
-    let out: PathBuf = std::env::temp_dir().join(format!(
-        "dxcl-demo-test-{}-{name}.png",
-        std::process::id()
-    ));
+    let out: PathBuf =
+        std::env::temp_dir().join(format!("dxcl-demo-test-{}-{name}.png", std::process::id()));
     let o = Command::new(exe)
         .args(["demo", "--size", "96", "--kernel", kernel, "--out"])
         .arg(&out)
