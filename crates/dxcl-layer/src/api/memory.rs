@@ -591,18 +591,28 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
         } else {
             None
         };
+        let app_last = app_refs(|m| m.get(&key(mem)) == Some(&1));
+        let dropping = tracked && (count_before == Some(1) || app_last);
+        // This thread drops the entries: the destructor callback, which may run on the
+        // platform's thread as soon as the object goes below (NVIDIA), must not take them
+        // first and release the resource after this call has returned.
+        let retired = dropping.then(|| registry::retire_watch(key(mem))).flatten();
         // SAFETY: argument forwarded unchanged.
         let result = unsafe { below(mem) };
-        let app_last = result == opencl_sys::CL_SUCCESS
-            && app_refs(|m| match m.get_mut(&key(mem)) {
-                Some(n) if *n > 1 => {
-                    *n -= 1;
-                    false
-                }
-                Some(_) => m.remove(&key(mem)).is_some(),
-                None => false,
-            });
-        if tracked && result == opencl_sys::CL_SUCCESS && (count_before == Some(1) || app_last) {
+        if result != opencl_sys::CL_SUCCESS {
+            if let Some(n) = retired {
+                registry::restore_watch(key(mem), n);
+            }
+            return check(result);
+        }
+        app_refs(|m| match m.get_mut(&key(mem)) {
+            Some(n) if *n > 1 => *n -= 1,
+            Some(_) => {
+                m.remove(&key(mem));
+            }
+            None => {}
+        });
+        if dropping {
             drop_entries(mem, registry::Removal::Now);
         }
         check(result)

@@ -213,6 +213,17 @@ pub(crate) fn watch_number(mem: usize) -> usize {
     n
 }
 
+/// Ends `mem`'s current watch, so its destructor callback drops nothing; returns the number for
+/// [`restore_watch`] should the release fail.
+pub(crate) fn retire_watch(mem: usize) -> Option<usize> {
+    with(|r| r.watches.remove(&mem))
+}
+
+/// Puts back a watch [`retire_watch`] ended (the release it preceded failed).
+pub(crate) fn restore_watch(mem: usize, n: usize) {
+    with(|r| r.watches.insert(mem, n));
+}
+
 /// Which drop: the application's release of the object it holds (`Now`), or a destructor
 /// callback carrying its watch number (`Watch`), ignored unless that number is still current.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -373,6 +384,22 @@ mod tests {
         assert!(with(|r| r.mems.contains_key(&mem)));
         assert!(drop_mem(mem, Removal::Watch(new)));
         assert!(!with(|r| r.mems.contains_key(&mem)));
+    }
+
+    #[test]
+    fn a_callback_racing_the_applications_last_release_leaves_the_entry_to_it() {
+        let mem = 0x9_0000;
+        with(|r| r.mems.insert(mem, d3d_mem(D3dVersion::D3D11)));
+        let n = watch_number(mem);
+        // A release that failed below gives the callback its watch back.
+        let retired = retire_watch(mem).expect("watched");
+        restore_watch(mem, retired);
+        // The release that succeeds: the callback, even if it runs first, drops nothing...
+        assert_eq!(retire_watch(mem), Some(n));
+        assert!(!drop_mem(mem, Removal::Watch(n)));
+        assert!(with(|r| r.mems.contains_key(&mem)));
+        // ...and the releasing thread drops the entry itself.
+        assert!(drop_mem(mem, Removal::Now));
     }
 
     #[test]
