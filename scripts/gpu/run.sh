@@ -23,6 +23,8 @@ want() { case " $what " in *" all "*|*" $1 "*) return 0 ;; *) return 1 ;; esac; 
 # Not part of "all": diagnostics asked for by name.
 named() { case " $what " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 if want probe; then "$g/bin/probe" > "$out/probe.log" 2>&1; grep RESULT "$out/probe.log"; fi
+# What makes clFinish slow once semaphores are in use, and whether a separate queue avoids it.
+if want semfloor; then "$g/bin/probe" semfloor > "$out/semfloor.log" 2>&1; grep -E "RESULT|FAIL" "$out/semfloor.log"; fi
 if want info; then "$g/bin/dxcl" info 2>&1 | tee "$out/info.log"; fi
 if want demo; then "$g/bin/dxcl" demo --size 2048 --out "$out/demo.png" 2>&1 | tee "$out/demo.log"; fi
 if want conformance; then

@@ -268,10 +268,13 @@ static cl_device_id match_cl_device(cl_platform_id *plat) {
 }
 
 static int lifecycle(int rounds, const char *flags);
+static int semfloor(void);
 
 int main(int argc, char **argv) {
     if (argc == 4 && !strcmp(argv[1], "lifecycle"))
         return lifecycle(atoi(argv[2]), argv[3]);
+    if (argc == 2 && !strcmp(argv[1], "semfloor"))
+        return semfloor();
     vk_init();
     cl_platform_id plat = NULL;
     cl_device_id cldev = match_cl_device(&plat);
@@ -704,5 +707,226 @@ static int lifecycle(int rounds, const char *flags) {
     alarm(0);
     printf("RESULT lifecycle '%s': %d rounds, clReleaseContext mean %.1f us, worst %.1f us; %d destructor callbacks "
            "ran\n", flags, rounds, total / rounds, worst, destructors_run);
+    return 0;
+}
+
+/* probe semfloor: what makes clFinish slow once semaphores are in use (docs/gpu.md). The floor
+ * (an empty marker + clFinish, median of 500) on the queue q is measured fresh, after importing two
+ * semaphores, after q ran semaphore waits and signals, 300 ms later, on a second queue of the same
+ * context, and after the semaphores are released. Then the same with the semaphore commands on a
+ * separate queue qs, bridged to q by events: does q stay fast? Each design's round trip (Vulkan
+ * signals, CL waits, acquire, release, CL signals, Vulkan waits, clFinish) is timed too. */
+static cl_command_queue sf_q, sf_q2, sf_qs;
+static cl_mem sf_buf;
+static VkSemaphore sf_to_cl, sf_to_vk, sf_timeline;
+static cl_semaphore_khr sf_s_to_cl, sf_s_to_vk;
+static uint64_t sf_tval;
+
+static double sf_floor(cl_command_queue q) {
+    enum { N = 500 };
+    double t[N];
+    for (int i = 0; i < N; i++) {
+        double a = now_us();
+        clEnqueueMarkerWithWaitList(q, 0, NULL, NULL);
+        clFinish(q);
+        t[i] = now_us() - a;
+    }
+    qsort(t, N, sizeof(double), cmp_double);
+    return t[N / 2];
+}
+
+static void sf_vk_wait_for_cl(void) {
+    sf_tval++;
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkTimelineSemaphoreSubmitInfo tsi = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                         .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &sf_tval};
+    VkSubmitInfo wi = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &tsi, .waitSemaphoreCount = 1,
+                       .pWaitSemaphores = &sf_to_vk, .pWaitDstStageMask = &stage, .signalSemaphoreCount = 1,
+                       .pSignalSemaphores = &sf_timeline};
+    VK(vkQueueSubmit(queue, 1, &wi, VK_NULL_HANDLE));
+}
+
+static void sf_vk_done(void) {
+    VkSemaphoreWaitInfo swi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                               .pSemaphores = &sf_timeline, .pValues = &sf_tval};
+    VK(vkWaitSemaphores(dev, &swi, UINT64_MAX));
+}
+
+static void sf_vk_signal(void) {
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .signalSemaphoreCount = 1, .pSignalSemaphores = &sf_to_cl};
+    VK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
+}
+
+/* The semaphore commands on q itself (what dxcl does). */
+static double sf_round_same(void) {
+    double a = now_us();
+    sf_vk_signal();
+    CHECK_CL(wait_sema(sf_q, 1, &sf_s_to_cl, NULL, 0, NULL, NULL), "wait semaphore");
+    CHECK_CL(acquire_ext(sf_q, 1, &sf_buf, 0, NULL, NULL), "acquire");
+    CHECK_CL(release_ext(sf_q, 1, &sf_buf, 0, NULL, NULL), "release");
+    CHECK_CL(signal_sema(sf_q, 1, &sf_s_to_vk, NULL, 0, NULL, NULL), "signal semaphore");
+    clFlush(sf_q);
+    sf_vk_wait_for_cl();
+    clFinish(sf_q);
+    sf_vk_done();
+    return now_us() - a;
+}
+
+/* The semaphore commands on qs, ordered with q's commands by events. */
+static double sf_round_bridged(void) {
+    double a = now_us();
+    cl_event waited, released;
+    sf_vk_signal();
+    CHECK_CL(wait_sema(sf_qs, 1, &sf_s_to_cl, NULL, 0, NULL, &waited), "wait semaphore (qs)");
+    clFlush(sf_qs);
+    CHECK_CL(acquire_ext(sf_q, 1, &sf_buf, 1, &waited, NULL), "acquire");
+    CHECK_CL(release_ext(sf_q, 1, &sf_buf, 0, NULL, &released), "release");
+    clFlush(sf_q);
+    CHECK_CL(signal_sema(sf_qs, 1, &sf_s_to_vk, NULL, 1, &released, NULL), "signal semaphore (qs)");
+    clFlush(sf_qs);
+    sf_vk_wait_for_cl();
+    clFinish(sf_q);
+    sf_vk_done();
+    clReleaseEvent(waited);
+    clReleaseEvent(released);
+    return now_us() - a;
+}
+
+/* One direction alone: Vulkan signals, q waits, clFinish. */
+static double sf_round_to_cl(void) {
+    double a = now_us();
+    sf_vk_signal();
+    CHECK_CL(wait_sema(sf_q, 1, &sf_s_to_cl, NULL, 0, NULL, NULL), "wait semaphore");
+    clFinish(sf_q);
+    return now_us() - a;
+}
+
+/* The other alone: q signals, Vulkan waits, the CPU waits for Vulkan. */
+static double sf_round_to_vk(void) {
+    double a = now_us();
+    CHECK_CL(signal_sema(sf_q, 1, &sf_s_to_vk, NULL, 0, NULL, NULL), "signal semaphore");
+    clFlush(sf_q);
+    sf_vk_wait_for_cl();
+    sf_vk_done();
+    return now_us() - a;
+}
+
+static double (*sf_before)(void);
+static double sf_floor_once(void) {
+    double a = now_us();
+    clEnqueueMarkerWithWaitList(sf_q, 0, NULL, NULL);
+    clFinish(sf_q);
+    return now_us() - a;
+}
+/* A floor sample right after one round of sf_before (the bench's pattern). */
+static double sf_floor_after(void) {
+    sf_before();
+    return sf_floor_once();
+}
+
+static double sf_rounds(double (*round)(void)) {
+    enum { N = 200 };
+    double t[N];
+    for (int i = 0; i < N; i++) t[i] = round();
+    qsort(t, N, sizeof(double), cmp_double);
+    return t[N / 2];
+}
+
+static int semfloor(void) {
+    quiet = 1;
+    vk_init();
+    cl_platform_id plat = NULL;
+    cl_device_id cldev = match_cl_device(&plat);
+    if (!cldev) {
+        printf("RESULT no CL device matches the Vulkan device's UUID\n");
+        return 1;
+    }
+    acquire_ext = clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueAcquireExternalMemObjectsKHR");
+    release_ext = clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueReleaseExternalMemObjectsKHR");
+    create_sema = clGetExtensionFunctionAddressForPlatform(plat, "clCreateSemaphoreWithPropertiesKHR");
+    wait_sema = clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueWaitSemaphoresKHR");
+    signal_sema = clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueSignalSemaphoresKHR");
+    clReleaseSemaphoreKHR_fn release_sema = clGetExtensionFunctionAddressForPlatform(plat, "clReleaseSemaphoreKHR");
+    PFN_vkGetMemoryFdKHR get_memory_fd = (PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(dev, "vkGetMemoryFdKHR");
+    PFN_vkGetSemaphoreFdKHR get_sema_fd = (PFN_vkGetSemaphoreFdKHR)vkGetDeviceProcAddr(dev, "vkGetSemaphoreFdKHR");
+
+    for (int design = 0; design < 2; design++) {
+        cl_int err;
+        cl_context ctx = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
+        CHECK_CL(err, "clCreateContext");
+        sf_q = clCreateCommandQueueWithProperties(ctx, cldev, NULL, &err);
+        sf_q2 = clCreateCommandQueueWithProperties(ctx, cldev, NULL, &err);
+        sf_qs = clCreateCommandQueueWithProperties(ctx, cldev, NULL, &err);
+        CHECK_CL(err, "clCreateCommandQueue");
+        const char *name = design ? "bridged (semaphores on their own queue)" : "same queue";
+        printf("RESULT semfloor %s: fresh floor %.1f us\n", name, sf_floor(sf_q));
+
+        vk_buffer b = vk_buffer_new(1 << 20, 1, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        VkMemoryGetFdInfoKHR gfi = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, .memory = b.mem,
+                                    .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+        int fd = -1;
+        VK(get_memory_fd(dev, &gfi, &fd));
+        cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, (cl_mem_properties)fd, 0};
+        sf_buf = clCreateBufferWithProperties(ctx, props, CL_MEM_READ_WRITE, 1 << 20, NULL, &err);
+        CHECK_CL(err, "import buffer");
+        printf("RESULT semfloor %s: after importing a buffer %.1f us\n", name, sf_floor(sf_q));
+
+        VkExportSemaphoreCreateInfo esci = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                            .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+        VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &esci};
+        VK(vkCreateSemaphore(dev, &sci, NULL, &sf_to_cl));
+        VK(vkCreateSemaphore(dev, &sci, NULL, &sf_to_vk));
+        VkSemaphore vs[2] = {sf_to_cl, sf_to_vk};
+        cl_semaphore_khr cs[2];
+        for (int i = 0; i < 2; i++) {
+            VkSemaphoreGetFdInfoKHR sgi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR, .semaphore = vs[i],
+                                           .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+            int sfd;
+            VK(get_sema_fd(dev, &sgi, &sfd));
+            cl_semaphore_properties_khr sp[] = {CL_SEMAPHORE_TYPE_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR,
+                                                CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR, (cl_semaphore_properties_khr)sfd, 0};
+            cs[i] = create_sema(ctx, sp, &err);
+            CHECK_CL(err, "import semaphore");
+        }
+        sf_s_to_cl = cs[0];
+        sf_s_to_vk = cs[1];
+        VkSemaphoreTypeCreateInfo tci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                         .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+        VkSemaphoreCreateInfo tsci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &tci};
+        VK(vkCreateSemaphore(dev, &tsci, NULL, &sf_timeline));
+        sf_tval = 0;
+        printf("RESULT semfloor %s: after importing two semaphores %.1f us\n", name, sf_floor(sf_q));
+
+        double rt = sf_rounds(design ? sf_round_bridged : sf_round_same);
+        printf("RESULT semfloor %s: semaphore round trip with acquire+release+clFinish %.1f us\n", name, rt);
+        printf("RESULT semfloor %s: floor after the round trips: q %.1f us, second queue %.1f us, semaphore queue %.1f us\n",
+               name, sf_floor(sf_q), sf_floor(sf_q2), sf_floor(sf_qs));
+        sf_before = design ? sf_round_bridged : sf_round_same;
+        printf("RESULT semfloor %s: one floor sample right after each round trip %.1f us\n", name,
+               sf_rounds(sf_floor_after));
+        if (!design) {
+            printf("RESULT semfloor Vulkan signals, CL waits, clFinish: %.1f us\n", sf_rounds(sf_round_to_cl));
+            sf_before = sf_round_to_cl;
+            printf("RESULT semfloor   then one floor sample: %.1f us\n", sf_rounds(sf_floor_after));
+            printf("RESULT semfloor CL signals, Vulkan waits, CPU waits for Vulkan: %.1f us\n", sf_rounds(sf_round_to_vk));
+            sf_before = sf_round_to_vk;
+            printf("RESULT semfloor   then one floor sample: %.1f us\n", sf_rounds(sf_floor_after));
+        }
+        usleep(300 * 1000);
+        printf("RESULT semfloor %s: 300 ms later: q %.1f us\n", name, sf_floor(sf_q));
+        release_sema(sf_s_to_cl);
+        release_sema(sf_s_to_vk);
+        printf("RESULT semfloor %s: semaphores released: q %.1f us\n", name, sf_floor(sf_q));
+        clReleaseMemObject(sf_buf);
+        clReleaseCommandQueue(sf_q);
+        clReleaseCommandQueue(sf_q2);
+        clReleaseCommandQueue(sf_qs);
+        clReleaseContext(ctx);
+        vkDestroySemaphore(dev, sf_to_cl, NULL);
+        vkDestroySemaphore(dev, sf_to_vk, NULL);
+        vkDestroySemaphore(dev, sf_timeline, NULL);
+        vkDestroyBuffer(dev, b.buf, NULL);
+        vkFreeMemory(dev, b.mem, NULL);
+    }
     return 0;
 }
