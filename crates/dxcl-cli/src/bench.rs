@@ -295,6 +295,9 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     for s in &seen {
         println!("{bullet}{}: {}", s.name(), s.evidence());
     }
+    if opts.kinds.contains(&Kind::Buffer) && failures.is_empty() {
+        stall_report(&session, &opts.sizes, bullet)?;
+    }
     if !failures.is_empty() {
         return Err(format!(
             "{} object(s) failed verification:\n  {}",
@@ -304,6 +307,41 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         .into());
     }
     println!("dxcl bench: OK, {verified} shared objects verified both ways");
+    Ok(())
+}
+
+/// Rounds and queued commands per side of the CPU-blocking measurement.
+const STALL_ROUNDS: usize = 10;
+const STALL_COMMANDS: usize = 4;
+
+/// How long acquire and release keep the CPU waiting while the other API has work queued, for
+/// the largest buffer of the run with the default strategy: what GPU-side synchronisation buys.
+fn stall_report(
+    session: &Session,
+    sizes: &[u64],
+    bullet: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let Some(&size) = sizes.iter().max() else {
+        return Ok(());
+    };
+    let shape = Shape::for_bytes(Kind::Buffer, size).ok_or("buffer size")?;
+    let shared = session.share(shape, false)?;
+    let s = shared.stall(STALL_COMMANDS, STALL_ROUNDS)?;
+    println!(
+        "CPU blocked, {} buffer, {} (medians of {STALL_ROUNDS} rounds):",
+        report::size_name(size),
+        shared.sharing.name()
+    );
+    println!(
+        "{bullet}acquire, right after Direct3D queued {STALL_COMMANDS} copies of the buffer \
+         ({:.1} µs of work): {:.1} µs",
+        s.d3d_work_us, s.acquire_blocked_us
+    );
+    println!(
+        "{bullet}release + one Direct3D copy of the buffer, while OpenCL runs {STALL_COMMANDS} \
+         fills of it ({:.1} µs of work): {:.1} µs",
+        s.cl_work_us, s.release_blocked_us
+    );
     Ok(())
 }
 

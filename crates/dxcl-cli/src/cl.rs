@@ -234,6 +234,18 @@ pub fn build_log(program: cl_program, device: cl_device_id) -> String {
 #[link(name = "OpenCL")]
 extern "system" {
     pub fn clFinish(q: cl_command_queue) -> cl_int;
+    pub fn clFlush(q: cl_command_queue) -> cl_int;
+    pub fn clEnqueueFillBuffer(
+        q: cl_command_queue,
+        buffer: cl_mem,
+        pattern: *const c_void,
+        pattern_size: usize,
+        offset: usize,
+        size: usize,
+        n: cl_uint,
+        wait: *const cl_event,
+        event: *mut cl_event,
+    ) -> cl_int;
     pub fn clEnqueueMarkerWithWaitList(
         q: cl_command_queue,
         n: cl_uint,

@@ -116,6 +116,23 @@ fn text_table_has_three_verified_rows_per_kind_and_size() {
             }
         }
     }
+    // The CPU-blocking section: the largest buffer, both calls, numbers that parse.
+    let blocked: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("CPU blocked, 64 KiB buffer, "))
+        .take(3)
+        .collect();
+    assert_eq!(blocked.len(), 3, "{out}");
+    for (line, call) in blocked[1..].iter().zip(["  acquire, ", "  release + "]) {
+        assert!(line.starts_with(call), "{out}");
+        let blocked_us: f64 = line
+            .rsplit(": ")
+            .next()
+            .and_then(|v| v.strip_suffix(" µs"))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(-1.0);
+        assert!(blocked_us > 0.0, "{line}");
+    }
     // The strategies section explains each strategy seen; the layer's log gives its reasons.
     let strategies: Vec<&str> = out
         .lines()

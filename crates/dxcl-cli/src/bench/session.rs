@@ -10,6 +10,8 @@ use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
 
+mod stall;
+
 type BoxError = Box<dyn std::error::Error>;
 
 /// What is shared: a buffer, or a 2D texture of DXGI_FORMAT_R8G8B8A8_UNORM.
@@ -238,6 +240,48 @@ impl Session {
         })?;
         // SAFETY: a valid queue.
         cl_check("clFinish", unsafe { cl::clFinish(self.queue.0) })
+    }
+
+    /// An event query, to wait for Direct3D's queued work.
+    fn event_query(&self) -> Result<Com<ID3D11Query>, BoxError> {
+        let desc = D3D11_QUERY_DESC {
+            Query: D3D11_QUERY_EVENT,
+            MiscFlags: 0,
+        };
+        let dev = self.device.as_ptr();
+        let mut q: *mut ID3D11Query = ptr::null_mut();
+        // SAFETY: `dev` is live; `desc` and the out pointer are valid.
+        hr_check("ID3D11Device::CreateQuery", unsafe {
+            ((*(*dev).lpVtbl).CreateQuery)(dev, &desc, &mut q)
+        })?;
+        // SAFETY: success gave us one reference.
+        unsafe { Com::from_raw(q) }.ok_or_else(|| "CreateQuery returned no query".into())
+    }
+
+    /// Ends `query` and spins on `GetData` (which flushes) until Direct3D's work before it is done.
+    fn wait_event(&self, query: &Com<ID3D11Query>) -> Result<(), BoxError> {
+        let ctx = self.context.as_ptr();
+        let q = query.as_ptr().cast::<ID3D11Asynchronous>();
+        // SAFETY: a live context and query (an ID3D11Query is an ID3D11Asynchronous).
+        unsafe { ((*(*ctx).lpVtbl).End)(ctx, q) };
+        loop {
+            let mut done: BOOL = 0;
+            // SAFETY: an event query's data is one BOOL.
+            let hr = unsafe {
+                ((*(*ctx).lpVtbl).GetData)(
+                    ctx,
+                    q,
+                    (&mut done as *mut BOOL).cast(),
+                    std::mem::size_of::<BOOL>() as u32,
+                    0,
+                )
+            };
+            match hr {
+                S_OK if done != 0 => return Ok(()),
+                S_OK | S_FALSE => std::hint::spin_loop(),
+                _ => return Err(format!("ID3D11DeviceContext::GetData failed: {hr:#x}").into()),
+            }
+        }
     }
 
     /// A D3D resource of `shape` and its `cl_mem`; `force_staging` sets `DXCL_STRATEGY=staging`
