@@ -35,9 +35,11 @@ install: build
 stage:
 	@$(MAKE) --no-print-directory install PREFIX=$(STAGE)
 
+# The embedded default: the software adapter (a hardware driver type would take lavapipe, which
+# the dependencies install for the tests, and share through staging copies).
 demo: deps stage
 	$(STAGE)/bin/dxcl info
-	$(STAGE)/bin/dxcl demo --out build/demo.png
+	DXCL_ADAPTER=software $(STAGE)/bin/dxcl demo --out build/demo.png
 
 test: deps lint test-gen test-rust stage test-c test-conformance
 	@echo "make test: all suites passed"
