@@ -52,13 +52,14 @@ pub(crate) fn watch_exit() {
 
 /// Runs a destructor callback's work `f` unless the process has begun to exit; then the D3D
 /// runtime and the drivers may be torn down, and platforms (NVIDIA) still run callbacks from
-/// their own threads.
+/// their own threads. A panic in `f` stops here: it must not unwind into the platform, and the
+/// count must come down.
 pub(crate) fn in_callback(f: impl FnOnce()) {
     // Counted before the flag is read: either the exit handler sees this callback and waits for
     // it, or this callback sees the flag (both sequentially consistent).
     IN_CALLBACK.fetch_add(1, SeqCst);
     if !EXITING.load(SeqCst) {
-        f();
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     }
     IN_CALLBACK.fetch_sub(1, SeqCst);
 }

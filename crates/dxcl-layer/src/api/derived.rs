@@ -97,7 +97,7 @@ fn watch(mem: cl_mem) {
 unsafe extern "C" fn derived_destroyed(mem: cl_mem, user_data: *mut c_void) {
     let watch = registry::Removal::Watch(user_data as usize);
     crate::in_callback(|| {
-        let _ = catch_unwind(AssertUnwindSafe(|| registry::drop_mem(key(mem), watch)));
+        registry::drop_mem(key(mem), watch);
     });
 }
 

@@ -2,7 +2,6 @@
 //! sub-buffers of D3D buffers.
 
 use std::ffi::c_void;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use opencl_sys::{
@@ -528,9 +527,7 @@ fn release_mem(mem: cl_mem) {
 /// dropped them already or the process is exiting ([`crate::in_callback`]).
 unsafe extern "C" fn mem_destroyed(mem: cl_mem, user_data: *mut c_void) {
     let watch = registry::Removal::Watch(user_data as usize);
-    crate::in_callback(|| {
-        let _ = catch_unwind(AssertUnwindSafe(|| drop_entries(mem, watch)));
-    });
+    crate::in_callback(|| drop_entries(mem, watch));
 }
 
 /// The application's own references to D3D memory objects whose strategy keeps no pointer into

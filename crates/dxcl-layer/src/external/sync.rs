@@ -143,17 +143,17 @@ impl Drop for Pool {
     }
 }
 
-/// Opens `context`'s pool unless it has one. Returns whether the context synchronises through
-/// semaphores (false: the runtime has none, so acquire and release wait on the CPU).
+/// Opens `context`'s pool unless it has one. Without one (the runtime exports no semaphores),
+/// acquire and release wait on the CPU.
 pub(crate) fn open_pool(
     context: cl_context,
     device: &ComPtr<IDxclInteropDevice>,
     fns: SemaphoreFns,
-) -> bool {
+) {
     let mut guard = pools();
     let map = guard.get_or_insert_with(HashMap::new);
     if map.contains_key(&(context as usize)) {
-        return true;
+        return;
     }
     let mut pool = Pool {
         device: device.clone(),
@@ -164,13 +164,12 @@ pub(crate) fn open_pool(
     // One semaphore up front tells whether the runtime has them at all (the host backend and
     // devices without exportable semaphores answer E_NOTIMPL).
     if pool.take().is_err() {
-        return false;
+        return;
     }
     if crate::strategy::logging_enabled() {
         eprintln!("dxcl-layer: semaphore pool of context {context:p}: created");
     }
     map.insert(context as usize, pool);
-    true
 }
 
 /// Closes `context`'s pool, if it has one (the application released the context).
