@@ -137,35 +137,6 @@ fn has_read_write_images(device: cl_device_id) -> bool {
     args > 0 || feature
 }
 
-/// The sharing entry points the demo calls.
-struct Sharing {
-    get_ids: GetDeviceIDsFromD3D11,
-    create_tex: CreateFromD3D11Texture2D,
-    acquire: EnqueueD3D11Objects,
-    release: EnqueueD3D11Objects,
-}
-
-fn sharing_entry_points(platform: cl_platform_id) -> Result<Sharing, Box<dyn std::error::Error>> {
-    // SAFETY: names and types agree with cl_d3d11.h.
-    let found = unsafe {
-        (
-            sharing::lookup::<GetDeviceIDsFromD3D11>(platform, "clGetDeviceIDsFromD3D11KHR"),
-            sharing::lookup::<CreateFromD3D11Texture2D>(platform, "clCreateFromD3D11Texture2DKHR"),
-            sharing::lookup::<EnqueueD3D11Objects>(platform, "clEnqueueAcquireD3D11ObjectsKHR"),
-            sharing::lookup::<EnqueueD3D11Objects>(platform, "clEnqueueReleaseD3D11ObjectsKHR"),
-        )
-    };
-    match found {
-        (Some(get_ids), Some(create_tex), Some(acquire), Some(release)) => Ok(Sharing {
-            get_ids,
-            create_tex,
-            acquire,
-            release,
-        }),
-        _ => Err("the platform lists cl_khr_d3d11_sharing but lacks its entry points".into()),
-    }
-}
-
 /// A program of one kernel, `invert`, built for `device`.
 fn build_kernel(
     context: cl_context,
@@ -232,42 +203,12 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
 
     // OpenCL: the platform with the extension, a device the layer matches to this D3D device.
     let platform = find_platform()?;
-    let api = sharing_entry_points(platform)?;
+    let api = D3d11Sharing::lookup(platform)
+        .ok_or("the platform lists cl_khr_d3d11_sharing but lacks its entry points")?;
     let dev = device.as_ptr();
-    let mut cl_device: cl_device_id = ptr::null_mut();
-    // SAFETY: one entry asked for, one offered.
-    cl_check("clGetDeviceIDsFromD3D11KHR", unsafe {
-        (api.get_ids)(
-            platform,
-            CL_D3D11_DEVICE_KHR,
-            dev.cast(),
-            CL_PREFERRED_DEVICES_FOR_D3D11_KHR,
-            1,
-            &mut cl_device,
-            ptr::null_mut(),
-        )
-    })?;
-    let props: [cl_context_properties; 5] = [
-        CL_CONTEXT_PLATFORM as cl_context_properties,
-        platform as cl_context_properties,
-        CL_CONTEXT_D3D11_DEVICE_KHR,
-        dev as cl_context_properties,
-        0,
-    ];
+    let cl_device = sharing::preferred_device(api.get_ids, platform, dev)?;
+    let cl_context = sharing::d3d11_context(platform, dev, cl_device)?;
     let mut err = 0;
-    // SAFETY: a zero-terminated property list and one valid device.
-    let cl_context = unsafe {
-        cl::clCreateContext(
-            props.as_ptr(),
-            1,
-            &cl_device,
-            ptr::null(),
-            ptr::null_mut(),
-            &mut err,
-        )
-    };
-    cl_check("clCreateContext", err)?;
-    let cl_context = ClHandle(cl_context, cl::clReleaseContext);
     // SAFETY: valid context and device, no properties.
     let queue = unsafe {
         cl::clCreateCommandQueueWithProperties(cl_context.0, cl_device, ptr::null(), &mut err)
@@ -297,7 +238,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
      -> Result<ClHandle<cl_mem>, Box<dyn std::error::Error>> {
         let mut err = 0;
         // SAFETY: valid context and texture; `err` receives the status.
-        let image = unsafe { (api.create_tex)(cl_context.0, flags, tex.as_ptr(), 0, &mut err) };
+        let image = unsafe { (api.create_texture)(cl_context.0, flags, tex.as_ptr(), 0, &mut err) };
         cl_check("clCreateFromD3D11Texture2DKHR", err)?;
         Ok(ClHandle(image, cl::clReleaseMemObject))
     };

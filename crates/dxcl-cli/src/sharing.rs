@@ -98,3 +98,80 @@ pub type CreateFromD3D11Buffer = unsafe extern "system" fn(
     *mut dxcl_abi::ID3D11Buffer,
     *mut cl_int,
 ) -> cl_mem;
+
+/// `cl_khr_d3d11_sharing`'s entry points on one platform, as the demo and the bench call them.
+#[derive(Clone, Copy)]
+pub struct D3d11Sharing {
+    pub get_ids: GetDeviceIDsFromD3D11,
+    pub create_buffer: CreateFromD3D11Buffer,
+    pub create_texture: CreateFromD3D11Texture2D,
+    pub acquire: EnqueueD3D11Objects,
+    pub release: EnqueueD3D11Objects,
+}
+
+impl D3d11Sharing {
+    /// `None` unless `platform` has every one of them.
+    pub fn lookup(platform: cl_platform_id) -> Option<D3d11Sharing> {
+        // SAFETY: names and types agree with cl_d3d11.h.
+        unsafe {
+            Some(D3d11Sharing {
+                get_ids: lookup(platform, "clGetDeviceIDsFromD3D11KHR")?,
+                create_buffer: lookup(platform, "clCreateFromD3D11BufferKHR")?,
+                create_texture: lookup(platform, "clCreateFromD3D11Texture2DKHR")?,
+                acquire: lookup(platform, "clEnqueueAcquireD3D11ObjectsKHR")?,
+                release: lookup(platform, "clEnqueueReleaseD3D11ObjectsKHR")?,
+            })
+        }
+    }
+}
+
+/// The first of `platform`'s preferred CL devices for the D3D11 `device`, through `get_ids`.
+pub fn preferred_device(
+    get_ids: GetDeviceIDsFromD3D11,
+    platform: cl_platform_id,
+    device: *mut dxcl_abi::ID3D11Device,
+) -> Result<cl_device_id, cl::ClError> {
+    let mut d: cl_device_id = std::ptr::null_mut();
+    // SAFETY: one entry asked for, one offered; the caller's D3D device is live.
+    cl::check("clGetDeviceIDsFromD3D11KHR", unsafe {
+        get_ids(
+            platform,
+            CL_D3D11_DEVICE_KHR,
+            device.cast(),
+            CL_PREFERRED_DEVICES_FOR_D3D11_KHR,
+            1,
+            &mut d,
+            std::ptr::null_mut(),
+        )
+    })?;
+    Ok(d)
+}
+
+/// A CL context of `platform` on `cl_device`, shared with the D3D11 `device`.
+pub fn d3d11_context(
+    platform: cl_platform_id,
+    device: *mut dxcl_abi::ID3D11Device,
+    cl_device: cl_device_id,
+) -> Result<cl::ClHandle<cl_context>, cl::ClError> {
+    let props: [cl_context_properties; 5] = [
+        CL_CONTEXT_PLATFORM as cl_context_properties,
+        platform as cl_context_properties,
+        CL_CONTEXT_D3D11_DEVICE_KHR,
+        device as cl_context_properties,
+        0,
+    ];
+    let mut err = 0;
+    // SAFETY: a zero-terminated property list and one valid device.
+    let context = unsafe {
+        cl::clCreateContext(
+            props.as_ptr(),
+            1,
+            &cl_device,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+            &mut err,
+        )
+    };
+    cl::check("clCreateContext", err)?;
+    Ok(cl::ClHandle(context, cl::clReleaseContext))
+}

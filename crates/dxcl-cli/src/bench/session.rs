@@ -83,20 +83,13 @@ impl Shape {
     }
 }
 
-struct Entry {
-    create_buffer: CreateFromD3D11Buffer,
-    create_texture: CreateFromD3D11Texture2D,
-    acquire: EnqueueD3D11Objects,
-    release: EnqueueD3D11Objects,
-}
-
 /// Where the bench runs. Fields drop in order: CL before the D3D device its context refers to.
 pub struct Session {
     queue: ClHandle<cl_command_queue>,
     cl_context: ClHandle<cl_context>,
     context: Com<ID3D11DeviceContext>,
     device: Com<ID3D11Device>,
-    entry: Entry,
+    entry: D3d11Sharing,
     image_max: (usize, usize),
     /// The D3D adapter, as `dxcl info` shows it.
     pub adapter: String,
@@ -115,27 +108,17 @@ impl Session {
         let mut chosen = None;
         for (index, p) in cl::platforms()?.into_iter().enumerate() {
             // SAFETY: the name and the type agree (cl_d3d11.h).
-            let Some(get) = (unsafe {
+            let Some(get_ids) = (unsafe {
                 sharing::lookup::<GetDeviceIDsFromD3D11>(p, "clGetDeviceIDsFromD3D11KHR")
             }) else {
                 continue;
             };
-            let mut d: cl_device_id = ptr::null_mut();
-            // SAFETY: one entry asked for, one offered; the D3D device is live.
-            let status = unsafe {
-                get(
-                    p,
-                    CL_D3D11_DEVICE_KHR,
-                    dev.cast(),
-                    CL_PREFERRED_DEVICES_FOR_D3D11_KHR,
-                    1,
-                    &mut d,
-                    ptr::null_mut(),
-                )
-            };
-            if status == CL_SUCCESS && !d.is_null() {
-                chosen = Some((index, p, d));
-                break;
+            match sharing::preferred_device(get_ids, p, dev) {
+                Ok(d) if !d.is_null() => {
+                    chosen = Some((index, p, d));
+                    break;
+                }
+                _ => {}
             }
         }
         let Some((index, platform, cl_device)) = chosen else {
@@ -145,40 +128,10 @@ impl Session {
                     .into(),
             );
         };
-        // SAFETY: names and types agree with cl_d3d11.h.
-        let entry = unsafe {
-            (
-                lookup::<CreateFromD3D11Buffer>(platform, "clCreateFromD3D11BufferKHR"),
-                lookup::<CreateFromD3D11Texture2D>(platform, "clCreateFromD3D11Texture2DKHR"),
-                lookup::<EnqueueD3D11Objects>(platform, "clEnqueueAcquireD3D11ObjectsKHR"),
-                lookup::<EnqueueD3D11Objects>(platform, "clEnqueueReleaseD3D11ObjectsKHR"),
-            )
-        };
-        let (Some(create_buffer), Some(create_texture), Some(acquire), Some(release)) = entry
-        else {
-            return Err("the platform lacks cl_khr_d3d11_sharing's entry points".into());
-        };
-        let props: [cl_context_properties; 5] = [
-            CL_CONTEXT_PLATFORM as cl_context_properties,
-            platform as cl_context_properties,
-            CL_CONTEXT_D3D11_DEVICE_KHR,
-            dev as cl_context_properties,
-            0,
-        ];
+        let entry = D3d11Sharing::lookup(platform)
+            .ok_or("the platform lacks cl_khr_d3d11_sharing's entry points")?;
+        let cl_context = sharing::d3d11_context(platform, dev, cl_device)?;
         let mut err = 0;
-        // SAFETY: a zero-terminated property list and one valid device.
-        let cl_context = unsafe {
-            cl::clCreateContext(
-                props.as_ptr(),
-                1,
-                &cl_device,
-                ptr::null(),
-                ptr::null_mut(),
-                &mut err,
-            )
-        };
-        cl_check("clCreateContext", err)?;
-        let cl_context = ClHandle(cl_context, cl::clReleaseContext);
         // SAFETY: valid context and device, no properties (an in-order queue).
         let queue = unsafe {
             cl::clCreateCommandQueueWithProperties(cl_context.0, cl_device, ptr::null(), &mut err)
@@ -199,12 +152,7 @@ impl Session {
             cl_context,
             context,
             device,
-            entry: Entry {
-                create_buffer,
-                create_texture,
-                acquire,
-                release,
-            },
+            entry,
             image_max,
             adapter,
             platform: format!(
