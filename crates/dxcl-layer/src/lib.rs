@@ -1,18 +1,22 @@
 //! dxcl's OpenCL layer: adds `cl_khr_d3d10_sharing`, `cl_khr_d3d11_sharing`, `cl_nv_d3d10_sharing`
 //! and `cl_nv_d3d11_sharing` to whatever platform the loader finds.
 //!
+//! Parts, each calling only those listed after it:
 //! - [`loader`]: the four loader entry points and the dispatch tables.
 //! - `api`: the intercepted OpenCL entry points and the 24 D3D entry points (spec checks).
-//! - `core`: side tables (contexts, D3D memory objects, kernels, marker events), formats, tokens.
+//! - `registry`: side tables (contexts, D3D memory objects and what derives from them, kernels).
+//! - [`strategy`]: how a resource is shared: the pure decision (public, so `dxcl info` can
+//!   describe it) and one `SharingStrategy` implementation per strategy.
 //! - `d3d`: the COM client (standard D3D/DXGI calls plus dxcl's optional interop interface).
-//! - `external`: the external-memory strategy (opaque-fd import, shared semaphores).
-//! - [`strategy`]: how a resource is shared, public so `dxcl info` can describe it.
+//! - `cl`: the platform below: its dispatch table, queries, markers and the layer's events.
+//! - `core`: the vocabulary every part shares: tokens, resource kinds, the format table.
 
 mod api;
+mod cl;
 mod core;
 mod d3d;
-mod external;
 pub mod loader;
+mod registry;
 pub mod strategy;
 
 pub use crate::core::format;

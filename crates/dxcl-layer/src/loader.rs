@@ -23,23 +23,13 @@ use crate::api;
 /// Number of slots in the dispatch table as `opencl-sys` lays it out.
 pub const TABLE_ENTRIES: usize = size_of::<cl_icd_dispatch>() / size_of::<usize>();
 
-/// The table below the layer (leaked on purpose: calls in flight may still read it after a
-/// re-initialisation, so it must never be freed).
-static TARGET: AtomicPtr<cl_icd_dispatch> = AtomicPtr::new(null_mut());
 /// The table the layer handed to the loader (leaked for the same reason).
 static LAYER: AtomicPtr<cl_icd_dispatch> = AtomicPtr::new(null_mut());
-
-/// The dispatch table of the layer or platform below, once `clInitLayer` has run.
-pub(crate) fn target() -> Option<&'static cl_icd_dispatch> {
-    let table = TARGET.load(Ordering::Acquire);
-    // SAFETY: TARGET only ever holds null or a pointer leaked from a Box in `init`, never freed.
-    unsafe { table.as_ref() }
-}
 
 /// The table the layer handed to the loader (tests and the function-address lookup use it).
 pub fn layer_table() -> Option<&'static cl_icd_dispatch> {
     let table = LAYER.load(Ordering::Acquire);
-    // SAFETY: as for `target`: null or a leaked Box.
+    // SAFETY: LAYER only ever holds null or a pointer leaked from a Box in `init`, never freed.
     unsafe { table.as_ref() }
 }
 
@@ -76,7 +66,7 @@ pub unsafe extern "C" fn clGetLayerInfo(
     };
     // SAFETY: the caller's pointers obey this function's contract, which `write_info` shares.
     match unsafe {
-        api::info::write_bytes(bytes, param_value_size, param_value, param_value_size_ret)
+        crate::cl::info::write_bytes(bytes, param_value_size, param_value, param_value_size_ret)
     } {
         Ok(()) => CL_SUCCESS,
         Err(e) => e,
@@ -181,7 +171,7 @@ unsafe fn init(
     api::intercept::override_slots(&mut layer);
     // The layer never offers a slot the target did not have.
     truncate(&mut layer, copied);
-    TARGET.store(Box::into_raw(target), Ordering::Release);
+    crate::cl::set_target(target);
     let layer = Box::into_raw(layer);
     LAYER.store(layer, Ordering::Release);
     // SAFETY: both checked non-null above; the caller guarantees they are writable.

@@ -9,11 +9,11 @@ use opencl_sys::{
     CL_FALSE, CL_INVALID_OPERATION, CL_INVALID_PROPERTY, CL_SUCCESS,
 };
 
-use super::info::{query_bytes, query_value, write_bytes, write_value};
 use super::{check, down, object, status};
-use crate::core::registry::{self, key, ContextEntry};
+use crate::cl::info::{query_bytes, query_value, write_bytes, write_value};
 use crate::core::tokens::D3dVersion;
 use crate::d3d;
+use crate::registry::{self, key, ContextEntry};
 
 type Notify = Option<unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void)>;
 
@@ -204,7 +204,7 @@ unsafe fn create(
     match register(ctx, version, device, &props) {
         Ok(()) => Ok(ctx),
         Err(e) => {
-            if let Some(release) = crate::loader::target().and_then(|t| t.clReleaseContext) {
+            if let Some(release) = crate::cl::target().and_then(|t| t.clReleaseContext) {
                 // SAFETY: ctx is the live context we just created and nobody else holds.
                 unsafe { release(ctx) };
             }
@@ -290,7 +290,7 @@ pub(crate) unsafe extern "C" fn release_context(context: cl_context) -> cl_int {
         // The semaphore pool's CL semaphores hold the platform's context alive: closing the pool
         // at the application's last reference lets the platform destroy it.
         if result == CL_SUCCESS && registry::context_released(key(context)) {
-            crate::external::sync::close_pool(context);
+            crate::strategy::external::sync::close_pool(context);
         }
         check(result)
     })

@@ -22,9 +22,9 @@ use opencl_sys::{
     cl_mem_flags, cl_mem_properties, CL_MEM_HOST_PTR, CL_MEM_SIZE, CL_MEM_USE_HOST_PTR,
 };
 
-use super::info::query_value;
 use super::{check, down, object};
-use crate::core::registry::{self, key};
+use crate::cl::info::query_value;
+use crate::registry::{self, key};
 
 /// Where a new memory object's memory comes from, as far as aliasing goes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,7 +59,7 @@ fn inside(ptr: usize, start: usize, size: usize) -> bool {
 /// The D3D object whose host memory holds `ptr`, if any. Queries the platform: never call with
 /// the registry locked.
 fn host_alias(ptr: usize) -> Option<usize> {
-    let info = crate::loader::target()?.clGetMemObjectInfo?;
+    let info = crate::cl::target()?.clGetMemObjectInfo?;
     let roots: Vec<usize> = registry::with(|r| r.mems.keys().copied().collect());
     roots.into_iter().find(|&root| {
         let mem = root as cl_mem;

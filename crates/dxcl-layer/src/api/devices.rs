@@ -17,8 +17,8 @@ use opencl_sys::{
     CL_DEVICE_UUID_KHR, CL_FALSE, CL_INVALID_PLATFORM, CL_INVALID_VALUE,
 };
 
-use super::info::query_value;
 use super::{check, down};
+use crate::cl::info::query_value;
 use crate::core::tokens::{D3dVersion, Ext};
 use crate::d3d::adapter::{luid_bytes, AdapterId};
 use crate::d3d::{self, device::Device};
@@ -69,7 +69,7 @@ fn platform_devices(platform: cl_platform_id) -> Result<Vec<usize>, cl_int> {
 }
 
 fn device_query<T: Copy + Default>(device: usize, param: cl_uint) -> Option<T> {
-    let get = crate::loader::target()?.clGetDeviceInfo?;
+    let get = crate::cl::target()?.clGetDeviceInfo?;
     // SAFETY: a device of the platform below; our own buffer of size_of::<T>().
     query_value::<T>(|n, p, r| unsafe { get(device as cl_device_id, param, n, p, r) }).ok()
 }

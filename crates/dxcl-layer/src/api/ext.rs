@@ -11,7 +11,7 @@ use opencl_sys::{
 };
 
 use super::{object, status};
-use crate::core::registry::ResourceKind;
+use crate::core::tokens::ResourceKind;
 use crate::core::tokens::{D3dVersion, Ext, Flavor};
 
 macro_rules! d3d_entry_points {
@@ -381,7 +381,7 @@ pub(crate) unsafe extern "C" fn get_extension_function_address_for_platform(
             }
             return std::ptr::null_mut();
         }
-        match crate::loader::target().and_then(|t| t.clGetExtensionFunctionAddressForPlatform) {
+        match crate::cl::target().and_then(|t| t.clGetExtensionFunctionAddressForPlatform) {
             // SAFETY: arguments forwarded unchanged.
             Some(below) => unsafe { below(platform, name) },
             None => std::ptr::null_mut(),
@@ -395,7 +395,7 @@ pub(crate) unsafe extern "C" fn get_extension_function_address(name: *const c_ch
         if let Some(f) = lookup(name) {
             return f;
         }
-        match crate::loader::target().and_then(|t| t.clGetExtensionFunctionAddress) {
+        match crate::cl::target().and_then(|t| t.clGetExtensionFunctionAddress) {
             // SAFETY: argument forwarded unchanged.
             Some(below) => unsafe { below(name) },
             None => std::ptr::null_mut(),

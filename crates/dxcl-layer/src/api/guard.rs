@@ -8,13 +8,12 @@ use std::mem::size_of;
 
 use opencl_sys::{
     cl_bool, cl_command_queue, cl_event, cl_event_info, cl_int, cl_kernel, cl_map_flags, cl_mem,
-    cl_mem_migration_flags, cl_uint, CL_EVENT_COMMAND_TYPE, CL_EVENT_REFERENCE_COUNT,
-    CL_KERNEL_REFERENCE_COUNT,
+    cl_mem_migration_flags, cl_uint, CL_EVENT_COMMAND_TYPE, CL_KERNEL_REFERENCE_COUNT,
 };
 
-use super::info::{query_value, write_value};
 use super::{check, down, object, slice, status};
-use crate::core::registry::{self, key};
+use crate::cl::info::{query_value, write_value};
+use crate::registry::{self, key};
 
 /// Fails when any of `mems` is a D3D object that is not acquired.
 fn guard(mems: &[cl_mem]) -> Result<(), cl_int> {
@@ -304,7 +303,7 @@ pub(crate) unsafe extern "C" fn get_event_info(
     status(|| {
         let below = down!(clGetEventInfo);
         let command = if param_name == CL_EVENT_COMMAND_TYPE {
-            registry::with(|r| r.events.get(&key(event)).copied())
+            crate::cl::events::command_of(event)
         } else {
             None
         };
@@ -320,31 +319,6 @@ pub(crate) unsafe extern "C" fn get_event_info(
     })
 }
 
-/// Releases an event; drops its side-table entry when this was the last reference.
-fn release_with_table(event: cl_event) -> Result<(), cl_int> {
-    let below = down!(clReleaseEvent);
-    let tracked = registry::with(|r| r.events.contains_key(&key(event)));
-    let count: cl_uint = if tracked {
-        let info = down!(clGetEventInfo);
-        // SAFETY: our own buffer; an invalid event just fails the query.
-        query_value(|n, p, r| unsafe { info(event, CL_EVENT_REFERENCE_COUNT, n, p, r) })
-            .unwrap_or(0)
-    } else {
-        0
-    };
-    // SAFETY: argument forwarded unchanged.
-    check(unsafe { below(event) })?;
-    if tracked && count == 1 {
-        registry::with(|r| r.events.remove(&key(event)));
-    }
-    Ok(())
-}
-
 pub(crate) unsafe extern "C" fn release_event(event: cl_event) -> cl_int {
-    status(|| release_with_table(event))
-}
-
-/// The layer's own event releases go through the same table upkeep.
-pub(crate) fn release_tracked_event(event: cl_event) {
-    let _ = release_with_table(event);
+    status(|| crate::cl::events::release_checked(event))
 }

@@ -2,32 +2,25 @@
 //! sub-buffers of D3D buffers.
 
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use opencl_sys::{
-    cl_buffer_create_type, cl_context, cl_image_desc, cl_image_format, cl_image_info, cl_int,
-    cl_mem, cl_mem_flags, cl_mem_info, cl_mem_object_type, cl_uint, CL_IMAGE_FORMAT,
-    CL_INVALID_CONTEXT, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, CL_INVALID_VALUE,
-    CL_MEM_OBJECT_IMAGE2D, CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_TYPE,
-    CL_MEM_USE_HOST_PTR, CL_MEM_WRITE_ONLY,
+    cl_buffer_create_type, cl_context, cl_image_format, cl_image_info, cl_int, cl_mem,
+    cl_mem_flags, cl_mem_info, cl_mem_object_type, cl_uint, CL_IMAGE_FORMAT, CL_INVALID_CONTEXT,
+    CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE2D,
+    CL_MEM_OBJECT_IMAGE3D, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_TYPE, CL_MEM_WRITE_ONLY,
 };
 
-use super::info::{query_bytes, query_value, write_value};
 use super::{check, down, status};
-use crate::core::format::{self, pixel_size};
-use crate::core::registry::{self, key, MemEntry, ResourceKind};
-use crate::core::tokens::{D3dVersion, Ext, Flavor};
-use crate::d3d::{interop, resource, staging::Place, staging::Staging};
-use crate::external::{import, sync};
-use crate::strategy::{self, External, Inputs, Strategy};
-use dxcl_abi::interop::IDxclInteropDevice;
+use crate::cl::info::{query_bytes, query_value, write_value};
+use crate::core::format;
+use crate::core::tokens::{D3dVersion, Ext, Flavor, ResourceKind};
+use crate::d3d::resource;
+use crate::registry::{self, key, MemEntry};
+use crate::strategy::{self, release_mem, Strategy};
 
 /// D3D11_USAGE_IMMUTABLE and D3D10_USAGE_IMMUTABLE (the same value in both SDKs).
 const USAGE_IMMUTABLE: i32 = 1;
-/// D3D1x_USAGE_DYNAMIC and D3D1x_USAGE_STAGING: CPU-mapped resources, which dxcl's Vulkan backend
-/// keeps in host-visible memory.
-const USAGE_DYNAMIC: i32 = 2;
-const USAGE_STAGING: i32 = 3;
 
 /// Size of a mip level: `max(1, size >> mip)`.
 pub(crate) fn mip_size(size: u32, mip: u32) -> u32 {
@@ -129,181 +122,19 @@ pub(crate) unsafe fn create_from(
         ),
     };
 
-    let interop = interop::Interop::query(&r.com);
-    let inputs = Inputs {
-        interop_resource: interop.is_some(),
-        host_memory: interop.as_ref().is_some_and(|i| i.host_memory().is_some()),
-        devices_host_unified: host_unified,
-        forced_staging: strategy::forced_staging_from_env(),
-    };
-    // Exportable Vulkan memory: can every context device import it?
-    let fd_memory = interop.as_ref().and_then(|i| import::fd_memory(&i.com));
-    let interop_device = fd_memory.and_then(|_| ctx_device.query::<IDxclInteropDevice>());
-    let support = import::context_support(
+    let shared = strategy::share(&strategy::Request {
+        version: v,
+        kind,
         context,
-        interop_device.as_ref().and_then(import::adapter_uuid),
-    );
-    let external = fd_memory.map(|(memory, _)| External {
-        memory,
-        buffer: kind == ResourceKind::Buffer,
-        // An imported image is mip 0 with all its array slices (docs/gpu.md).
-        whole_image: mip == 0 && (kind == ResourceKind::Texture3D || d.array_size == 1),
-        devices_import: support.memory.is_some(),
-        device_local: d.usage != USAGE_DYNAMIC && d.usage != USAGE_STAGING,
-    });
-    let mut decision = strategy::choose_with(&inputs, external.as_ref());
-    strategy::log_once("clCreateFromD3D resource", decision);
-
-    // Both external strategies import a resource's memory whole (an image: mip 0 of one slice),
-    // count the object as a semaphore-pool user when GPU sync is on, and fall back to staging
-    // copies, saying why, when the import fails.
-    let import_desc = image.map(|(_, t)| image_desc(t, width, height, depth, None));
-    let import_whole = |com: &crate::d3d::com::ComPtr<dxcl_abi::interop::IDxclInteropResource>| {
-        import::import(
-            context,
-            flags,
-            com,
-            width as usize,
-            image.as_ref().map(|(f, _)| f).zip(import_desc.as_ref()),
-        )
-    };
-    // The context's semaphore pool, made with its first external-memory object (GPU sync).
-    let open_pool = || {
-        if let (Some(fns), Some(dev)) = (gpu_sync(support.semaphores), interop_device.as_ref()) {
-            sync::open_pool(context, dev, fns);
-        }
-    };
-    let fall_back = |reason| {
-        let d = strategy::Decision {
-            strategy: Strategy::StagingCopy,
-            reason,
-        };
-        strategy::log_once("clCreateFromD3D resource", d);
-        d
-    };
-
-    if decision.strategy == Strategy::ExternalCopy {
-        let px = image.map_or(1, |(f, _)| pixel_size(&f));
-        let shadow = Staging::new(v, kind, &r, sub, (width, height, depth), px, Place::Device)
-            .ok()
-            .and_then(|s| {
-                let i = interop::Interop::query(&s.staging_resource())?;
-                Some((s, i))
-            });
-        let imported = shadow.as_ref().and_then(|(_, i)| {
-            // The one-subresource shadow is mip 0 of one slice: what an import covers.
-            (import::fd_memory(&i.com).map(|(m, _)| m) == Some(strategy::FdMemory::Image))
-                .then(|| import_whole(&i.com))
-        });
-        match (shadow, imported) {
-            (Some((s, i)), Some(Ok(mem))) => {
-                open_pool();
-                return register(
-                    RegisterArgs {
-                        ext,
-                        kind,
-                        context,
-                        res,
-                        resource: r.com,
-                        reg_key,
-                        sub,
-                        strategy: Strategy::ExternalCopy,
-                        // The shadow's interface: synchronisation concerns the shadow, which the
-                        // staging entry keeps alive as long as the memory object.
-                        // SAFETY: `s` holds the counted reference to the shadow resource.
-                        interop: Some(unsafe { i.com.into_borrowed() }),
-                        staging: Some(Arc::new(Mutex::new(s))),
-                    },
-                    mem,
-                );
-            }
-            (_, imported) => {
-                decision = fall_back(match imported {
-                    Some(Err(e)) => import_failure(e),
-                    _ => {
-                        "the GPU shadow texture could not be made or imported: staging copy instead"
-                    }
-                });
-            }
-        }
-    }
-    if decision.strategy == Strategy::ExternalMemory {
-        let i = interop.as_ref().ok_or(v.invalid_resource())?;
-        match import_whole(&i.com) {
-            Ok(mem) => {
-                open_pool();
-                return register(
-                    RegisterArgs {
-                        ext,
-                        kind,
-                        context,
-                        res,
-                        resource: r.com,
-                        reg_key,
-                        sub,
-                        strategy: Strategy::ExternalMemory,
-                        // SAFETY: the entry's `resource` holds the counted reference.
-                        interop: interop.map(|i| unsafe { i.com.into_borrowed() }),
-                        staging: None,
-                    },
-                    mem,
-                );
-            }
-            Err(e) => decision = fall_back(import_failure(e)),
-        }
-    }
-
-    let host_ptr = match decision.strategy {
-        Strategy::HostPointer => {
-            let i = interop.as_ref().ok_or(v.invalid_resource())?;
-            let (base, _) = i.host_memory().ok_or(v.invalid_resource())?;
-            let layout = i.layout(sub).ok_or(CL_INVALID_VALUE)?;
-            // SAFETY: the runtime promises Offset lies inside the allocation at pHost.
-            Some((
-                unsafe { base.cast::<u8>().add(layout.offset as usize) },
-                layout,
-            ))
-        }
-        Strategy::StagingCopy | Strategy::ExternalMemory | Strategy::ExternalCopy => None,
-    };
-    let mem_flags = flags
-        | if host_ptr.is_some() {
-            CL_MEM_USE_HOST_PTR
-        } else {
-            0
-        };
-    let ptr = host_ptr.map_or(std::ptr::null_mut(), |(p, _)| p.cast::<c_void>());
-    let mut err = 0;
-    let mem = match image {
-        None => {
-            let create = down!(clCreateBuffer);
-            // SAFETY: valid context; with USE_HOST_PTR, ptr spans ByteWidth bytes of the
-            // resource's memory, valid while the resource lives (we hold a reference).
-            unsafe { create(context, mem_flags, width as usize, ptr, &mut err) }
-        }
-        Some((fmt, image_type)) => {
-            let desc = image_desc(image_type, width, height, depth, host_ptr.map(|(_, l)| l));
-            let create = down!(clCreateImage);
-            // SAFETY: valid context, format and desc; with USE_HOST_PTR the subresource's
-            // memory spans row_pitch * height (* depth slices) bytes per the runtime's layout.
-            unsafe { create(context, mem_flags, &fmt, &desc, ptr, &mut err) }
-        }
-    };
-    check(err)?;
-
-    let staging = match decision.strategy {
-        Strategy::StagingCopy => {
-            let px = image.map_or(1, |(f, _)| pixel_size(&f));
-            match Staging::new(v, kind, &r, sub, (width, height, depth), px, Place::Host) {
-                Ok(s) => Some(Arc::new(Mutex::new(s))),
-                Err(_) => {
-                    release_mem(mem);
-                    return Err(opencl_sys::CL_OUT_OF_RESOURCES);
-                }
-            }
-        }
-        Strategy::HostPointer | Strategy::ExternalMemory | Strategy::ExternalCopy => None,
-    };
+        flags,
+        resource: &r,
+        subresource: sub,
+        mip,
+        extent: (width, height, depth),
+        image,
+        host_unified,
+        device: &ctx_device,
+    })?;
     register(
         RegisterArgs {
             ext,
@@ -313,64 +144,9 @@ pub(crate) unsafe fn create_from(
             resource: r.com,
             reg_key,
             sub,
-            strategy: decision.strategy,
-            // SAFETY: the entry's `resource` holds the counted reference for as long as the entry lives.
-            interop: interop.map(|i| unsafe { i.com.into_borrowed() }),
-            staging,
         },
-        mem,
+        shared,
     )
-}
-
-/// The semaphore entry points unless CPU waits are asked for (`DXCL_SYNC=cpu`).
-fn gpu_sync(
-    fns: Option<crate::external::cl::SemaphoreFns>,
-) -> Option<crate::external::cl::SemaphoreFns> {
-    fns.filter(|_| strategy::gpu_sync_from_env())
-}
-
-/// Why an import the strategy chose failed (the object then falls back to staging copies).
-fn import_failure(e: cl_int) -> &'static str {
-    match e {
-        opencl_sys::CL_INVALID_OPERATION => {
-            "external-memory import failed (no fd or entry point): staging copy instead"
-        }
-        opencl_sys::CL_IMAGE_FORMAT_NOT_SUPPORTED | CL_INVALID_IMAGE_FORMAT_DESCRIPTOR => {
-            "the platform cannot import this image format: staging copy instead"
-        }
-        _ => "the platform refused the external-memory import: staging copy instead",
-    }
-}
-
-/// The description of a shared image; `pitches` gives the subresource's layout when the image
-/// uses the resource's memory in place (host pointer).
-fn image_desc(
-    image_type: cl_mem_object_type,
-    width: u32,
-    height: u32,
-    depth: u32,
-    pitches: Option<interop::Layout>,
-) -> cl_image_desc {
-    let three_d = image_type == CL_MEM_OBJECT_IMAGE3D;
-    let (row_pitch, slice_pitch) = match pitches {
-        Some(l) => (
-            l.row_pitch as usize,
-            if three_d { l.depth_pitch as usize } else { 0 },
-        ),
-        None => (0, 0),
-    };
-    cl_image_desc {
-        image_type,
-        image_width: width as usize,
-        image_height: height as usize,
-        image_depth: if three_d { depth as usize } else { 1 },
-        image_array_size: 0,
-        image_row_pitch: row_pitch,
-        image_slice_pitch: slice_pitch,
-        num_mip_levels: 0,
-        num_samples: 0,
-        buffer: std::ptr::null_mut(),
-    }
 }
 
 /// What a new memory object's registry entry records.
@@ -382,27 +158,24 @@ struct RegisterArgs {
     resource: crate::d3d::com::ComPtr,
     reg_key: (usize, u32),
     sub: u32,
-    strategy: Strategy,
-    interop: Option<crate::d3d::com::ComPtr<dxcl_abi::interop::IDxclInteropResource>>,
-    staging: Option<Arc<Mutex<Staging>>>,
 }
 
 /// Records a new memory object and hooks its destruction.
-fn register(a: RegisterArgs, mem: cl_mem) -> Result<cl_mem, cl_int> {
+fn register(a: RegisterArgs, shared: strategy::Shared) -> Result<cl_mem, cl_int> {
+    let mem = shared.mem;
+    let aliases = shared.strategy.aliases_resource_memory();
+    let tagged = shared.strategy.decision().strategy;
     let tag = a.resource.clone();
     let entry = MemEntry {
         context: key(a.context),
         version: a.ext.version,
         kind: a.kind,
         app_resource: a.res as usize,
+        sharing: shared.strategy,
         resource: a.resource,
         key: a.reg_key,
         subresource: a.sub,
-        strategy: a.strategy,
         acquired: false,
-        interop: a.interop,
-        staging: a.staging,
-        last_upload: None,
     };
     let reg_key = a.reg_key;
     let duplicate = registry::with(|reg| {
@@ -418,10 +191,10 @@ fn register(a: RegisterArgs, mem: cl_mem) -> Result<cl_mem, cl_int> {
         release_mem(mem);
         return Err(a.ext.version.invalid_resource());
     }
-    if a.strategy != Strategy::HostPointer {
+    if !aliases {
         app_refs(|m| m.insert(key(mem), 1));
     }
-    tag_strategy(a.ext.version, &tag, a.strategy);
+    tag_strategy(a.ext.version, &tag, tagged);
     super::watch_destruction(mem, mem_destroyed);
     Ok(mem)
 }
@@ -514,13 +287,6 @@ fn image_format(
         }
     }
     Ok((fmt, image_type))
-}
-
-fn release_mem(mem: cl_mem) {
-    if let Some(release) = crate::loader::target().and_then(|t| t.clReleaseMemObject) {
-        // SAFETY: a memory object we created and nobody else holds.
-        unsafe { release(mem) };
-    }
 }
 
 /// The platform destroyed a D3D memory object: its entries go, unless [`release_mem_object`]
@@ -741,7 +507,10 @@ mod tests {
         for f in [CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY, CL_MEM_READ_WRITE] {
             assert_eq!(check_flags(f), Ok(f));
         }
-        assert_eq!(check_flags(CL_MEM_USE_HOST_PTR), Err(CL_INVALID_VALUE));
+        assert_eq!(
+            check_flags(opencl_sys::CL_MEM_USE_HOST_PTR),
+            Err(CL_INVALID_VALUE)
+        );
         assert_eq!(
             check_flags(CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY),
             Err(CL_INVALID_VALUE)

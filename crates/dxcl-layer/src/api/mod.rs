@@ -6,47 +6,28 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use std::ffi::c_void;
 
-use opencl_sys::{cl_event, cl_int, cl_mem, cl_uint, CL_OUT_OF_HOST_MEMORY, CL_SUCCESS};
+use opencl_sys::{cl_int, cl_mem, CL_OUT_OF_HOST_MEMORY, CL_SUCCESS};
 
 pub(crate) mod context;
 pub(crate) mod derived;
 pub(crate) mod devices;
 pub(crate) mod ext;
 pub(crate) mod guard;
-pub(crate) mod info;
 pub(crate) mod intercept;
 pub(crate) mod memory;
 pub(crate) mod platform;
 pub(crate) mod share;
 
-/// The slot `$slot` of the table below the layer, or `CL_INVALID_OPERATION` from the enclosing
-/// function when the platform does not have it.
-macro_rules! down {
-    ($slot:ident) => {
-        crate::loader::target()
-            .and_then(|t| t.$slot)
-            .ok_or(opencl_sys::CL_INVALID_OPERATION)?
-    };
-}
-pub(crate) use down;
+pub(crate) use crate::cl::{check, down};
 
 /// Sets `callback` as `mem`'s destructor callback, its user data a fresh watch number, so that a
 /// late call leaves a newer object of the same handle alone (`registry::watch_number`).
 pub(crate) fn watch_destruction(mem: cl_mem, callback: unsafe extern "C" fn(cl_mem, *mut c_void)) {
-    if let Some(set) = crate::loader::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
-        let n = crate::core::registry::watch_number(crate::core::registry::key(mem));
+    if let Some(set) = crate::cl::target().and_then(|t| t.clSetMemObjectDestructorCallback) {
+        let n = crate::registry::watch_number(crate::registry::key(mem));
         // SAFETY: a live memory object; the callback is a plain function that outlives it, and
         // its user data is a plain number.
         unsafe { set(mem, Some(callback), n as *mut c_void) };
-    }
-}
-
-/// A wait list as OpenCL takes it: (count, pointer), with NULL for an empty list.
-pub(crate) fn wait_list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
-    if wait.is_empty() {
-        (0, std::ptr::null())
-    } else {
-        (wait.len() as cl_uint, wait.as_ptr())
     }
 }
 
@@ -79,15 +60,6 @@ pub(crate) unsafe fn object<T>(
         unsafe { *errcode_ret = code };
     }
     obj
-}
-
-/// Turns a platform status into a `Result`.
-pub(crate) fn check(code: cl_int) -> Result<(), cl_int> {
-    if code == CL_SUCCESS {
-        Ok(())
-    } else {
-        Err(code)
-    }
 }
 
 /// A slice from a C (pointer, count) pair; empty for a null pointer.

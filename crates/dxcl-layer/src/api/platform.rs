@@ -15,8 +15,8 @@ use opencl_sys::{
     CL_PLATFORM_EXTENSIONS, CL_PLATFORM_EXTENSIONS_WITH_VERSION,
 };
 
-use super::info::{query_bytes, write_bytes};
 use super::{down, status};
+use crate::cl::info::{query_bytes, write_bytes};
 use crate::core::tokens::EXTENSION_NAMES;
 
 /// Version reported in the `*_WITH_VERSION` queries: 1.0.0.

@@ -1,5 +1,4 @@
-//! The layer's own model: tokens, the format table, and the side tables.
+//! The vocabulary every part of the layer shares: tokens, resource kinds, the format table.
 
 pub mod format;
-pub mod registry;
 pub mod tokens;

@@ -92,6 +92,14 @@ pub const EXTENSION_NAMES: [&str; 4] = [
     "cl_nv_d3d11_sharing",
 ];
 
+/// What kind of Direct3D resource a memory object shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResourceKind {
+    Buffer,
+    Texture2D,
+    Texture3D,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

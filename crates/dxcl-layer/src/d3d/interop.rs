@@ -67,7 +67,7 @@ pub(crate) fn wait_for_device_work(interop: &ComPtr<IDxclInteropResource>) {
 unsafe extern "system" fn pending_wait(context: *mut c_void) {
     let _ = std::panic::catch_unwind(|| {
         let ev = context as cl_event;
-        if let Some(wait) = crate::loader::target().and_then(|t| t.clWaitForEvents) {
+        if let Some(wait) = crate::cl::target().and_then(|t| t.clWaitForEvents) {
             // SAFETY: the event we retained for this pending work, alive until pending_release.
             unsafe { wait(1 as cl_uint, &ev) };
         }
@@ -75,13 +75,13 @@ unsafe extern "system" fn pending_wait(context: *mut c_void) {
 }
 
 unsafe extern "system" fn pending_release(context: *mut c_void) {
-    let _ = std::panic::catch_unwind(|| crate::api::share::release_event(context as cl_event));
+    let _ = std::panic::catch_unwind(|| crate::cl::events::release(context as cl_event));
 }
 
 /// Makes the runtime's next access to the resource wait for `event` (retained here, released by
 /// the runtime's pfnRelease call).
 pub(crate) fn add_pending_work(interop: &ComPtr<IDxclInteropResource>, event: cl_event) {
-    let Some(retain) = crate::loader::target().and_then(|t| t.clRetainEvent) else {
+    let Some(retain) = crate::cl::target().and_then(|t| t.clRetainEvent) else {
         return;
     };
     // SAFETY: a live event the caller holds.

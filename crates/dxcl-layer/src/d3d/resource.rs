@@ -10,8 +10,8 @@ use dxcl_abi::{
 };
 
 use super::com::{query_raw, ComPtr};
-use crate::core::registry::ResourceKind;
 use crate::core::tokens::D3dVersion;
+use crate::core::tokens::ResourceKind;
 
 /// The parts of a resource description the layer uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -19,8 +19,8 @@ use dxcl_abi::{
 
 use super::com::ComPtr;
 use super::resource::{device10, device11, AnyResource, Resource};
-use crate::core::registry::ResourceKind;
 use crate::core::tokens::D3dVersion;
+use crate::core::tokens::ResourceKind;
 
 /// Where a staging resource lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,12 +17,12 @@ use dxcl_abi::interop::IDxclInteropDevice;
 use dxcl_abi::{SUCCEEDED, S_OK};
 use opencl_sys::{
     cl_command_queue, cl_context, cl_event, cl_int, cl_semaphore_khr, cl_semaphore_properties_khr,
-    CL_COMPLETE, CL_EVENT_COMMAND_EXECUTION_STATUS, CL_OUT_OF_RESOURCES,
-    CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR, CL_SEMAPHORE_TYPE_KHR,
+    CL_OUT_OF_RESOURCES, CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR,
+    CL_SEMAPHORE_TYPE_KHR,
 };
 
 use super::cl::SemaphoreFns;
-use crate::api::info::query_value;
+use crate::cl::events;
 use crate::d3d::com::ComPtr;
 
 struct Shared {
@@ -50,21 +50,11 @@ fn pools() -> std::sync::MutexGuard<'static, Option<HashMap<usize, Pool>>> {
 }
 
 fn event_done(ev: cl_event) -> bool {
-    let Some(get) = crate::loader::target().and_then(|t| t.clGetEventInfo) else {
-        return false;
-    };
-    // SAFETY: an event we retained; query_value passes a buffer of the size it names.
-    let status: cl_int =
-        query_value(|n, p, r| unsafe { get(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r) })
-            .unwrap_or(-1);
-    // A negative status is an error: the command will never run, so it holds nothing up.
-    status == CL_COMPLETE as cl_int || status < 0
+    events::is_done(ev)
 }
 
 fn release_event(ev: cl_event) {
-    if !ev.is_null() {
-        crate::api::share::release_event(ev);
-    }
+    events::release(ev);
 }
 
 impl Pool {
@@ -197,7 +187,7 @@ pub(crate) fn d3d_then_cl(
     if !SUCCEEDED(unsafe { ((*(*p).lpVtbl).SignalSharedSemaphore)(p, id) }) {
         return Err(CL_OUT_OF_RESOURCES);
     }
-    let (n, l) = crate::api::wait_list(wait);
+    let (n, l) = crate::cl::wait_list(wait);
     let mut ev = std::ptr::null_mut();
     // SAFETY: a valid queue of the semaphore's context; the wait list is the caller's.
     let r = unsafe { (pool.fns.wait)(queue, 1, &sem, std::ptr::null(), n, l, &mut ev) };
@@ -222,7 +212,7 @@ pub(crate) fn cl_then_d3d(
     };
     let i = pool.take()?;
     let (id, sem) = (pool.semaphores[i].id, pool.semaphores[i].cl);
-    let (n, l) = crate::api::wait_list(wait);
+    let (n, l) = crate::cl::wait_list(wait);
     let mut ev = std::ptr::null_mut();
     // SAFETY: as in d3d_then_cl.
     let r = unsafe { (pool.fns.signal)(queue, 1, &sem, std::ptr::null(), n, l, &mut ev) };
@@ -230,7 +220,7 @@ pub(crate) fn cl_then_d3d(
         return Err(r);
     }
     // The runtime's wait must find the signal submitted.
-    if let Some(flush) = crate::loader::target().and_then(|t| t.clFlush) {
+    if let Some(flush) = crate::cl::target().and_then(|t| t.clFlush) {
         // SAFETY: a valid queue.
         unsafe { flush(queue) };
     }
@@ -244,8 +234,5 @@ pub(crate) fn cl_then_d3d(
 }
 
 fn retain(ev: cl_event) {
-    if let Some(retain) = crate::loader::target().and_then(|t| t.clRetainEvent) {
-        // SAFETY: a live event the platform just returned.
-        unsafe { retain(ev) };
-    }
+    let _ = events::retain(ev);
 }

@@ -1,5 +1,5 @@
-//! How a Direct3D resource is shared with an OpenCL context: a pure decision, public so that
-//! `dxcl info` (and tests) can describe it without creating anything.
+//! Which strategy shares a resource: a pure decision, public so that `dxcl info` (and tests)
+//! can describe it without creating anything.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -143,16 +143,21 @@ fn choose_host(inputs: &Inputs) -> Decision {
     }
 }
 
+impl Decision {
+    /// "name (reason)", as `dxcl info` and `DXCL_LOG=1` print it.
+    pub fn describe(&self) -> String {
+        format!("{} ({})", self.strategy.name(), self.reason)
+    }
+}
+
 /// One line describing the decision, as `dxcl info` and `DXCL_LOG=1` print it.
 pub fn describe(inputs: &Inputs) -> String {
-    let d = choose(inputs);
-    format!("{} ({})", d.strategy.name(), d.reason)
+    choose(inputs).describe()
 }
 
 /// [`describe`] for a resource whose memory is an opaque fd.
 pub fn describe_with(inputs: &Inputs, external: &External) -> String {
-    let d = choose_with(inputs, Some(external));
-    format!("{} ({})", d.strategy.name(), d.reason)
+    choose_with(inputs, Some(external)).describe()
 }
 
 /// `DXCL_STRATEGY=staging` in the environment.
@@ -187,11 +192,7 @@ pub(crate) fn log_once(what: &str, decision: Decision) -> bool {
     if !seen.get_or_insert_with(HashSet::new).insert(decision) {
         return false;
     }
-    eprintln!(
-        "dxcl-layer: {what}: {} ({})",
-        decision.strategy.name(),
-        decision.reason
-    );
+    eprintln!("dxcl-layer: {what}: {}", decision.describe());
     true
 }
 

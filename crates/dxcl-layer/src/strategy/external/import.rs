@@ -15,7 +15,7 @@ use opencl_sys::{
 };
 
 use super::cl::{device_caps, platform_fns, MemoryFns, SemaphoreFns};
-use crate::api::info::query_bytes;
+use crate::cl::info::query_bytes;
 use crate::d3d::com::ComPtr;
 use crate::strategy::FdMemory;
 
@@ -58,7 +58,7 @@ pub(crate) struct ContextSupport {
 }
 
 pub(crate) fn context_devices(context: cl_context) -> Vec<cl_device_id> {
-    let Some(get) = crate::loader::target().and_then(|t| t.clGetContextInfo) else {
+    let Some(get) = crate::cl::target().and_then(|t| t.clGetContextInfo) else {
         return Vec::new();
     };
     // SAFETY: the query helper passes a buffer of the size it names.
@@ -132,7 +132,7 @@ pub(crate) fn import(
     ];
     let mut err = 0;
     let mem = match image {
-        None => match crate::loader::target().and_then(|t| t.clCreateBufferWithProperties) {
+        None => match crate::cl::target().and_then(|t| t.clCreateBufferWithProperties) {
             // SAFETY: a valid context and a 0-terminated property list; no host pointer.
             Some(create) => unsafe {
                 create(
@@ -150,7 +150,7 @@ pub(crate) fn import(
             }
         },
         Some((format, desc)) => {
-            match crate::loader::target().and_then(|t| t.clCreateImageWithProperties) {
+            match crate::cl::target().and_then(|t| t.clCreateImageWithProperties) {
                 // SAFETY: as above, with a valid format and description.
                 Some(create) => unsafe {
                     create(

@@ -13,9 +13,9 @@ use opencl_sys::{
     CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR,
 };
 
-use crate::api::info::{query_bytes, query_value};
+use crate::cl::info::{query_bytes, query_value};
 
-type EnqueueMemFn = unsafe extern "C" fn(
+pub(crate) type EnqueueMemFn = unsafe extern "C" fn(
     cl_command_queue,
     cl_uint,
     *const cl_mem,
@@ -64,8 +64,7 @@ pub(crate) struct PlatformFns {
 static CACHE: Mutex<Option<HashMap<usize, PlatformFns>>> = Mutex::new(None);
 
 fn lookup(platform: cl_platform_id, name: &str) -> *mut c_void {
-    let Some(get) =
-        crate::loader::target().and_then(|t| t.clGetExtensionFunctionAddressForPlatform)
+    let Some(get) = crate::cl::target().and_then(|t| t.clGetExtensionFunctionAddressForPlatform)
     else {
         return std::ptr::null_mut();
     };
@@ -123,7 +122,7 @@ pub(crate) fn platform_fns(platform: cl_platform_id) -> PlatformFns {
 }
 
 fn device_query(device: cl_device_id, param: cl_uint) -> Result<Vec<u8>, cl_int> {
-    let get = crate::loader::target()
+    let get = crate::cl::target()
         .and_then(|t| t.clGetDeviceInfo)
         .ok_or(opencl_sys::CL_INVALID_OPERATION)?;
     // SAFETY: the query helper passes a buffer of the size it names.
@@ -152,7 +151,7 @@ pub(crate) struct DeviceCaps {
 }
 
 pub(crate) fn device_caps(device: cl_device_id) -> DeviceCaps {
-    let get = crate::loader::target().and_then(|t| t.clGetDeviceInfo);
+    let get = crate::cl::target().and_then(|t| t.clGetDeviceInfo);
     let platform: usize = get
         // SAFETY: query_value passes a buffer of the size it names.
         .and_then(|g| query_value(|n, p, r| unsafe { g(device, CL_DEVICE_PLATFORM, n, p, r) }).ok())
@@ -172,7 +171,7 @@ pub(crate) fn device_caps(device: cl_device_id) -> DeviceCaps {
 
 /// The acquire/release entry points of the platform `queue` belongs to.
 pub(crate) fn queue_memory_fns(queue: opencl_sys::cl_command_queue) -> Result<MemoryFns, cl_int> {
-    let get = crate::loader::target()
+    let get = crate::cl::target()
         .and_then(|t| t.clGetCommandQueueInfo)
         .ok_or(opencl_sys::CL_INVALID_OPERATION)?;
     // SAFETY: query_value passes a buffer of the size it names; the platform validates the queue.

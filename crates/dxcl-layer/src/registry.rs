@@ -4,20 +4,16 @@
 //! Entries are added after a successful create and removed: for contexts, at the application's
 //! last `clReleaseContext` (counted here, see `context_refs`); for D3D memory objects and
 //! sub-buffers, at the application's last release or from their destructor callbacks; for
-//! kernels and marker events, from the intercepted release when the reference count says the
+//! kernels, from the intercepted release when the reference count says the
 //! object dies. COM references held by entries are released after the lock is dropped, because a
 //! D3D release can call back into the layer.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use opencl_sys::{cl_command_type, cl_event};
-
-use super::tokens::D3dVersion;
+use crate::core::tokens::{D3dVersion, ResourceKind};
 use crate::d3d::com::ComPtr;
-use crate::d3d::staging::Staging;
-use crate::strategy::Strategy;
-use dxcl_abi::interop::IDxclInteropResource;
+use crate::strategy::SharingStrategy;
 
 /// A context created with a Direct3D device.
 pub(crate) struct ContextEntry {
@@ -35,14 +31,6 @@ pub(crate) struct ContextEntry {
     pub host_unified: bool,
 }
 
-/// What kind of Direct3D resource a memory object shares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ResourceKind {
-    Buffer,
-    Texture2D,
-    Texture3D,
-}
-
 /// A memory object created from a Direct3D resource.
 pub(crate) struct MemEntry {
     pub context: usize,
@@ -50,21 +38,17 @@ pub(crate) struct MemEntry {
     pub kind: ResourceKind,
     /// The `resource` argument exactly as the application passed it (CL_MEM_D3D1x_RESOURCE).
     pub app_resource: usize,
+    /// How it is shared, chosen once at creation. Declared before `resource` so it is dropped
+    /// first: it may borrow the resource's interfaces.
+    pub sharing: Arc<dyn SharingStrategy>,
     /// The resource, AddRef'd while the memory object lives (released when the entry drops).
     #[allow(dead_code)] // Held for its Drop.
     pub resource: ComPtr,
     /// The resource's `IUnknown` identity and subresource: the duplicate-creation key.
     pub key: (usize, u32),
     pub subresource: u32,
-    pub strategy: Strategy,
     /// Context-wide acquire state.
     pub acquired: bool,
-    /// The dxcl interop interface of the resource, when present (implicit sync).
-    pub interop: Option<ComPtr<IDxclInteropResource>>,
-    /// Staging state (copy strategy only).
-    pub staging: Option<Arc<Mutex<Staging>>>,
-    /// The last acquire's copy event (staging), waited for by the release.
-    pub last_upload: Option<usize>,
 }
 
 #[derive(Default)]
@@ -90,8 +74,6 @@ pub(crate) struct Registry {
     pub watches: HashMap<usize, usize>,
     /// Kernel → (argument index → D3D memory object set as that argument).
     pub kernel_args: HashMap<usize, BTreeMap<u32, usize>>,
-    /// Marker events returned by acquire/release → their command type.
-    pub events: HashMap<usize, cl_command_type>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
@@ -148,11 +130,6 @@ impl Registry {
 /// Handle → key.
 pub(crate) fn key<T>(handle: *mut T) -> usize {
     handle as usize
-}
-
-/// Records a marker event's command type.
-pub(crate) fn record_event(event: cl_event, command: cl_command_type) {
-    with(|r| r.events.insert(key(event), command));
 }
 
 /// What an entry removal hands back, to be dropped (COM releases) outside the lock.
@@ -287,14 +264,44 @@ mod tests {
             version,
             kind: ResourceKind::Buffer,
             app_resource: 0,
+            sharing: Arc::new(Unshared),
             resource: inert_com(),
             key: (0, 0),
             subresource: 0,
-            strategy: Strategy::HostPointer,
             acquired: false,
-            interop: None,
-            staging: None,
-            last_upload: None,
+        }
+    }
+
+    /// A strategy that does nothing: these tests exercise the tables only.
+    struct Unshared;
+
+    impl SharingStrategy for Unshared {
+        fn decision(&self) -> crate::strategy::Decision {
+            crate::strategy::Decision {
+                strategy: crate::strategy::Strategy::HostPointer,
+                reason: "test",
+            }
+        }
+        fn acquire(
+            &self,
+            _: opencl_sys::cl_mem,
+            _: &mut crate::strategy::HandOff<'_>,
+        ) -> Result<(), opencl_sys::cl_int> {
+            Ok(())
+        }
+        fn release(
+            &self,
+            _: opencl_sys::cl_mem,
+            _: &mut crate::strategy::HandOff<'_>,
+        ) -> Result<(), opencl_sys::cl_int> {
+            Ok(())
+        }
+        fn released(
+            &self,
+            _: &mut crate::strategy::HandOff<'_>,
+            _: opencl_sys::cl_event,
+        ) -> Result<(), opencl_sys::cl_int> {
+            Ok(())
         }
     }
 

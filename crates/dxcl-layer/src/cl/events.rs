@@ -1,0 +1,90 @@
+//! Events the layer makes: markers, and the table of command types of the acquire/release
+//! events it hands to the application (`CL_EVENT_COMMAND_TYPE` answers them). Every event the
+//! layer lets go goes through [`release`], so a table entry leaves with its event's last
+//! reference and a reused handle inherits nothing.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use opencl_sys::{
+    cl_command_queue, cl_command_type, cl_event, cl_int, cl_uint, CL_EVENT_REFERENCE_COUNT,
+};
+
+use super::{check, down, wait_list};
+use crate::cl::info::query_value;
+
+/// Marker events handed out by acquire/release → their command type.
+static COMMANDS: Mutex<Option<HashMap<usize, cl_command_type>>> = Mutex::new(None);
+
+fn commands<R>(f: impl FnOnce(&mut HashMap<usize, cl_command_type>) -> R) -> R {
+    let mut g = COMMANDS.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(HashMap::new))
+}
+
+/// Records a marker event's command type.
+pub(crate) fn record(event: cl_event, command: cl_command_type) {
+    commands(|m| m.insert(event as usize, command));
+}
+
+/// The command type recorded for `event`, if it is one of the layer's.
+pub(crate) fn command_of(event: cl_event) -> Option<cl_command_type> {
+    commands(|m| m.get(&(event as usize)).copied())
+}
+
+/// Enqueues a marker waiting for `wait` (all earlier work of the queue when empty).
+pub(crate) fn marker(queue: cl_command_queue, wait: &[cl_event]) -> Result<cl_event, cl_int> {
+    let enqueue = down!(clEnqueueMarkerWithWaitList);
+    let mut ev = std::ptr::null_mut();
+    let (n, list) = wait_list(wait);
+    // SAFETY: the queue and events are the caller's (the platform validates them); our own
+    // out pointer.
+    check(unsafe { enqueue(queue, n, list, &mut ev) })?;
+    Ok(ev)
+}
+
+/// Retains an event (the platform validates it).
+pub(crate) fn retain(ev: cl_event) -> Result<(), cl_int> {
+    let retain = down!(clRetainEvent);
+    // SAFETY: an event the caller holds; an invalid one just fails the call.
+    check(unsafe { retain(ev) })
+}
+
+/// Releases one reference to `event`, dropping its table entry when that was the last one.
+pub(crate) fn release_checked(event: cl_event) -> Result<(), cl_int> {
+    let below = down!(clReleaseEvent);
+    let tracked = commands(|m| m.contains_key(&(event as usize)));
+    let count: cl_uint = if tracked {
+        let info = down!(clGetEventInfo);
+        // SAFETY: our own buffer; an invalid event just fails the query.
+        query_value(|n, p, r| unsafe { info(event, CL_EVENT_REFERENCE_COUNT, n, p, r) })
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    // SAFETY: the caller's event, released once.
+    check(unsafe { below(event) })?;
+    if tracked && count == 1 {
+        commands(|m| m.remove(&(event as usize)));
+    }
+    Ok(())
+}
+
+/// [`release_checked`] for the layer's own events (null is ignored).
+pub(crate) fn release(event: cl_event) {
+    if !event.is_null() {
+        let _ = release_checked(event);
+    }
+}
+
+/// Whether `ev` has completed (or failed: a failed command holds nothing up any more).
+pub(crate) fn is_done(ev: cl_event) -> bool {
+    let Some(get) = super::target().and_then(|t| t.clGetEventInfo) else {
+        return false;
+    };
+    // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
+    let status: cl_int = query_value(|n, p, r| unsafe {
+        get(ev, opencl_sys::CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r)
+    })
+    .unwrap_or(-1);
+    status == opencl_sys::CL_COMPLETE as cl_int || status < 0
+}

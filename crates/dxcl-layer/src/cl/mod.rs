@@ -1,0 +1,68 @@
+//! The platform below the layer: its dispatch table, the query protocol, wait lists and the
+//! layer's own events. Every other part calls OpenCL through here; nothing here knows Direct3D.
+//!
+//! - [`info`]: the size-query protocol of `clGet*Info`, both as caller and as answerer.
+//! - [`events`]: markers, and the command types of the acquire/release events handed out.
+
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use opencl_sys::cl_icd::cl_icd_dispatch;
+use opencl_sys::{cl_event, cl_int, cl_uint, CL_SUCCESS};
+
+pub(crate) mod events;
+pub(crate) mod info;
+
+/// The table below the layer (leaked on purpose: calls in flight may still read it after a
+/// re-initialisation, so it must never be freed).
+static TARGET: AtomicPtr<cl_icd_dispatch> = AtomicPtr::new(null_mut());
+
+/// The dispatch table of the layer or platform below, once `clInitLayer` has run.
+pub(crate) fn target() -> Option<&'static cl_icd_dispatch> {
+    let table = TARGET.load(Ordering::Acquire);
+    // SAFETY: TARGET only ever holds null or a pointer leaked from a Box in `set_target`, never
+    // freed.
+    unsafe { table.as_ref() }
+}
+
+/// Makes `table` the table below (the loader's `clInitLayer`); it is never freed.
+pub(crate) fn set_target(table: Box<cl_icd_dispatch>) {
+    TARGET.store(Box::into_raw(table), Ordering::Release);
+}
+
+/// The slot `$slot` of the table below the layer, or `CL_INVALID_OPERATION` from the enclosing
+/// function when the platform does not have it.
+macro_rules! down {
+    ($slot:ident) => {
+        crate::cl::target()
+            .and_then(|t| t.$slot)
+            .ok_or(opencl_sys::CL_INVALID_OPERATION)?
+    };
+}
+pub(crate) use down;
+
+/// Turns a platform status into a `Result`.
+pub(crate) fn check(code: cl_int) -> Result<(), cl_int> {
+    if code == CL_SUCCESS {
+        Ok(())
+    } else {
+        Err(code)
+    }
+}
+
+/// A wait list as OpenCL takes it: (count, pointer), with NULL for an empty list.
+pub(crate) fn wait_list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
+    if wait.is_empty() {
+        (0, std::ptr::null())
+    } else {
+        (wait.len() as cl_uint, wait.as_ptr())
+    }
+}
+
+/// Flushes `queue`, so commands another thread or API waits on get submitted.
+pub(crate) fn flush(queue: opencl_sys::cl_command_queue) {
+    if let Some(flush) = target().and_then(|t| t.clFlush) {
+        // SAFETY: the caller's queue; an invalid one just fails the call.
+        unsafe { flush(queue) };
+    }
+}

@@ -1,0 +1,90 @@
+//! External copy: for a subresource an imported image cannot cover (a mip level above 0, one
+//! slice of an array). A one-subresource DEFAULT texture of the Vulkan backend (the shadow) is
+//! imported as in external memory, and acquire/release copy between it and the subresource on
+//! Direct3D's queue: GPU-side, no host round trip.
+
+use std::sync::Mutex;
+
+use opencl_sys::{cl_event, cl_int, cl_mem};
+
+use super::external::{self, import_failure};
+use super::{made, Decision, Failure, FdMemory, HandOff, Made, Request, SharingStrategy};
+use crate::d3d::com::ComPtr;
+use crate::d3d::interop::Interop;
+use crate::d3d::staging::{Place, Staging};
+use dxcl_abi::interop::IDxclInteropResource;
+
+pub(super) struct ExternalCopy {
+    decision: Decision,
+    /// The shadow texture and the copies between it and the subresource.
+    shadow: Mutex<Staging>,
+    /// The shadow's interop interface (borrowed: `shadow` holds its counted reference).
+    interop: ComPtr<IDxclInteropResource>,
+}
+
+impl ExternalCopy {
+    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made {
+        const NO_SHADOW: &str =
+            "the GPU shadow texture could not be made or imported: staging copy instead";
+        let shadow = Staging::new(
+            req.version,
+            req.kind,
+            req.resource,
+            req.subresource,
+            req.extent,
+            req.pixel_size(),
+            Place::Device,
+        )
+        .map_err(|_| Failure::Fallback(NO_SHADOW))?;
+        let i = Interop::query(&shadow.staging_resource()).ok_or(Failure::Fallback(NO_SHADOW))?;
+        // The one-subresource shadow is mip 0 of one slice: what an import covers.
+        if external::import::fd_memory(&i.com).map(|(m, _)| m) != Some(FdMemory::Image) {
+            return Err(Failure::Fallback(NO_SHADOW));
+        }
+        let mem = ext
+            .import(req, &i.com)
+            .map_err(|e| Failure::Fallback(import_failure(e)))?;
+        ext.open_pool(req);
+        made(
+            mem,
+            ExternalCopy {
+                decision,
+                shadow: Mutex::new(shadow),
+                // SAFETY: `shadow` holds the counted reference to the shadow texture, and lives
+                // as long as this interface (both in this strategy).
+                interop: unsafe { i.com.into_borrowed() },
+            },
+        )
+    }
+
+    fn shadow(&self) -> std::sync::MutexGuard<'_, Staging> {
+        self.shadow.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl SharingStrategy for ExternalCopy {
+    fn decision(&self) -> Decision {
+        self.decision
+    }
+
+    fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        // The copy into the shadow is D3D work this call issues itself: OpenCL must wait for
+        // it even under user sync.
+        self.shadow().copy_in();
+        h.import(mem, &self.interop, true);
+        Ok(())
+    }
+
+    fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        h.import(mem, &self.interop, false);
+        Ok(())
+    }
+
+    fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int> {
+        // The copy out of the shadow is D3D work this call issues: it must follow OpenCL's
+        // release even under user sync.
+        h.order_d3d_after(done, &self.interop)?;
+        self.shadow().copy_out();
+        Ok(())
+    }
+}

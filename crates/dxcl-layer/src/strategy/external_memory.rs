@@ -1,0 +1,66 @@
+//! External memory: zero-copy on a GPU. The resource's exportable Vulkan memory is imported once
+//! as a buffer or an image; acquire and release are `clEnqueueAcquire/ReleaseExternalMemObjectsKHR`,
+//! ordered against Direct3D by shared semaphores where both sides have them. O(1) in size.
+
+use opencl_sys::{cl_event, cl_int, cl_mem};
+
+use super::external::{self, import_failure};
+use super::{made, Decision, Failure, HandOff, Made, Request, SharingStrategy};
+use crate::d3d::com::ComPtr;
+use crate::d3d::interop::Interop;
+use dxcl_abi::interop::IDxclInteropResource;
+
+pub(super) struct ExternalMemory {
+    decision: Decision,
+    /// The resource's interop interface (borrowed: the memory object's entry holds the
+    /// resource's counted reference).
+    interop: ComPtr<IDxclInteropResource>,
+}
+
+impl ExternalMemory {
+    pub(super) fn create(
+        req: &Request,
+        interop: Option<Interop>,
+        ext: &external::Context,
+        decision: Decision,
+    ) -> Made {
+        let i = interop.ok_or(req.version.invalid_resource())?;
+        let mem = ext
+            .import(req, &i.com)
+            .map_err(|e| Failure::Fallback(import_failure(e)))?;
+        ext.open_pool(req);
+        made(
+            mem,
+            ExternalMemory {
+                decision,
+                // SAFETY: the memory object's entry holds the counted reference to the resource
+                // for as long as this strategy lives.
+                interop: unsafe { i.com.into_borrowed() },
+            },
+        )
+    }
+}
+
+impl SharingStrategy for ExternalMemory {
+    fn decision(&self) -> Decision {
+        self.decision
+    }
+
+    fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        let ordered = h.sync;
+        h.import(mem, &self.interop, ordered);
+        Ok(())
+    }
+
+    fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        h.import(mem, &self.interop, false);
+        Ok(())
+    }
+
+    fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int> {
+        if h.sync {
+            h.order_d3d_after(done, &self.interop)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,203 @@
+//! One acquire or release call: what its objects' strategies do together in it.
+//!
+//! `api/` makes a [`HandOff`], lets each object's strategy act on it, then [`HandOff::finish`]
+//! issues the shared commands: one `clEnqueueAcquire/ReleaseExternalMemObjectsKHR` for every
+//! imported object, ordered against Direct3D once (one shared semaphore, or CPU waits), and
+//! the marker whose event the application gets.
+
+use opencl_sys::{cl_command_queue, cl_context, cl_event, cl_int, cl_mem, cl_uint};
+
+use super::external::{cl as external_cl, sync as external_sync};
+use crate::cl::{check, events, wait_list};
+use crate::d3d::com::ComPtr;
+use crate::d3d::interop;
+use dxcl_abi::interop::IDxclInteropResource;
+
+/// An imported object of this call.
+struct Imported {
+    mem: cl_mem,
+    /// The interface whose D3D work orders it (the resource, or its imported shadow).
+    interop: ComPtr<IDxclInteropResource>,
+    /// Acquire: OpenCL must wait for D3D's work on it (implicit sync, or D3D work this call
+    /// issued itself).
+    ordered: bool,
+}
+
+pub(crate) struct HandOff<'a> {
+    pub queue: cl_command_queue,
+    pub context: cl_context,
+    /// The application's wait list.
+    pub wait: &'a [cl_event],
+    /// Implicit synchronisation: KHR without `CL_CONTEXT_INTEROP_USER_SYNC`, and NV always.
+    pub sync: bool,
+    /// Release: a marker of all work submitted to the queue before the call (owned).
+    prior: Option<cl_event>,
+    /// Events the final marker waits for besides the wait list (owned).
+    events: Vec<cl_event>,
+    imported: Vec<Imported>,
+    /// Release: whether Direct3D was ordered after the call's event on the GPU (decided once).
+    gpu_ordered: Option<bool>,
+}
+
+impl<'a> HandOff<'a> {
+    /// An acquire on `queue` of `context`.
+    pub fn acquire(
+        queue: cl_command_queue,
+        context: cl_context,
+        wait: &'a [cl_event],
+        sync: bool,
+    ) -> Self {
+        HandOff {
+            queue,
+            context,
+            wait,
+            sync,
+            prior: None,
+            events: Vec::new(),
+            imported: Vec::new(),
+            gpu_ordered: None,
+        }
+    }
+
+    /// A release: everything in it follows the work already submitted to `queue`.
+    pub fn release(
+        queue: cl_command_queue,
+        context: cl_context,
+        wait: &'a [cl_event],
+        sync: bool,
+    ) -> Result<Self, cl_int> {
+        let mut h = Self::acquire(queue, context, wait, sync);
+        h.prior = Some(events::marker(queue, &[])?);
+        Ok(h)
+    }
+
+    /// What a release's OpenCL commands wait for: the wait list and all earlier work of the
+    /// queue (which may include an acquire's copy on another queue: add it yourself).
+    pub fn release_wait(&self) -> Vec<cl_event> {
+        let mut all = self.wait.to_vec();
+        all.extend(self.prior);
+        all
+    }
+
+    /// The call's event waits for `ev` too; the hand-off owns that reference now.
+    pub fn wait_for(&mut self, ev: cl_event) {
+        self.events.push(ev);
+    }
+
+    /// Brackets `mem` with the call's external-memory acquire or release.
+    pub fn import(&mut self, mem: cl_mem, interop: &ComPtr<IDxclInteropResource>, ordered: bool) {
+        self.imported.push(Imported {
+            mem,
+            interop: interop.clone(),
+            ordered,
+        });
+    }
+
+    /// Issues the shared commands and returns the call's event (owned by the caller).
+    pub fn finish(&mut self) -> Result<cl_event, cl_int> {
+        if !self.imported.is_empty() {
+            let ev = if self.prior.is_some() {
+                self.release_imported()?
+            } else {
+                self.acquire_imported()?
+            };
+            self.events.push(ev);
+        }
+        let mut all = if self.prior.is_some() {
+            self.release_wait()
+        } else {
+            self.wait.to_vec()
+        };
+        all.extend(self.events.iter().copied());
+        events::marker(self.queue, &all)
+    }
+
+    /// After D3D's work (a GPU-side semaphore wait where the context has shared semaphores,
+    /// else a CPU wait), `clEnqueueAcquireExternalMemObjectsKHR`.
+    fn acquire_imported(&mut self) -> Result<cl_event, cl_int> {
+        let fns = external_cl::queue_memory_fns(self.queue)?;
+        let ordered = self.imported.iter().any(|i| i.ordered);
+        let semaphore = if ordered {
+            external_sync::d3d_then_cl(self.context, self.queue, self.wait)?
+        } else {
+            None
+        };
+        if ordered && semaphore.is_none() {
+            // No shared semaphores: "any Direct3D 1x calls ... made before
+            // clEnqueueAcquireD3D1xObjects is called will complete executing before event
+            // reports completion" holds by waiting here.
+            for i in self.imported.iter().filter(|i| i.ordered) {
+                interop::wait_for_device_work(&i.interop);
+            }
+        }
+        // The semaphore wait already follows the wait list.
+        let after: Vec<cl_event> = semaphore.map_or_else(|| self.wait.to_vec(), |ev| vec![ev]);
+        let r = self.enqueue(fns.acquire, &after);
+        if let Some(s) = semaphore {
+            events::release(s);
+        }
+        r
+    }
+
+    /// `clEnqueueReleaseExternalMemObjectsKHR` after the wait list and earlier work.
+    fn release_imported(&mut self) -> Result<cl_event, cl_int> {
+        let fns = external_cl::queue_memory_fns(self.queue)?;
+        let after = self.release_wait();
+        self.enqueue(fns.release, &after)
+    }
+
+    fn enqueue(
+        &self,
+        f: external_cl::EnqueueMemFn,
+        after: &[cl_event],
+    ) -> Result<cl_event, cl_int> {
+        let mems: Vec<cl_mem> = self.imported.iter().map(|i| i.mem).collect();
+        let (n, l) = wait_list(after);
+        let mut ev = std::ptr::null_mut();
+        // SAFETY: a valid queue (checked by the caller's query); memory objects imported into
+        // its context; a wait list of live events.
+        check(unsafe {
+            f(
+                self.queue,
+                mems.len() as cl_uint,
+                mems.as_ptr(),
+                n,
+                l,
+                &mut ev,
+            )
+        })?;
+        Ok(ev)
+    }
+
+    /// Release: Direct3D work on `interop`'s resource issued after this call waits for `done`
+    /// ("any calls to Direct3D 1x made after the call to clEnqueueReleaseD3D1xObjects will not
+    /// start executing until after all events in event_wait_list are complete and all work
+    /// already submitted to command_queue completes execution"): on the GPU through one shared
+    /// semaphore for the whole call, else through the runtime's pending-work wait on the CPU.
+    pub fn order_d3d_after(
+        &mut self,
+        done: cl_event,
+        interop: &ComPtr<IDxclInteropResource>,
+    ) -> Result<(), cl_int> {
+        let gpu = match self.gpu_ordered {
+            Some(gpu) => gpu,
+            None => {
+                let gpu = external_sync::cl_then_d3d(self.context, self.queue, &[done])?;
+                self.gpu_ordered = Some(gpu);
+                gpu
+            }
+        };
+        if !gpu {
+            interop::add_pending_work(interop, done);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for HandOff<'_> {
+    fn drop(&mut self) {
+        for ev in self.prior.take().into_iter().chain(self.events.drain(..)) {
+            events::release(ev);
+        }
+    }
+}
