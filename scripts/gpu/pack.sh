@@ -5,6 +5,21 @@
 set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)
+# What building needs beyond the main job's packages (scripts/deps.sh): the probe links the Vulkan
+# loader, and strip comes with binutils. Installed here on a fresh machine, sudo only when not root.
+scripts/deps.sh
+missing=""
+for p in libvulkan-dev binutils; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "pack: installing$missing"
+    $sudo apt-get update -qq
+    # shellcheck disable=SC2086 # a word list
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
 out=.carry/gpu
 make --no-print-directory stage
 make --no-print-directory -C tests/conformance all STAGE="$root/build/stage"
