@@ -60,6 +60,8 @@ const DEFAULT_SIZES: &str = "4K,16K,64K,256K,1M,4M,16M,64M,256M";
 const WARMUP: usize = 5;
 /// Enough for stable percentiles; also bounds what a fast case costs.
 const MAX_SAMPLES: usize = 10_000;
+/// How long the queue runs only floor markers (no hand-off) before each clean floor sample.
+const CLEAN_GAP: Duration = Duration::from_millis(1);
 
 /// "4096", "4K", "4KiB", "64M", "1G" (binary units).
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -157,7 +159,8 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let bullet = if opts.markdown { "- " } else { "  " };
     println!(
         "dxcl bench: clEnqueueAcquireD3D11ObjectsKHR + clEnqueueReleaseD3D11ObjectsKHR + clFinish \
-         of one object, against the floor clEnqueueMarkerWithWaitList + clFinish on the same queue"
+         of one object, against the clean floor: clEnqueueMarkerWithWaitList + clFinish on the same \
+         queue with no hand-off in the millisecond before"
     );
     println!(
         "{bullet}Direct3D 11: {} on the default adapter: {}",
@@ -218,7 +221,10 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     strategy,
                     summary,
                     ratio: summary.median_us / floor,
-                    verified: if case == Case::Floor { "-" } else { "ok" },
+                    verified: match case {
+                        Case::Floor | Case::FloorAfterHandOff => "-",
+                        Case::Default | Case::Staging => "ok",
+                    },
                 };
                 if !opts.markdown {
                     println!("{}", report::text_row(&row));
@@ -256,12 +262,25 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         Ok(())
                     })
                 };
-                // The floor is timed in rounds with the default strategy: both are small, and drift
-                // on a shared machine must not tilt their ratio. The staging copy is timed on its
-                // own, so that its copies do not evict the caches the other two run from.
+                // The floors are timed in rounds with the default strategy: all are small, and
+                // drift on a shared machine must not tilt their ratio. Before each clean floor
+                // sample the queue runs only floor markers for CLEAN_GAP, so no hand-off ran on it
+                // just before; the floor right after a hand-off is its own row. The staging copy is timed on its own, so that
+                // its copies do not evict the caches the others run from.
+                let clean_floor = || {
+                    Timed::new(|| session.floor()).with_between(|_| {
+                        // Busy with floor markers, not asleep: a queue woken from idle would
+                        // add its wake-up to the baseline.
+                        let start = std::time::Instant::now();
+                        while start.elapsed() < CLEAN_GAP {
+                            session.floor()?;
+                        }
+                        Ok(())
+                    })
+                };
                 let mut cases = match (floor_us, verdict.is_ok()) {
-                    (None, true) => vec![Timed::new(|| session.floor()), timed()],
-                    (None, false) => vec![Timed::new(|| session.floor())],
+                    (None, true) => vec![clean_floor(), timed(), Timed::new(|| session.floor())],
+                    (None, false) => vec![clean_floor()],
                     (Some(_), true) => vec![timed()],
                     (Some(_), false) => vec![],
                 };
@@ -278,6 +297,9 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 floor_us = Some(floor);
                 if let Some(summary) = summaries.next() {
                     emit(case, shared.sharing.name(), summary, floor);
+                }
+                if let Some(after) = summaries.next() {
+                    emit(Case::FloorAfterHandOff, "-", after, floor);
                 }
                 // `shared` drops here: at most one object of each size lives at a time.
             }

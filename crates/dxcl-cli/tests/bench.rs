@@ -51,7 +51,7 @@ fn rows(text: &str) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn text_table_has_three_verified_rows_per_kind_and_size() {
+fn text_table_has_four_rows_per_kind_and_size_two_floors_two_verified() {
     let o = dxcl("bench --sizes 4K,64K --iters 3 --budget-ms 20 --kind both");
     let out = stdout(&o);
     assert!(
@@ -80,15 +80,16 @@ fn text_table_has_three_verified_rows_per_kind_and_size() {
     }
 
     let rows = rows(&out);
-    assert_eq!(rows.len(), 12, "{out}");
+    assert_eq!(rows.len(), 16, "{out}");
     let expected_order = [
         ("buffer", "4 KiB", "-"),
         ("texture2d", "4 KiB", "32x32"),
         ("buffer", "64 KiB", "-"),
         ("texture2d", "64 KiB", "128x128"),
     ];
-    for (group, (kind, size, extent)) in rows.chunks(3).zip(expected_order) {
-        for (row, case) in group.iter().zip(["floor", "default", "staging"]) {
+    for (group, (kind, size, extent)) in rows.chunks(4).zip(expected_order) {
+        let cases = ["floor", "default", "floor-after-handoff", "staging"];
+        for (row, case) in group.iter().zip(cases) {
             assert_eq!(row.len(), 11, "{row:?}");
             assert_eq!(
                 (&row[0][..], &row[1][..], &row[2][..], &row[3][..]),
@@ -105,6 +106,8 @@ fn text_table_has_three_verified_rows_per_kind_and_size() {
             assert!(ratio > 0.0, "{row:?}");
             match case {
                 "floor" => assert_eq!((&row[4][..], &row[9][..], &row[10][..]), ("-", "1.00", "-")),
+                // Divided by the clean floor, like every other row.
+                "floor-after-handoff" => assert_eq!((&row[4][..], &row[10][..]), ("-", "-")),
                 "default" => {
                     assert!(
                         ["host-pointer", "staging-copy"].contains(&&row[4][..]),
@@ -177,13 +180,14 @@ fn markdown_table_is_pasteable() {
     ));
     assert!(out.contains("\n- Direct3D 11: "), "{out}");
     let table: Vec<&str> = out.lines().filter(|l| l.starts_with('|')).collect();
-    assert_eq!(table.len(), 2 + 6, "{out}");
+    assert_eq!(table.len(), 2 + 8, "{out}");
     assert!(table[0].starts_with("| kind | size | extent | case | strategy |"));
     assert!(table[1].starts_with("| --- | ---: |"));
     assert!(table.iter().all(|l| l.matches('|').count() == 12), "{out}");
     assert!(table[2].starts_with("| buffer | 4 KiB | - | floor | - |"));
-    assert!(table[7].starts_with("| buffer | 16 KiB | - | staging | staging-copy |"));
-    assert!(table[7].ends_with("| ok |"));
+    assert!(table[4].starts_with("| buffer | 4 KiB | - | floor-after-handoff | - |"));
+    assert!(table[9].starts_with("| buffer | 16 KiB | - | staging | staging-copy |"));
+    assert!(table[9].ends_with("| ok |"));
     assert!(out.contains("dxcl bench: OK, 4 shared objects verified both ways"));
 }
 
@@ -200,10 +204,10 @@ fn warp_shares_host_memory_without_copies() {
         "{out}"
     );
     let rows = rows(&out);
-    assert_eq!(rows.len(), 6, "{out}");
+    assert_eq!(rows.len(), 8, "{out}");
     for (row, strategy) in rows
         .iter()
-        .zip(["-", "host-pointer", "staging-copy"].iter().cycle())
+        .zip(["-", "host-pointer", "-", "staging-copy"].iter().cycle())
     {
         assert_eq!(&row[4], strategy, "{row:?}");
     }

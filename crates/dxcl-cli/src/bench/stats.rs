@@ -70,7 +70,8 @@ impl<'a, E> Timed<'a, E> {
 
 /// Times the operations in rounds, one sample of each per round, so that drift on a busy machine
 /// (clock changes, other processes) affects each alike. Stops once every operation has
-/// `min_samples` and the operations together have used `time` per operation, or at `max_samples`.
+/// `min_samples` and the operations together (with what runs between their samples) have used
+/// `time` per operation, or at `max_samples`.
 pub fn measure<E>(budget: &Budget, cases: &mut [Timed<'_, E>]) -> Result<Vec<Summary>, E> {
     for i in 0..budget.warmup {
         for c in cases.iter_mut() {
@@ -87,12 +88,14 @@ pub fn measure<E>(budget: &Budget, cases: &mut [Timed<'_, E>]) -> Result<Vec<Sum
     let mut round = 0;
     while round < budget.min_samples || (spent < total && round < budget.max_samples) {
         for (c, s) in cases.iter_mut().zip(samples.iter_mut()) {
+            // The budget counts what runs between samples too (a pause before a clean floor
+            // sample, a Direct3D write), so a case cannot stretch the run unseen.
+            let round_start = Instant::now();
             (c.between)(round)?;
             let start = Instant::now();
             (c.op)()?;
-            let took = start.elapsed();
-            s.push(took);
-            spent += took;
+            s.push(start.elapsed());
+            spent += round_start.elapsed();
         }
         round += 1;
     }
