@@ -378,3 +378,129 @@ fn acquire_on_a_queue_of_another_context() {
         ((*(*device).lpVtbl).base.Release)(device.cast());
     }
 }
+
+/// OpenCL calls are thread-safe, and acquire state is one per object: when 8 threads acquire the
+/// same object at once, exactly one succeeds and the others get
+/// CL_D3D11_RESOURCE_ALREADY_ACQUIRED_KHR; likewise exactly one of 8 releases succeeds. Each
+/// thread has its own queue; every round the winner's data is checked. Both strategies.
+#[test]
+fn concurrent_acquires_and_releases_admit_exactly_one() {
+    const THREADS: usize = 8;
+    const ROUNDS: usize = 60;
+    let (p, d) = setup();
+    let mut device = null_mut();
+    // SAFETY: out pointers valid; default adapter.
+    let hr = unsafe {
+        dxcl_d3d::D3D11CreateDevice(
+            null_mut(),
+            D3D_DRIVER_TYPE_HARDWARE,
+            null_mut(),
+            0,
+            null(),
+            0,
+            D3D11_SDK_VERSION,
+            &mut device,
+            null_mut(),
+            null_mut(),
+        )
+    };
+    assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
+    let props = [CL_CONTEXT_PLATFORM, p as isize, 0x401D, device as isize, 0];
+    let mut err = 0;
+    // SAFETY: valid property list and device.
+    let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let create: CreateBuffer = ext(p, c"clCreateFromD3D11BufferKHR");
+    let acquire: Acquire = ext(p, c"clEnqueueAcquireD3D11ObjectsKHR");
+    let release: Acquire = ext(p, c"clEnqueueReleaseD3D11ObjectsKHR");
+    let initial: Vec<u8> = (0..64u8).collect();
+    for staging in [false, true] {
+        let buf = d3d_buffer(device, &initial);
+        if staging {
+            std::env::set_var("DXCL_STRATEGY", "staging");
+        }
+        // SAFETY: a live context and buffer of the context's device.
+        let mem = unsafe { create(ctx, 0, buf.cast(), &mut err) };
+        std::env::remove_var("DXCL_STRATEGY");
+        assert_eq!(err, CL_SUCCESS);
+        let barrier = std::sync::Barrier::new(THREADS);
+        let (ctx_h, mem_h, dev_h) = (ctx as usize, mem as usize, d as usize);
+        let outcomes: Vec<Vec<(cl_int, cl_int)>> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    let barrier = &barrier;
+                    let initial = &initial;
+                    s.spawn(move || {
+                        let (ctx, mem) = (ctx_h as cl_context, mem_h as cl_mem);
+                        let mut err = 0;
+                        // SAFETY: a live context and device.
+                        let q = unsafe {
+                            clCreateCommandQueue(ctx, dev_h as cl_device_id, 0, &mut err)
+                        };
+                        assert_eq!(err, CL_SUCCESS);
+                        let mut seen = Vec::new();
+                        for _ in 0..ROUNDS {
+                            barrier.wait();
+                            // SAFETY: live queue and object; no event asked for.
+                            let a = unsafe { acquire(q, 1, &mem, 0, null(), null_mut()) };
+                            if a == CL_SUCCESS {
+                                let mut out = vec![0u8; 64];
+                                // SAFETY: a live acquired buffer of 64 bytes.
+                                let r = unsafe {
+                                    clEnqueueReadBuffer(
+                                        q,
+                                        mem,
+                                        CL_TRUE,
+                                        0,
+                                        64,
+                                        out.as_mut_ptr().cast(),
+                                        0,
+                                        null(),
+                                        null_mut(),
+                                    )
+                                };
+                                assert_eq!((r, &out), (CL_SUCCESS, initial));
+                            }
+                            barrier.wait();
+                            // SAFETY: as above.
+                            let r = unsafe { release(q, 1, &mem, 0, null(), null_mut()) };
+                            // SAFETY: a live queue.
+                            unsafe { clFinish(q) };
+                            seen.push((a, r));
+                        }
+                        // SAFETY: our own queue, released once.
+                        unsafe { clReleaseCommandQueue(q) };
+                        seen
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        for round in 0..ROUNDS {
+            let calls: Vec<(cl_int, cl_int)> = outcomes.iter().map(|t| t[round]).collect();
+            let won = |ok: fn(&(cl_int, cl_int)) -> bool| calls.iter().filter(|c| ok(c)).count();
+            assert_eq!(
+                won(|c| c.0 == CL_SUCCESS),
+                1,
+                "round {round} (staging={staging}): acquires {calls:?}"
+            );
+            assert!(calls.iter().all(|c| c.0 == CL_SUCCESS || c.0 == -1008));
+            assert_eq!(
+                won(|c| c.1 == CL_SUCCESS),
+                1,
+                "round {round} (staging={staging}): releases {calls:?}"
+            );
+            assert!(calls.iter().all(|c| c.1 == CL_SUCCESS || c.1 == -1009));
+        }
+        // SAFETY: live objects released once.
+        unsafe {
+            assert_eq!(clReleaseMemObject(mem), CL_SUCCESS);
+            ((*(*buf).lpVtbl).base.base.base.Release)(buf.cast());
+        }
+    }
+    // SAFETY: live objects released once.
+    unsafe {
+        clReleaseContext(ctx);
+        ((*(*device).lpVtbl).base.Release)(device.cast());
+    }
+}

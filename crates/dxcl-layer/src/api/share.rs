@@ -1,6 +1,7 @@
 //! `clEnqueueAcquireD3D1xObjects{KHR,NV}` and `clEnqueueReleaseD3D1xObjects{KHR,NV}`.
 //!
-//! Acquire state is context-wide (one flag per memory object). Synchronisation, unless the
+//! Acquire state is context-wide (one flag per memory object), checked and set in one locked step.
+//! Synchronisation, unless the
 //! context asked for `CL_CONTEXT_INTEROP_USER_SYNC` (KHR only; NV always synchronises):
 //! - acquire: D3D work issued before it completes before its event completes (host pointer:
 //!   `IDxclInteropResource::WaitForDeviceWork`; staging copy: D3D's own `Map` wait);
@@ -157,22 +158,31 @@ pub(crate) unsafe fn acquire_release(
                 sharing: e.sharing.clone(),
             });
         }
+        // Checked and claimed in one locked step: of two threads acquiring (or releasing) the
+        // same object at once, one gets the error above. The claim is undone if the call fails.
+        for &m in mems {
+            if let Some(e) = r.mems.get_mut(&key(m)) {
+                e.acquired = !release;
+            }
+        }
         Ok(items)
     })?;
     let sync = ext.flavor == Flavor::Nv || !user_sync;
     let context = context as opencl_sys::cl_context;
-    let ev = if release {
-        release_objects(queue, context, &items, wait, sync)?
+    let done = if release {
+        release_objects(queue, context, &items, wait, sync)
     } else {
-        acquire_objects(queue, context, &items, wait, sync)?
+        acquire_objects(queue, context, &items, wait, sync)
     };
-    registry::with(|r| {
-        for it in &items {
-            if let Some(e) = r.mems.get_mut(&key(it.mem)) {
-                e.acquired = !release;
+    let ev = done.inspect_err(|_| {
+        registry::with(|r| {
+            for it in &items {
+                if let Some(e) = r.mems.get_mut(&key(it.mem)) {
+                    e.acquired = release;
+                }
             }
-        }
-    });
+        })
+    })?;
     // SAFETY: caller's contract.
     unsafe { hand_out(ev, command, event) };
     Ok(())
