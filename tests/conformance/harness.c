@@ -879,6 +879,8 @@ int h_has_ext(cl_device_id dev, const char *ext)
 static const char kernel_source[] =
     "kernel void inc_bytes(global uchar *b, uint n)\n"
     "{ size_t i = get_global_id(0); if (i < n) b[i] = (uchar)(b[i] + 1); }\n"
+    "kernel void fill_last(uint n, uchar v, global uchar *b)\n"
+    "{ size_t i = get_global_id(0); if (i < n) b[i] = v; }\n"
     "kernel void slow_fill(global uint *b, uint seed, uint spins)\n"
     "{ size_t i = get_global_id(0); uint v = seed ^ (uint)i;\n"
     "  for (uint k = 0; k < spins; k++) v = v * 1664525u + 1013904223u;\n"

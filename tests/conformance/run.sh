@@ -44,6 +44,11 @@ done
 if [ -n "$valgrind" ]; then
     # shellcheck disable=SC2086 # the valgrind command is a word list
     one "contexts (valgrind)" $valgrind --suppressions="$here/valgrind.supp" "$build/contexts"
+    # Objects released with commands still pending (both strategies): freed memory that a
+    # pending command reads shows only here.
+    # shellcheck disable=SC2086
+    one "acquire lifecycle (valgrind)" env DXCL_CONFORMANCE_PART=lifecycle \
+        $valgrind --suppressions="$here/valgrind.supp" "$build/acquire"
 fi
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

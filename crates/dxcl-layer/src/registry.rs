@@ -49,6 +49,19 @@ pub(crate) struct MemEntry {
     pub subresource: u32,
     /// Context-wide acquire state.
     pub acquired: bool,
+    /// The application released its last reference, but the platform still holds the object
+    /// for commands in flight and the strategy uses the resource's memory in place, so the entry
+    /// (and the resource reference) stays until the destructor callback. For the application the
+    /// object is gone: the resource can be shared again.
+    pub app_released: bool,
+}
+
+impl MemEntry {
+    /// Whether this entry makes creating another `cl_mem` from (subresource `key.1` of) the
+    /// resource `key.0` an error: "a cl_mem from ... resource has already been created".
+    pub fn holds(&self, key: (usize, u32)) -> bool {
+        self.key == key && !self.app_released
+    }
 }
 
 #[derive(Default)]
@@ -269,6 +282,7 @@ mod tests {
             key: (0, 0),
             subresource: 0,
             acquired: false,
+            app_released: false,
         }
     }
 

@@ -6,9 +6,11 @@
 use std::ffi::c_void;
 use std::mem::size_of;
 
+use std::ffi::c_char;
+
 use opencl_sys::{
     cl_bool, cl_command_queue, cl_event, cl_event_info, cl_int, cl_kernel, cl_map_flags, cl_mem,
-    cl_mem_migration_flags, cl_uint, CL_EVENT_COMMAND_TYPE, CL_KERNEL_REFERENCE_COUNT,
+    cl_mem_migration_flags, cl_program, cl_uint, CL_EVENT_COMMAND_TYPE, CL_KERNEL_REFERENCE_COUNT,
 };
 
 use super::{check, down, object, slice, status};
@@ -262,14 +264,67 @@ pub(crate) unsafe extern "C" fn clone_kernel(
             let mut err = 0;
             let k = below(source, &mut err);
             check(err)?;
-            registry::with(|r| {
-                if let Some(args) = r.kernel_args.get(&key(source)).cloned() {
-                    r.kernel_args.insert(key(k), args);
-                }
+            registry::with(|r| match r.kernel_args.get(&key(source)).cloned() {
+                Some(args) => r.kernel_args.insert(key(k), args),
+                // A reused handle inherits nothing (see `create_kernel`).
+                None => r.kernel_args.remove(&key(k)),
             });
             Ok(k)
         })
     }
+}
+
+/// A new kernel starts with no arguments. Its handle may be that of a kernel the platform freed
+/// after the application's last release (a launch was still in flight then, so the release
+/// could not tell it was the last): that kernel's table goes now, or the new kernel would be
+/// refused for a D3D object it never used.
+fn forget_kernels(kernels: &[cl_kernel]) {
+    registry::with(|r| {
+        for k in kernels {
+            r.kernel_args.remove(&key(*k));
+        }
+    });
+}
+
+pub(crate) unsafe extern "C" fn create_kernel(
+    program: cl_program,
+    name: *const c_char,
+    errcode_ret: *mut cl_int,
+) -> cl_kernel {
+    // SAFETY: errcode_ret is the caller's; the arguments go down unchanged.
+    unsafe {
+        object(errcode_ret, || {
+            let below = down!(clCreateKernel);
+            let mut err = 0;
+            let k = below(program, name, &mut err);
+            check(err)?;
+            forget_kernels(&[k]);
+            Ok(k)
+        })
+    }
+}
+
+pub(crate) unsafe extern "C" fn create_kernels_in_program(
+    program: cl_program,
+    num_kernels: cl_uint,
+    kernels: *mut cl_kernel,
+    num_kernels_ret: *mut cl_uint,
+) -> cl_int {
+    status(|| {
+        let below = down!(clCreateKernelsInProgram);
+        let mut made: cl_uint = 0;
+        // SAFETY: the caller's arguments, with our own count out pointer.
+        check(unsafe { below(program, num_kernels, kernels, &mut made) })?;
+        if !num_kernels_ret.is_null() {
+            // SAFETY: the caller's out pointer, checked non-null.
+            unsafe { *num_kernels_ret = made };
+        }
+        if !kernels.is_null() {
+            // SAFETY: on success the platform wrote `made` (at most num_kernels) kernels there.
+            forget_kernels(unsafe { slice(kernels, made.min(num_kernels)) });
+        }
+        Ok(())
+    })
 }
 
 /// Drops the kernel's argument table when its last reference goes.

@@ -34,6 +34,8 @@ pub(crate) fn override_slots(t: &mut cl_icd_dispatch) {
     t.clCreateSubBuffer = Some(derived::create_sub_buffer);
     t.clSetKernelArg = Some(guard::set_kernel_arg);
     t.clCloneKernel = Some(guard::clone_kernel);
+    t.clCreateKernel = Some(guard::create_kernel);
+    t.clCreateKernelsInProgram = Some(guard::create_kernels_in_program);
     t.clReleaseKernel = Some(guard::release_kernel);
     t.clGetEventInfo = Some(guard::get_event_info);
     t.clReleaseEvent = Some(guard::release_event);

@@ -105,7 +105,7 @@ pub(crate) unsafe fn create_from(
     let reg_key = (r.identity, sub);
     // CL_INVALID_D3D1x_RESOURCE "if a cl_mem from (subresource subresource of) resource has
     // already been created".
-    if registry::with(|reg| reg.mems.values().any(|m| m.key == reg_key)) {
+    if registry::with(|reg| reg.mems.values().any(|m| m.holds(reg_key))) {
         return Err(v.invalid_resource());
     }
     let image = match kind {
@@ -163,7 +163,6 @@ struct RegisterArgs {
 /// Records a new memory object and hooks its destruction.
 fn register(a: RegisterArgs, shared: strategy::Shared) -> Result<cl_mem, cl_int> {
     let mem = shared.mem;
-    let aliases = shared.strategy.aliases_resource_memory();
     let tagged = shared.strategy.decision().strategy;
     let tag = a.resource.clone();
     let entry = MemEntry {
@@ -176,10 +175,11 @@ fn register(a: RegisterArgs, shared: strategy::Shared) -> Result<cl_mem, cl_int>
         key: a.reg_key,
         subresource: a.sub,
         acquired: false,
+        app_released: false,
     };
     let reg_key = a.reg_key;
     let duplicate = registry::with(|reg| {
-        if reg.mems.values().any(|m| m.key == reg_key) {
+        if reg.mems.values().any(|m| m.holds(reg_key)) {
             return Some(entry);
         }
         reg.mems.insert(key(mem), entry);
@@ -191,9 +191,7 @@ fn register(a: RegisterArgs, shared: strategy::Shared) -> Result<cl_mem, cl_int>
         release_mem(mem);
         return Err(a.ext.version.invalid_resource());
     }
-    if !aliases {
-        app_refs(|m| m.insert(key(mem), 1));
-    }
+    app_refs(|m| m.insert(key(mem), 1));
     tag_strategy(a.ext.version, &tag, tagged);
     super::watch_destruction(mem, mem_destroyed);
     Ok(mem)
@@ -296,9 +294,10 @@ unsafe extern "C" fn mem_destroyed(mem: cl_mem, user_data: *mut c_void) {
     crate::in_callback(|| drop_entries(mem, watch));
 }
 
-/// The application's own references to D3D memory objects whose strategy keeps no pointer into
-/// the resource's memory (so the resource reference can go with the application's last one,
-/// even while the platform still holds the object for commands in flight).
+/// The application's own references to D3D memory objects, which the platform's count exceeds
+/// while commands are in flight: at the application's last release the resource reference can
+/// go at once when the strategy keeps no pointer into the resource's memory, and the resource
+/// can be shared again in any case.
 static APP_REFS: Mutex<Option<std::collections::HashMap<usize, u32>>> = Mutex::new(None);
 
 fn app_refs<R>(f: impl FnOnce(&mut std::collections::HashMap<usize, u32>) -> R) -> R {
@@ -355,7 +354,18 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
             None
         };
         let app_last = app_refs(|m| m.get(&key(mem)) == Some(&1));
-        let dropping = tracked && (count_before == Some(1) || app_last);
+        let aliases = registry::with(|r| {
+            r.mems
+                .get(&key(mem))
+                .is_some_and(|e| e.sharing.aliases_resource_memory())
+        });
+        // The resource reference goes with the object: at once when the platform lets go now, or
+        // when the application's reference is the last that counts (a strategy that keeps no
+        // pointer into the resource's memory).
+        let dropping = tracked && (count_before == Some(1) || (app_last && !aliases));
+        // Otherwise the platform still runs commands on the resource's own memory: the entry
+        // waits for the destructor callback, but the application is done with the object.
+        let retiring = tracked && app_last && !dropping;
         // This thread drops the entries: the destructor callback, which may run on the
         // platform's thread as soon as the object goes below (NVIDIA), must not take them
         // first and release the resource after this call has returned.
@@ -377,6 +387,12 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
         });
         if dropping {
             drop_entries(mem, registry::Removal::Now);
+        } else if retiring {
+            registry::with(|r| {
+                if let Some(e) = r.mems.get_mut(&key(mem)) {
+                    e.app_released = true;
+                }
+            });
         }
         check(result)
     })

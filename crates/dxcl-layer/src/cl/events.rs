@@ -88,3 +88,31 @@ pub(crate) fn is_done(ev: cl_event) -> bool {
     .unwrap_or(-1);
     status == opencl_sys::CL_COMPLETE as cl_int || status < 0
 }
+
+type Completion = Box<dyn FnOnce() + Send>;
+
+/// Runs `f` once `ev` has completed (or failed), on whichever thread the platform calls back
+/// from, then releases the caller's reference to `ev`. Returns false, with `ev` and `f` handed
+/// back untouched, when the platform cannot call back.
+pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completion> {
+    let Some(set) = super::target().and_then(|t| t.clSetEventCallback) else {
+        return Err(f);
+    };
+    let data = Box::into_raw(Box::new(f));
+    // SAFETY: a live event the caller owns a reference to; the callback is a plain function
+    // that takes back the box it is given exactly once.
+    let r = unsafe { set(ev, opencl_sys::CL_COMPLETE, Some(completed), data.cast()) };
+    if r != opencl_sys::CL_SUCCESS {
+        // SAFETY: the platform refused the callback, so the box is still ours alone.
+        return Err(*unsafe { Box::from_raw(data) });
+    }
+    Ok(())
+}
+
+extern "C" fn completed(ev: cl_event, _status: cl_int, data: *mut std::ffi::c_void) {
+    // SAFETY: `data` is the box `when_complete` leaked for this one callback.
+    let f = unsafe { Box::from_raw(data.cast::<Completion>()) };
+    // A panic must not unwind into the platform.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    release(ev);
+}

@@ -105,9 +105,23 @@ impl SharingStrategy for StagingCopy {
 }
 
 impl Drop for StagingCopy {
+    /// The memory object is gone for the application, perhaps still acquired with the
+    /// acquire's copy pending (it may wait on a user event): the copy reads the shadow, so the
+    /// shadow lives until the copy completes.
     fn drop(&mut self) {
-        if let Some(old) = self.state().last_upload.take() {
-            events::release(old as cl_event);
+        let s = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        let Some(upload) = s.last_upload.take().map(|e| e as cl_event) else {
+            return;
+        };
+        if events::is_done(upload) {
+            events::release(upload);
+            return;
+        }
+        let shadow = std::mem::take(s.staging.shadow_mut());
+        if let Err(keep) = events::when_complete(upload, Box::new(move || drop(shadow))) {
+            // No callback: leak the shadow rather than free what a command still reads, or
+            // block on a wait list that may never complete.
+            std::mem::forget(keep);
         }
     }
 }
