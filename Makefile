@@ -14,7 +14,7 @@ RELEASE  := target/release
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect --suppressions=$(CURDIR)/tests/valgrind.supp
 
-.PHONY: all deps build install stage demo test test-rust test-gen test-c test-conformance lint clean
+.PHONY: all deps build install stage demo test test-rust test-gen test-c test-windows test-conformance lint clean
 
 all: build
 
@@ -61,7 +61,7 @@ test-rust:
 
 # C and C++ programs built against the installed headers and library, exactly as a user builds them.
 PKG := PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config
-test-c: stage
+test-c: stage test-windows
 	@mkdir -p build/tests
 	$(CC)  -std=c11   -Wall -Wextra -Werror -o build/tests/d3d_c   tests/c/d3d_api.c   $$($(PKG) --cflags --libs dxcl)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -o build/tests/d3d_cpp tests/cpp/d3d_api.cpp $$($(PKG) --cflags --libs dxcl)
@@ -69,6 +69,29 @@ test-c: stage
 	    echo "test-c: DXCL_ADAPTER=$$a"; \
 	    DXCL_ADAPTER=$$a $(VALGRIND) build/tests/d3d_c && \
 	    DXCL_ADAPTER=$$a $(VALGRIND) build/tests/d3d_cpp || exit 1; \
+	done
+
+# Windows code as written (tests/windows): <windows.h> and <tchar.h> from C11 (also with UNICODE;
+# _UNICODE must stop at <tchar.h>'s #error), ComPtr's unit tests, and a Direct3D 11 + OpenCL program
+# in the Windows idiom run through the layer. d3d11_cl runs natively before valgrind: that run fills
+# PoCL's kernel cache, so valgrind does not have to watch LLVM compile the kernel on every adapter.
+test-windows: stage
+	@mkdir -p build/tests
+	$(CC)  -std=c11   -Wall -Wextra -Werror -o build/tests/windows_c tests/windows/windows_c.c $$($(PKG) --cflags --libs dxcl)
+	$(CC)  -std=c11   -Wall -Wextra -Werror -DUNICODE -o build/tests/windows_c_unicode tests/windows/windows_c.c \
+	    $$($(PKG) --cflags --libs dxcl)
+	@$(CC) -std=c11 -D_UNICODE -fsyntax-only tests/windows/windows_c.c $$($(PKG) --cflags dxcl) 2>&1 | \
+	    grep -q "tchar.h.*#error" || { echo "test-windows: <tchar.h> did not refuse _UNICODE" >&2; exit 1; }
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -o build/tests/comptr tests/windows/comptr.cpp $$($(PKG) --cflags --libs dxcl)
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -o build/tests/d3d11_cl tests/windows/d3d11_cl.cpp \
+	    $$($(PKG) --cflags --libs dxcl) -lOpenCL
+	$(VALGRIND) build/tests/windows_c build/tests/windows_c.stderr
+	$(VALGRIND) build/tests/windows_c_unicode build/tests/windows_c_unicode.stderr
+	$(VALGRIND) build/tests/comptr
+	for a in software vulkan; do \
+	    echo "test-windows: DXCL_ADAPTER=$$a"; \
+	    DXCL_ADAPTER=$$a OPENCL_LAYERS=$$($(PKG) --variable=layer dxcl) build/tests/d3d11_cl && \
+	    DXCL_ADAPTER=$$a OPENCL_LAYERS=$$($(PKG) --variable=layer dxcl) $(VALGRIND) build/tests/d3d11_cl || exit 1; \
 	done
 
 test-conformance: stage
