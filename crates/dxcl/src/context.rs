@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::ptr;
+use std::sync::Mutex;
 
 use opencl3::command_queue::CommandQueue;
 use opencl3::platform::{get_platforms, Platform};
@@ -160,6 +161,15 @@ impl<A: Api> Context<A> {
     ) -> Result<Context<A>> {
         let ext = A::extension(flavor);
         let entry = EntryPoints::load::<A>(platform.id(), flavor).ok_or(Error::NoPlatform(ext))?;
+        // On PoCL 3.1, two threads making the process's first contexts at once fail now and
+        // then (no preferred device found; CL_INVALID_BUFFER_SIZE from the first buffer), and a
+        // context made first on one thread avoids it: PoCL seems to finish setting its devices
+        // up inside the first clCreateContext. One creation at a time keeps this crate's own
+        // contexts out of that window.
+        static CREATION: Mutex<()> = Mutex::new(());
+        let _one = CREATION
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let devices = devices_with::<A>(&entry, platform.id(), device, DeviceSet::Preferred)?;
         if devices.is_empty() {
             return Err(Error::NoPlatform(ext));

@@ -8,7 +8,7 @@ use std::ptr;
 
 use opencl3::command_queue::CommandQueue;
 use opencl3::event::Event;
-use opencl3::memory::{Buffer, Image};
+use opencl3::memory::{Buffer, ClMem, Image};
 use opencl3::types::{cl_event, cl_mem, cl_uint};
 
 use crate::api::{Api, EnqueueObjects};
@@ -66,6 +66,15 @@ impl<'a, A: Api> Queue<'a, A> {
             released: false,
             _objects: PhantomData,
         })
+    }
+}
+
+impl<A: Api> fmt::Debug for Queue<'_, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Queue")
+            .field("api", &A::NAME)
+            .field("queue", &self.queue.get())
+            .finish()
     }
 }
 
@@ -242,6 +251,12 @@ pub struct BufferRef<'g, T> {
     _guard: PhantomData<&'g ()>,
 }
 
+impl<T> fmt::Debug for BufferRef<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BufferRef({:p})", self.buffer.get())
+    }
+}
+
 impl<T> Deref for BufferRef<'_, T> {
     type Target = Buffer<T>;
     fn deref(&self) -> &Buffer<T> {
@@ -256,6 +271,12 @@ pub struct ImageRef<'g> {
     // Never dropped: the guard lends the handle, it gives no reference.
     image: ManuallyDrop<Image>,
     _guard: PhantomData<&'g ()>,
+}
+
+impl fmt::Debug for ImageRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ImageRef({:p})", self.image.get())
+    }
 }
 
 impl Deref for ImageRef<'_> {
