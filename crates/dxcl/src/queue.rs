@@ -109,7 +109,7 @@ fn enqueue(
 /// [`Acquired::image`] lend `opencl3` views that cannot outlive it, so a kernel argument set
 /// from them is set while the object is acquired:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0505
 /// # fn f(q: &dxcl::Queue<'_, dxcl::D3D11>, b: &dxcl::SharedBuffer<dxcl::D3D11>) -> dxcl::Result<()> {
 /// let acquired = q.acquire(&[b])?;
 /// let view = acquired.buffer::<u32>(b);
