@@ -97,15 +97,25 @@ impl Subresource {
 }
 
 mod sealed {
-    pub trait Sealed {}
+    use opencl3::types::cl_mem;
+
+    /// Only this crate can make one: it keeps [`Sealed::raw_mem`] uncallable outside, even
+    /// through a `dyn Shared` (whose supertrait methods need no import).
+    pub struct Token(());
+
+    pub const TOKEN: Token = Token(());
+
+    // Code outside the crate reaches a shared object's `cl_mem` only through an `Acquired` guard.
+    pub trait Sealed {
+        fn raw_mem(&self, _: Token) -> cl_mem;
+    }
 }
+
+pub(crate) use sealed::TOKEN;
 
 /// A memory object made from a Direct3D resource: [`SharedBuffer`] or [`SharedImage`].
 /// [`Queue::acquire`](crate::Queue::acquire) takes a list of them. Sealed.
-pub trait Shared<A: Api>: sealed::Sealed {
-    #[doc(hidden)]
-    fn raw_mem(&self) -> cl_mem;
-}
+pub trait Shared<A: Api>: sealed::Sealed {}
 
 /// An OpenCL buffer shared with a Direct3D buffer. Its `cl_mem` is reachable only through an
 /// [`Acquired`](crate::Acquired) guard, so kernels can use it only while it is acquired.
@@ -220,20 +230,20 @@ impl<A: Api> SharedImage<A> {
     }
 }
 
-impl<A: Api> sealed::Sealed for SharedBuffer<A> {}
-impl<A: Api> sealed::Sealed for SharedImage<A> {}
-
-impl<A: Api> Shared<A> for SharedBuffer<A> {
-    fn raw_mem(&self) -> cl_mem {
+impl<A: Api> sealed::Sealed for SharedBuffer<A> {
+    fn raw_mem(&self, _: sealed::Token) -> cl_mem {
         self.mem
     }
 }
 
-impl<A: Api> Shared<A> for SharedImage<A> {
-    fn raw_mem(&self) -> cl_mem {
+impl<A: Api> sealed::Sealed for SharedImage<A> {
+    fn raw_mem(&self, _: sealed::Token) -> cl_mem {
         self.mem
     }
 }
+
+impl<A: Api> Shared<A> for SharedBuffer<A> {}
+impl<A: Api> Shared<A> for SharedImage<A> {}
 
 fn release(mem: cl_mem) {
     // SAFETY: the owner gives up its one reference, once, from its drop.

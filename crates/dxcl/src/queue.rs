@@ -14,7 +14,7 @@ use opencl3::types::{cl_event, cl_mem, cl_uint};
 use crate::api::{Api, EnqueueObjects};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::mem::{Shared, SharedBuffer, SharedImage};
+use crate::mem::{Shared, SharedBuffer, SharedImage, TOKEN};
 
 /// A command queue of a shared [`Context`], borrowed from `opencl3`
 /// ([`Context::queue`]), on which shared objects are acquired and released.
@@ -56,7 +56,7 @@ impl<'a, A: Api> Queue<'a, A> {
         objects: &[&'g dyn Shared<A>],
         wait: &[cl_event],
     ) -> Result<Acquired<'g, A>> {
-        let mems: Vec<cl_mem> = objects.iter().map(|o| o.raw_mem()).collect();
+        let mems: Vec<cl_mem> = objects.iter().map(|o| o.raw_mem(TOKEN)).collect();
         let event = enqueue(self.context.entry().acquire, self.queue, &mems, wait)?;
         Ok(Acquired {
             queue: self.queue,
@@ -140,11 +140,11 @@ impl<'g, A: Api> Acquired<'g, A> {
 
     /// Whether `object` is among the objects this guard acquired.
     pub fn contains(&self, object: &dyn Shared<A>) -> bool {
-        self.mems.contains(&object.raw_mem())
+        self.mems.contains(&object.raw_mem(TOKEN))
     }
 
     fn member(&self, object: &dyn Shared<A>) -> cl_mem {
-        let mem = object.raw_mem();
+        let mem = object.raw_mem(TOKEN);
         assert!(
             self.mems.contains(&mem),
             "dxcl: the object was not acquired by this guard"
