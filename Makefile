@@ -1,7 +1,8 @@
 # dxcl — build, install, demo and test.
 #   make demo              main job: build, install into build/stage, run `dxcl demo`
-#   make test              everything CI runs (Rust tests, generated-code check, C/C++ programs
-#                          under valgrind, the OpenCL conformance suite on PoCL through the loader)
+#   make test              everything CI runs (Rust tests, the dxcl crate's tests and examples,
+#                          generated-code check, C/C++ programs under valgrind, the OpenCL
+#                          conformance suite on PoCL through the loader)
 #   make install PREFIX=…  installs include/dxcl/, lib/libdxcl_d3d.so, lib/libdxcl_layer.so,
 #                          lib/pkgconfig/dxcl.pc, bin/dxcl
 
@@ -14,7 +15,7 @@ RELEASE  := target/release
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect --suppressions=$(CURDIR)/tests/valgrind.supp
 
-.PHONY: all deps build install stage demo test test-rust test-gen test-c test-windows test-conformance lint clean
+.PHONY: all deps build install stage demo test test-rust test-crate test-gen test-c test-windows test-conformance lint clean
 
 all: build
 
@@ -41,12 +42,13 @@ demo: deps stage
 	$(STAGE)/bin/dxcl info
 	DXCL_ADAPTER=software $(STAGE)/bin/dxcl demo --out build/demo.png
 
-test: deps lint test-gen test-rust stage test-c test-conformance
+test: deps lint test-gen test-rust test-crate stage test-c test-conformance
 	@echo "make test: all suites passed"
 
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p dxcl --no-deps
 
 test-gen:
 	$(CARGO) run -q -p dxcl-gen -- --check
@@ -55,9 +57,18 @@ test-gen:
 # The runtime's tests run once per backend: DXCL_ADAPTER picks the adapter devices land on.
 test-rust:
 	$(CARGO) build -p dxcl-layer
-	$(CARGO) test --workspace --exclude dxcl-d3d
+	$(CARGO) test --workspace --exclude dxcl-d3d --exclude dxcl
 	DXCL_ADAPTER=software $(CARGO) test -p dxcl-d3d
 	DXCL_ADAPTER=vulkan $(CARGO) test -p dxcl-d3d
+
+# The safe Rust crate: its tests and examples on the software adapter and PoCL, with the layer
+# loaded by the OpenCL loader from OPENCL_LAYERS as an application loads it.
+CRATE_ENV := DXCL_ADAPTER=software OPENCL_LAYERS=$(CURDIR)/target/debug/libdxcl_layer.so
+test-crate:
+	$(CARGO) build -p dxcl-layer
+	$(CRATE_ENV) $(CARGO) test -p dxcl
+	$(CRATE_ENV) $(CARGO) run -q -p dxcl --example buffer
+	$(CRATE_ENV) $(CARGO) run -q -p dxcl --example texture
 
 # C and C++ programs built against the installed headers and library, exactly as a user builds them.
 PKG := PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config
