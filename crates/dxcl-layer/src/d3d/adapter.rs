@@ -14,6 +14,9 @@ use super::com::{query_raw, ComPtr};
 
 /// Microsoft's PCI vendor id, which the software (WARP) adapter reports.
 const VENDOR_MICROSOFT: u32 = 0x1414;
+/// `VK_VENDOR_ID_MESA`: Mesa's CPU Vulkan drivers (lavapipe) report it, and DXVK passes the
+/// Vulkan vendor id on as the DXGI one.
+const VENDOR_MESA: u32 = 0x10005;
 
 /// How an adapter is recognised among OpenCL devices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,10 +59,11 @@ pub(crate) fn from_interop(interop: &ComPtr<IDxclInteropDevice>) -> Option<Adapt
     SUCCEEDED(hr).then(|| from_info(&info))
 }
 
-/// What a foreign adapter's standard description says: software when DXGI flags it so (or it is
-/// Microsoft's WARP), else its LUID.
+/// What a foreign adapter's standard description says: software when DXGI flags it so, or it is
+/// Microsoft's WARP, or its vendor is Mesa's Vulkan vendor id (what DXVK reports for lavapipe,
+/// when the Vulkan query of [`super::vulkan`] is not possible); else its LUID.
 fn from_desc(vendor: u32, luid: LUID, software_flag: bool) -> AdapterId {
-    if software_flag || vendor == VENDOR_MICROSOFT {
+    if software_flag || vendor == VENDOR_MICROSOFT || vendor == VENDOR_MESA {
         AdapterId::Software
     } else {
         AdapterId::Luid(luid_bytes(luid))
@@ -194,12 +198,16 @@ fn desc(adapter: &ComPtr<IDXGIAdapter>) -> Option<DescFields> {
     )
 }
 
-/// From a DXGI adapter: dxcl's interop interface, `GetDesc1` (with its flags), or `GetDesc`.
+/// From a DXGI adapter: dxcl's interop interface, the Vulkan physical device of a DXVK adapter
+/// (`IDXGIVkInteropAdapter`), `GetDesc1` (with its flags), or `GetDesc`.
 fn from_adapter(adapter: &ComPtr<IDXGIAdapter>) -> Option<AdapterId> {
     if let Some(i) = adapter.query::<IDxclInteropDevice>() {
         if let Some(id) = from_interop(&i) {
             return Some(id);
         }
+    }
+    if let Some(id) = super::vulkan::from_dxgi_adapter(adapter) {
+        return Some(id);
     }
     let fields = adapter
         .query::<IDXGIAdapter1>()
@@ -286,6 +294,8 @@ mod tests {
             from_desc(0x10de, luid, false),
             AdapterId::Luid([1, 2, 3, 4, 5, 6, 7, 8])
         );
+        // DXVK on lavapipe: no software flag, Mesa's Vulkan vendor id.
+        assert_eq!(from_desc(VENDOR_MESA, luid, false), AdapterId::Software);
     }
 
     /// A foreign DXGI adapter (DXVK-native's shape): `IDXGIAdapter1` whose `GetDesc`/`GetDesc1`
