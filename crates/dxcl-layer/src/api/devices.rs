@@ -3,8 +3,11 @@
 //! - Preferred devices: those on the D3D device's own adapter. dxcl's adapters say what they are
 //!   through `IDxclInteropDevice::GetAdapterInfo` (software adapter → CPU devices with host-unified
 //!   memory; hardware adapter → the device whose `CL_DEVICE_UUID_KHR` is the adapter's UUID);
+//!   DXVK's adapters by their Vulkan physical device (`IDXGIVkInteropAdapter`; a CPU device such
+//!   as lavapipe → CPU devices with host-unified memory, else → the device of its deviceUUID);
 //!   other adapters are matched by the DXGI adapter LUID against `CL_DEVICE_LUID_KHR`, and
-//!   Microsoft's software adapter (vendor 0x1414) matches CPU devices with host-unified memory.
+//!   Microsoft's software adapter (vendor 0x1414) and Mesa's (Vulkan vendor 0x10005) match CPU
+//!   devices with host-unified memory.
 //! - All devices: every device of the platform, preferred first, because the staging-copy
 //!   strategy lets any device share with any D3D device (more slowly).
 

@@ -7,3 +7,4 @@ pub(crate) mod device;
 pub(crate) mod interop;
 pub(crate) mod resource;
 pub(crate) mod staging;
+pub(crate) mod vulkan;

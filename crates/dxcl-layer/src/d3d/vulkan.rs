@@ -1,0 +1,141 @@
+//! Adapters of Direct3D runtimes built on Vulkan (DXVK): which Vulkan physical device runs them.
+//!
+//! DXVK's DXGI adapters answer `IDXGIVkInteropAdapter` (IID 3a6d8f2c-b0e8-4ab4-b4dc-4fd24891bfa5:
+//! IUnknown, then `void GetVulkanHandles(VkInstance*, VkPhysicalDevice*)`), which gives the
+//! `VkPhysicalDevice` behind the adapter. Vulkan then says exactly what DXGI cannot on Linux:
+//! `VkPhysicalDeviceProperties::deviceType` is `VK_PHYSICAL_DEVICE_TYPE_CPU` for an adapter that
+//! runs on the CPU (lavapipe), and `VkPhysicalDeviceIDProperties::deviceUUID` is the UUID that
+//! `cl_khr_device_uuid` defines `CL_DEVICE_UUID_KHR` to match. DXVK's DXGI description flags no
+//! adapter as software and, where the driver reports no LUID (Linux), invents one, so neither can
+//! pair it with OpenCL devices.
+//!
+//! The functions come from the Vulkan loader the runtime already loaded (`libvulkan.so.1`, found
+//! with `RTLD_NOLOAD` first), through `vkGetInstanceProcAddr` on the runtime's own instance.
+
+use std::ffi::{c_char, c_void};
+
+use ash::vk::{self, Handle};
+use dxcl_abi::{IDXGIAdapter, IUnknownVtbl, Interface, GUID};
+
+use super::adapter::AdapterId;
+use super::com::ComPtr;
+
+/// DXVK's `IDXGIVkInteropAdapter`.
+#[repr(C)]
+#[allow(non_snake_case)] // COM's field name, as dxcl_abi spells it
+pub(crate) struct IDXGIVkInteropAdapter {
+    pub lpVtbl: *const IDXGIVkInteropAdapterVtbl,
+}
+
+#[repr(C)]
+#[allow(non_snake_case)] // the interface's method names
+pub(crate) struct IDXGIVkInteropAdapterVtbl {
+    pub base: IUnknownVtbl,
+    pub GetVulkanHandles: unsafe extern "system" fn(
+        This: *mut IDXGIVkInteropAdapter,
+        pInstance: *mut vk::Instance,
+        pPhysDev: *mut vk::PhysicalDevice,
+    ),
+}
+
+impl Interface for IDXGIVkInteropAdapter {
+    const IID: GUID = GUID {
+        Data1: 0x3a6d_8f2c,
+        Data2: 0xb0e8,
+        Data3: 0x4ab4,
+        Data4: [0xb4, 0xdc, 0x4f, 0xd2, 0x48, 0x91, 0xbf, 0xa5],
+    };
+    type Vtbl = IDXGIVkInteropAdapterVtbl;
+}
+
+/// What Vulkan says about a physical device, reduced to how OpenCL devices are matched: a CPU
+/// device pairs with CPU OpenCL devices; any other with the OpenCL device of the same UUID.
+pub(crate) fn from_physical_device(ty: vk::PhysicalDeviceType, uuid: [u8; 16]) -> AdapterId {
+    if ty == vk::PhysicalDeviceType::CPU {
+        AdapterId::Software
+    } else {
+        AdapterId::Uuid(uuid)
+    }
+}
+
+/// `vkGetInstanceProcAddr` of the process's Vulkan loader.
+fn loader_proc_addr() -> Option<vk::PFN_vkGetInstanceProcAddr> {
+    let name = c"libvulkan.so.1";
+    // SAFETY: dlopen with a valid C string; RTLD_NOLOAD only looks the library up. A handle we
+    // get is never closed: the loader stays mapped for the process's life.
+    let mut lib = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    if lib.is_null() {
+        // SAFETY: as above; loads the system's Vulkan loader.
+        lib = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    }
+    if lib.is_null() {
+        return None;
+    }
+    // SAFETY: a live handle and a valid C string.
+    let sym = unsafe { libc::dlsym(lib, c"vkGetInstanceProcAddr".as_ptr()) };
+    // SAFETY: the loader exports vkGetInstanceProcAddr with exactly this signature.
+    (!sym.is_null())
+        .then(|| unsafe { std::mem::transmute::<*mut c_void, vk::PFN_vkGetInstanceProcAddr>(sym) })
+}
+
+/// The adapter's Vulkan physical device, when the adapter is DXVK's: `Software` for a CPU device,
+/// `Uuid` for any other.
+pub(crate) fn from_dxgi_adapter(adapter: &ComPtr<IDXGIAdapter>) -> Option<AdapterId> {
+    let interop = adapter.query::<IDXGIVkInteropAdapter>()?;
+    let mut instance = vk::Instance::null();
+    let mut physical = vk::PhysicalDevice::null();
+    let p = interop.as_ptr();
+    // SAFETY: a live IDXGIVkInteropAdapter (QueryInterface said so); two valid out handles.
+    unsafe { ((*(*p).lpVtbl).GetVulkanHandles)(p, &mut instance, &mut physical) };
+    if instance.is_null() || physical.is_null() {
+        return None;
+    }
+    let gipa = loader_proc_addr()?;
+    let name: *const c_char = c"vkGetPhysicalDeviceProperties2".as_ptr();
+    // SAFETY: the runtime's live instance; a valid C string. DXVK requires Vulkan 1.3, so the core
+    // 1.1 function exists.
+    let f = unsafe { gipa(instance, name) }?;
+    // SAFETY: the function of that name has this signature.
+    let props2: vk::PFN_vkGetPhysicalDeviceProperties2 = unsafe { std::mem::transmute(f) };
+    let mut id = vk::PhysicalDeviceIDProperties::default();
+    let mut props = vk::PhysicalDeviceProperties2 {
+        p_next: std::ptr::addr_of_mut!(id).cast(),
+        ..Default::default()
+    };
+    // SAFETY: a physical device of that instance; `props` chains one valid extension struct.
+    unsafe { props2(physical, &mut props) };
+    Some(from_physical_device(
+        props.properties.device_type,
+        id.device_uuid,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_devices_pair_with_cpu_and_others_by_uuid() {
+        let uuid = [9u8; 16];
+        assert_eq!(
+            from_physical_device(vk::PhysicalDeviceType::CPU, uuid),
+            AdapterId::Software
+        );
+        for ty in [
+            vk::PhysicalDeviceType::DISCRETE_GPU,
+            vk::PhysicalDeviceType::INTEGRATED_GPU,
+            vk::PhysicalDeviceType::VIRTUAL_GPU,
+            vk::PhysicalDeviceType::OTHER,
+        ] {
+            assert_eq!(from_physical_device(ty, uuid), AdapterId::Uuid(uuid));
+        }
+    }
+
+    #[test]
+    fn interop_adapter_iid() {
+        // {3a6d8f2c-b0e8-4ab4-b4dc-4fd24891bfa5}, as DXVK's dxgi_interfaces.h declares it.
+        let g = IDXGIVkInteropAdapter::IID;
+        assert_eq!((g.Data1, g.Data2, g.Data3), (0x3a6d8f2c, 0xb0e8, 0x4ab4));
+        assert_eq!(g.Data4, [0xb4, 0xdc, 0x4f, 0xd2, 0x48, 0x91, 0xbf, 0xa5]);
+    }
+}

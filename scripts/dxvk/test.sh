@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The layer on DXVK-native: the conformance suite (tests/conformance) and tests/dxvk/foreign.c with
+# Direct3D 11 and 10 from DXVK (d3d11, d3d10core, dxgi in build/dxvk), on lavapipe, with PoCL as the
+# only OpenCL platform, under a private Xvfb, with the staging strategy (the only one a foreign
+# runtime can have):
+#
+#   scripts/dxvk/test.sh            # needs build/dxvk (scripts/dxvk/build.sh SRC_DIR, docs/dxvk.md)
+#   DXVK_SRC=/path/to/dxvk scripts/dxvk/test.sh    # builds DXVK first when build/dxvk is missing
+#
+# The suite's programs are compiled against dxcl's headers and linked with DXVK's libraries and
+# tests/dxvk/shim.c (SDL video + Vulkan library before the first device, as DXVK-native's SDL2 WSI
+# needs; D3D10CreateDevice made from d3d10core's D3D10CoreCreateDevice). Every program's exit
+# status counts (a crash at exit is a failure), and the suite's reference-count checks hold for
+# DXVK's objects too. Installs its Debian dependencies (sudo only when not root). Exits non-zero
+# when a check fails, and when there is no DXVK build to test.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+lib=$repo/build/dxvk/lib
+out=$repo/build/dxvk-tests
+
+if [ ! -e "$lib/libdxvk_d3d11.so" ] && [ -n "${DXVK_SRC:-}" ]; then
+    scripts/dxvk/build.sh "$DXVK_SRC"
+fi
+if [ ! -e "$lib/libdxvk_d3d11.so" ]; then
+    echo "################################################################################" >&2
+    echo "# dxvk test: SKIPPED, NOTHING WAS TESTED: no DXVK build in $lib." >&2
+    echo "# Build it with scripts/dxvk/build.sh SRC_DIR (or set DXVK_SRC); see docs/dxvk.md." >&2
+    echo "################################################################################" >&2
+    exit 2
+fi
+
+scripts/deps.sh
+packages=(xvfb libsdl2-dev mesa-vulkan-drivers)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "dxvk test: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cargo build -q --release -p dxcl-layer
+layer=$repo/target/release/libdxcl_layer.so
+
+# dxcl's headers, DXVK's libraries (RPATH, not RUNPATH: libdxvk_d3d11.so finds libdxvk_dxgi.so by it).
+mkdir -p "$out/conformance" "$out/logs"
+cflags=(-std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I"$repo/include")
+libs=(-L"$lib" -Wl,--disable-new-dtags,-rpath,"$lib" -ldxvk_d3d11 -ldxvk_dxgi -ldxvk_d3d10core -lSDL2 -lOpenCL -lm)
+cc "${cflags[@]}" -c -o "$out/harness.o" tests/conformance/harness.c
+cc "${cflags[@]}" -c -o "$out/shim.o" tests/dxvk/shim.c
+programs="discovery contexts buffers textures acquire sync"
+for p in $programs; do
+    cc "${cflags[@]}" -o "$out/conformance/$p" "tests/conformance/$p.c" "$out/harness.o" "$out/shim.o" "${libs[@]}"
+done
+cc "${cflags[@]}" -o "$out/foreign" tests/dxvk/foreign.c "${libs[@]}"
+
+# lavapipe only, PoCL only.
+icd=/usr/share/vulkan/icd.d/lvp_icd.$(uname -m).json
+[ -e "$icd" ] || { echo "dxvk test: no lavapipe ICD at $icd" >&2; exit 1; }
+mkdir -p "$out/vendors"
+grep -l pocl /etc/OpenCL/vendors/*.icd | head -1 | xargs -I{} cp {} "$out/vendors/pocl.icd"
+[ -e "$out/vendors/pocl.icd" ] || { echo "dxvk test: PoCL's ICD not found in /etc/OpenCL/vendors" >&2; exit 1; }
+export VK_ICD_FILENAMES=$icd OCL_ICD_VENDORS=$out/vendors OPENCL_LAYERS=$layer
+export DXVK_LOG_LEVEL=${DXVK_LOG_LEVEL:-error} DXVK_LOG_PATH=$out/logs DXVK_STATE_CACHE_PATH=$out/logs
+
+# A private X server (DXVK-native's SDL2 WSI needs one; SDL's offscreen driver has no Vulkan).
+rm -f "$out/logs/display"
+Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp 3>"$out/logs/display" 2>"$out/logs/xvfb.log" &
+xvfb=$!
+trap 'kill "$xvfb" 2>/dev/null || true' EXIT
+display=""
+for _ in $(seq 100); do
+    display=$(cat "$out/logs/display" 2>/dev/null || true)
+    [ -n "$display" ] && break
+    sleep 0.1
+done
+[ -n "$display" ] || { echo "dxvk test: Xvfb did not start (see $out/logs/xvfb.log)" >&2; exit 1; }
+export DISPLAY=:$display
+echo "dxvk test: DXVK $(sed -n 's/^tag //p' build/dxvk/SOURCE), lavapipe, PoCL, DISPLAY=$DISPLAY"
+
+status=0
+echo "== tests/dxvk/foreign.c (the layer picks its own strategy)"
+"$out/foreign" || status=1
+echo "== conformance on DXVK-native (DXCL_STRATEGY=staging)"
+DXCL_STRATEGY=staging tests/conformance/run.sh "$out/conformance" "" "$programs" "" || status=1
+if [ "$status" -ne 0 ]; then
+    echo "dxvk test: FAILED (DXVK's own log: $out/logs)" >&2
+else
+    echo "dxvk test: all passed"
+fi
+exit "$status"
