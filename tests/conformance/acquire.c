@@ -408,6 +408,10 @@ static void lifecycle(env *E)
             pthread_create(&t, NULL, complete_later, &l);
             CHECK_ERR(sh_release(s, E->q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
             CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
+            /* "The internal Direct3D reference count on resource will be decremented when the OpenCL
+             * reference count on the returned OpenCL memory object drops to zero", not when the platform
+             * is done with it. */
+            CHECK_EQ(com_refcount(r.p), refs);
             again = sh_create_buffer(s, E->ctx, 0, r.p, &e);
             CHECK_ERR(e, CL_SUCCESS);
             pthread_join(t, NULL);
@@ -421,7 +425,37 @@ static void lifecycle(env *E)
             CHECK_ERR(clReleaseMemObject(again), CL_SUCCESS);
         CHECK_ERR(clFinish(E->q), CL_SUCCESS);
         CHECK_EQ(com_refcount(r.p), refs);
-        res_free(&r);
+
+        /* 3. The resource itself released while a command on its object still waits: its memory must
+         * outlive that command (where the object uses it in place), though the layer holds no reference
+         * any more. The command's result is checked, and under valgrind any read of freed memory. */
+        h_at("%s: resource released while its object's command waits (staging=%d)", s->name, staging);
+        if (staging)
+            setenv("DXCL_STRATEGY", "staging", 1);
+        m = sh_create_buffer(s, E->ctx, 0, r.p, &e);
+        unsetenv("DXCL_STRATEGY");
+        CHECK_ERR(e, CL_SUCCESS);
+        later l3 = {clCreateUserEvent(E->ctx, &e), 0};
+        CHECK_ERR(e, CL_SUCCESS);
+        if (m && l3.ev) {
+            pthread_t t;
+            memset(got, 0, BUF_SIZE);
+            CHECK_ERR(sh_acquire(s, E->q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_ERR(clEnqueueReadBuffer(E->q, m, CL_FALSE, 0, BUF_SIZE, got, 1, &l3.ev, NULL), CL_SUCCESS);
+            pthread_create(&t, NULL, complete_later, &l3);
+            CHECK_ERR(sh_release(s, E->q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
+            res_free(&r);
+            pthread_join(t, NULL);
+            CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+            CHECK_EQ(first_diff(got, init, BUF_SIZE), -1);
+        } else {
+            if (m)
+                clReleaseMemObject(m);
+            res_free(&r);
+        }
+        if (l3.ev)
+            clReleaseEvent(l3.ev);
     }
 }
 

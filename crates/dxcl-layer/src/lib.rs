@@ -41,6 +41,11 @@ extern "C" fn mark_exiting() {
     }
 }
 
+/// Whether the process has begun to exit (the handler below ran).
+pub(crate) fn exiting() -> bool {
+    EXITING.load(SeqCst)
+}
+
 /// Registers [`mark_exiting`] with `atexit`, once, when the first context with a D3D device is
 /// made. Not earlier: handlers run in reverse order of registration, and this one must run
 /// before the teardown that the Vulkan and OpenCL drivers registered while they loaded (NVIDIA

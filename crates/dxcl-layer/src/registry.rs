@@ -85,6 +85,9 @@ pub(crate) struct Registry {
     /// NVIDIA runs these callbacks late, when the handle may already name a new object: a
     /// callback acts only while its number is still the handle's.
     pub watches: HashMap<usize, usize>,
+    /// Watch numbers of memory objects whose entries went at the application's last release
+    /// while the platform still held them → the signal their destructor callback sets.
+    pub destroyed: HashMap<usize, Arc<crate::core::signal::Signal>>,
     /// Kernel → (argument index → D3D memory object set as that argument).
     pub kernel_args: HashMap<usize, BTreeMap<u32, usize>>,
 }
@@ -238,6 +241,9 @@ pub(crate) fn context_released(context: usize) -> bool {
 pub(crate) fn drop_mem(mem: usize, how: Removal) -> bool {
     let entry = with(|r| {
         if let Removal::Watch(n) = how {
+            if let Some(destroyed) = r.destroyed.remove(&n) {
+                destroyed.set();
+            }
             if r.watches.get(&mem) != Some(&n) {
                 return (None, None);
             }

@@ -2,7 +2,7 @@
 //! sub-buffers of D3D buffers.
 
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use opencl_sys::{
     cl_buffer_create_type, cl_context, cl_image_format, cl_image_info, cl_int, cl_mem,
@@ -14,6 +14,7 @@ use opencl_sys::{
 use super::{check, down, status};
 use crate::cl::info::{query_bytes, query_value, write_value};
 use crate::core::format;
+use crate::core::signal::Signal;
 use crate::core::tokens::{D3dVersion, Ext, Flavor, ResourceKind};
 use crate::d3d::resource;
 use crate::registry::{self, key, MemEntry};
@@ -359,21 +360,28 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
                 .get(&key(mem))
                 .is_some_and(|e| e.sharing.aliases_resource_memory())
         });
-        // The resource reference goes with the object: at once when the platform lets go now, or
-        // when the application's reference is the last that counts (a strategy that keeps no
-        // pointer into the resource's memory).
-        let dropping = tracked && (count_before == Some(1) || (app_last && !aliases));
-        // Otherwise the platform still runs commands on the resource's own memory: the entry
-        // waits for the destructor callback, but the application is done with the object.
-        let retiring = tracked && app_last && !dropping;
+        // "The internal Direct3D reference count on resource will be decremented when the OpenCL
+        // reference count on the returned OpenCL memory object drops to zero": the application's
+        // last release drops the resource reference. When the platform still holds the object
+        // for commands in flight and the strategy uses the resource's memory in place, that
+        // memory is kept (without a reference) until the platform destroys the object.
+        let dropping = tracked && (count_before == Some(1) || app_last);
+        let keeping = dropping && count_before != Some(1) && aliases;
         // This thread drops the entries: the destructor callback, which may run on the
         // platform's thread as soon as the object goes below (NVIDIA), must not take them
-        // first and release the resource after this call has returned.
+        // first and release the resource after this call has returned. It only sets the
+        // signal the kept memory waits for, which must be in place before the release below.
         let retired = dropping.then(|| registry::retire_watch(key(mem))).flatten();
+        let destroyed = retired.filter(|_| keeping).map(|n| {
+            let signal = Arc::new(Signal::default());
+            registry::with(|r| r.destroyed.insert(n, signal.clone()));
+            signal
+        });
         // SAFETY: argument forwarded unchanged.
         let result = unsafe { below(mem) };
         if result != opencl_sys::CL_SUCCESS {
             if let Some(n) = retired {
+                registry::with(|r| r.destroyed.remove(&n));
                 registry::restore_watch(key(mem), n);
             }
             return check(result);
@@ -385,14 +393,32 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
             }
             None => {}
         });
-        if dropping {
-            drop_entries(mem, registry::Removal::Now);
-        } else if retiring {
-            registry::with(|r| {
+        let sharing = registry::with(|r| r.mems.get(&key(mem)).map(|e| e.sharing.clone()));
+        match (destroyed, sharing) {
+            (Some(signal), Some(sharing)) if !sharing.keep_memory_until(signal.clone()) => {
+                // The runtime cannot wait for the platform: the entry, and the reference, wait
+                // for the destructor callback instead (unless it already ran); the application
+                // is done with the object all the same.
+                if let Some(n) = retired.filter(|_| !signal.is_set()) {
+                    registry::restore_watch(key(mem), n);
+                    registry::with(|r| {
+                        r.destroyed.remove(&n);
+                        if let Some(e) = r.mems.get_mut(&key(mem)) {
+                            e.app_released = true;
+                        }
+                    });
+                } else {
+                    drop_entries(mem, registry::Removal::Now);
+                }
+            }
+            // No destructor callback to wait for: the entry stays, ended for the application.
+            (None, Some(_)) if keeping => registry::with(|r| {
                 if let Some(e) = r.mems.get_mut(&key(mem)) {
                     e.app_released = true;
                 }
-            });
+            }),
+            _ if dropping => drop_entries(mem, registry::Removal::Now),
+            _ => {}
         }
         check(result)
     })

@@ -9,6 +9,8 @@ use dxcl_abi::SUCCEEDED;
 use opencl_sys::{cl_event, cl_uint};
 
 use super::com::ComPtr;
+use crate::core::signal::Signal;
+use std::sync::Arc;
 
 pub(crate) struct Interop {
     pub com: ComPtr<IDxclInteropResource>,
@@ -102,4 +104,33 @@ pub(crate) fn add_pending_work(interop: &ComPtr<IDxclInteropResource>, event: cl
             pending_release(event.cast());
         }
     }
+}
+
+unsafe extern "system" fn signal_wait(context: *mut c_void) {
+    // SAFETY: the context is the Arc `keep_until` leaked, alive until signal_release.
+    let signal = unsafe { &*context.cast::<Signal>() };
+    let _ = std::panic::catch_unwind(|| signal.wait());
+}
+
+unsafe extern "system" fn signal_release(context: *mut c_void) {
+    // SAFETY: the Arc `keep_until` leaked, given back exactly once.
+    drop(unsafe { Arc::from_raw(context.cast::<Signal>()) });
+}
+
+/// Makes the runtime's next access to the resource, its destruction included, wait until
+/// `signal` is set. Returns false when the runtime would not take the work.
+pub(crate) fn keep_until(interop: &ComPtr<IDxclInteropResource>, signal: Arc<Signal>) -> bool {
+    let context = Arc::into_raw(signal).cast_mut().cast::<c_void>();
+    let p = interop.as_ptr();
+    // SAFETY: a live IDxclInteropResource; the callbacks are plain functions that catch panics,
+    // and the context is the Arc leaked just above, which signal_release takes back.
+    let hr = unsafe {
+        ((*(*p).lpVtbl).AddPendingWork)(p, Some(signal_wait), Some(signal_release), context)
+    };
+    if !SUCCEEDED(hr) {
+        // SAFETY: the runtime refused it, so the Arc is still ours alone.
+        unsafe { signal_release(context) };
+        return false;
+    }
+    true
 }

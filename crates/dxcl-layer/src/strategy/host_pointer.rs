@@ -2,9 +2,12 @@
 //! the resource's own host memory (dxcl's host backend, devices with host-unified memory), so
 //! acquire and release move no data: they only order the two APIs, O(1).
 
+use std::sync::Arc;
+
 use opencl_sys::{cl_event, cl_int, cl_mem, CL_INVALID_VALUE};
 
 use super::{create_plain, made, Decision, HandOff, Made, Request, SharingStrategy};
+use crate::core::signal::Signal;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
 use dxcl_abi::interop::IDxclInteropResource;
@@ -46,6 +49,13 @@ impl SharingStrategy for HostPointer {
 
     fn aliases_resource_memory(&self) -> bool {
         true
+    }
+
+    fn keep_memory_until(&self, destroyed: Arc<Signal>) -> bool {
+        // dxcl's runtime runs the wait before its next access to the resource, and before
+        // freeing it: the memory outlives the application's reference until the platform is
+        // done with it.
+        interop::keep_until(&self.interop, destroyed)
     }
 
     fn acquire(&self, _mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {

@@ -19,6 +19,7 @@ use opencl_sys::{
     cl_mem_object_type, CL_MEM_OBJECT_IMAGE3D,
 };
 
+use crate::core::signal::Signal;
 use crate::core::tokens::{D3dVersion, ResourceKind};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
@@ -44,9 +45,18 @@ pub(crate) trait SharingStrategy: Send + Sync {
     /// The strategy and why it was chosen (`dxcl info`, `DXCL_LOG`, the resource's tag).
     fn decision(&self) -> Decision;
 
-    /// Whether the `cl_mem` uses the resource's own memory in place, so the resource must live
+    /// Whether the `cl_mem` uses the resource's own memory in place, so that memory must live
     /// as long as the platform holds the object (not only the application).
     fn aliases_resource_memory(&self) -> bool {
+        false
+    }
+
+    /// For a strategy that aliases the resource's memory: the application's last reference is
+    /// gone while the platform may still run commands on the object. Keeps the memory alive
+    /// until `destroyed` is set (the platform destroyed the object) without keeping the
+    /// resource's reference, which "will be decremented when the OpenCL reference count on the
+    /// returned OpenCL memory object drops to zero". False when it cannot.
+    fn keep_memory_until(&self, _destroyed: Arc<Signal>) -> bool {
         false
     }
 
