@@ -168,20 +168,20 @@ fn strategy_tag(buf: *mut ID3D11Buffer) -> String {
     String::from_utf8_lossy(&bytes[..size as usize]).into_owned()
 }
 
-#[test]
-fn buffer_round_trip_both_strategies() {
-    let (p, d) = setup();
+/// A D3D11 device of `driver` (HARDWARE: the default adapter; WARP: dxcl's software adapter) and
+/// the D3D11 context properties for it on platform `p`.
+fn d3d11_device(p: cl_platform_id, driver: D3D_DRIVER_TYPE) -> (*mut ID3D11Device, [isize; 5]) {
     let mut device = null_mut();
-    // SAFETY: out pointers valid; default adapter.
+    // SAFETY: out pointers valid; no adapter.
     let hr = unsafe {
         dxcl_d3d::D3D11CreateDevice(
             null_mut(),
-            D3D_DRIVER_TYPE_HARDWARE,
+            driver,
             null_mut(),
             0,
             null(),
             0,
-            7,
+            D3D11_SDK_VERSION,
             &mut device,
             null_mut(),
             null_mut(),
@@ -189,6 +189,13 @@ fn buffer_round_trip_both_strategies() {
     };
     assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
     let props = [CL_CONTEXT_PLATFORM, p as isize, 0x401D, device as isize, 0];
+    (device, props)
+}
+
+#[test]
+fn buffer_round_trip_both_strategies() {
+    let (p, d) = setup();
+    let (device, props) = d3d11_device(p, D3D_DRIVER_TYPE_HARDWARE);
     let mut err = 0;
     // SAFETY: valid property list and device.
     let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
@@ -326,24 +333,7 @@ fn buffer_round_trip_both_strategies() {
 #[test]
 fn acquire_on_a_queue_of_another_context() {
     let (p, d) = setup();
-    let mut device = null_mut();
-    // WARP: dxcl's software adapter. SAFETY: out pointers valid; no adapter.
-    let hr = unsafe {
-        dxcl_d3d::D3D11CreateDevice(
-            null_mut(),
-            D3D_DRIVER_TYPE_WARP,
-            null_mut(),
-            0,
-            null(),
-            0,
-            D3D11_SDK_VERSION,
-            &mut device,
-            null_mut(),
-            null_mut(),
-        )
-    };
-    assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
-    let props = [CL_CONTEXT_PLATFORM, p as isize, 0x401D, device as isize, 0];
+    let (device, props) = d3d11_device(p, D3D_DRIVER_TYPE_WARP);
     let mut err = 0;
     // Two contexts on the same D3D11 device, a queue on the second.
     // SAFETY: valid property list, device and out pointers.
@@ -388,24 +378,7 @@ fn concurrent_acquires_and_releases_admit_exactly_one() {
     const THREADS: usize = 8;
     const ROUNDS: usize = 60;
     let (p, d) = setup();
-    let mut device = null_mut();
-    // SAFETY: out pointers valid; default adapter.
-    let hr = unsafe {
-        dxcl_d3d::D3D11CreateDevice(
-            null_mut(),
-            D3D_DRIVER_TYPE_HARDWARE,
-            null_mut(),
-            0,
-            null(),
-            0,
-            D3D11_SDK_VERSION,
-            &mut device,
-            null_mut(),
-            null_mut(),
-        )
-    };
-    assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
-    let props = [CL_CONTEXT_PLATFORM, p as isize, 0x401D, device as isize, 0];
+    let (device, props) = d3d11_device(p, D3D_DRIVER_TYPE_HARDWARE);
     let mut err = 0;
     // SAFETY: valid property list and device.
     let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
