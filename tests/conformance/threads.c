@@ -1,0 +1,318 @@
+/* Threads: 8 threads share objects of one context through their own queues, for many rounds, every
+ * byte checked.
+ *
+ * Each thread has its own command queue, kernel, shared buffer and shared 2D texture. A round: Direct3D
+ * writes a new pattern into both (UpdateSubresource); acquire both; OpenCL reads them and must see
+ * those bytes; a kernel adds 1 to every byte of the buffer and clEnqueueWriteImage writes a new pattern
+ * into the texture; release; Direct3D reads both back and must see OpenCL's bytes. Then the thread
+ * tries its turn on one buffer all threads share: the acquire either succeeds or answers
+ * CL_D3D1x_RESOURCE_ALREADY_ACQUIRED, never two at a time; the holder must see what the previous holder
+ * wrote (through Direct3D: release writes it back, acquire reads it), and writes its own bytes.
+ *
+ * The application's rule for Direct3D from several threads: the D3D11 immediate context is not
+ * thread-safe, so every Direct3D call of the test runs under one application mutex (`app_lock`), as a
+ * real application must do. Acquire and release run outside it, on all threads at once: the layer
+ * serialises its own Direct3D work.
+ *
+ * Rounds per thread: DXCL_THREADS_ROUNDS (default 40 per pair, which keeps the program within about
+ * 5 s per run on 2 cores); docs/conformance.md records a long run. */
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define THREADS 8
+#define BUF_SIZE 16384
+#define TEX_W 32
+#define TEX_H 16
+#define TEX_BYTES (TEX_W * TEX_H * 4)
+#define TURN_SIZE 4096
+#define DEFAULT_ROUNDS 40
+
+/* Every Direct3D call and every check of the worker threads (the harness's counters are plain ints). */
+static pthread_mutex_t app_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct pair_env {
+    const sharing *s;
+    gfx *g;
+    cl_context ctx;
+    cl_device_id dev;
+    int rounds;
+    res turn_res;
+    cl_mem turn;
+    /* Under app_lock: the seed of what the turn buffer holds, the threads inside a turn, counts. */
+    unsigned turn_seed;
+    int holders, turns, refused;
+} pair_env;
+
+typedef struct worker {
+    pair_env *P;
+    int id;
+    cl_command_queue q;
+    cl_kernel inc;
+    res rb, rt;
+    cl_mem mb, mt;
+    int fails;         /* failed checks of this thread */
+    int failed_rounds; /* rounds with at least one */
+} worker;
+
+/* A failed check from a worker thread, with its thread and round. */
+static void fail_at(worker *W, int round, const char *what, long at, int got, int want)
+{
+    W->fails++;
+    pthread_mutex_lock(&app_lock);
+    h_at("%s: thread %d, round %d", W->P->s->name, W->id, round);
+    if (at >= 0)
+        h_fail(__FILE__, __LINE__, "%s: byte %ld is %d, want %d", what, at, got, want);
+    else
+        h_fail(__FILE__, __LINE__, "%s", what);
+    pthread_mutex_unlock(&app_lock);
+}
+
+static void pass(void)
+{
+    pthread_mutex_lock(&app_lock);
+    h_pass();
+    pthread_mutex_unlock(&app_lock);
+}
+
+/* Compares every byte; a difference is one failed check. Returns 1 when equal. */
+static int same(worker *W, int round, const char *what, const unsigned char *got, const unsigned char *want,
+                size_t n)
+{
+    long d = first_diff(got, want, n);
+    if (d >= 0) {
+        fail_at(W, round, what, d, got[d], want[d]);
+        return 0;
+    }
+    pass();
+    return 1;
+}
+
+static int call_ok(worker *W, int round, const char *what, cl_int e)
+{
+    if (e == CL_SUCCESS) {
+        pass();
+        return 1;
+    }
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s = %s (%d)", what, cl_err_name(e), e);
+    fail_at(W, round, msg, -1, 0, 0);
+    return 0;
+}
+
+static unsigned seed_of(int thread, int round, int what) { return (unsigned)(round * 64 + thread * 4 + what) + 1; }
+
+/* One turn on the shared buffer: at most one thread holds it, and sees the previous holder's bytes. */
+static void take_turn(worker *W, int round, unsigned char *got, unsigned char *want)
+{
+    pair_env *P = W->P;
+    const sharing *s = P->s;
+    cl_int e = sh_acquire(s, W->q, 1, &P->turn, 0, NULL, NULL);
+    if (e == s->err_already) {
+        pthread_mutex_lock(&app_lock);
+        P->refused++;
+        h_pass();
+        pthread_mutex_unlock(&app_lock);
+        return;
+    }
+    if (!call_ok(W, round, "turn: acquire (success or ALREADY_ACQUIRED)", e))
+        return;
+    pthread_mutex_lock(&app_lock);
+    int others = P->holders++;
+    unsigned seed = P->turn_seed;
+    pthread_mutex_unlock(&app_lock);
+    if (others != 0)
+        fail_at(W, round, "turn: a second acquire of an acquired object succeeded", -1, 0, 0);
+    else
+        pass();
+    if (call_ok(W, round, "turn: clEnqueueReadBuffer",
+                clEnqueueReadBuffer(W->q, P->turn, CL_TRUE, 0, TURN_SIZE, got, 0, NULL, NULL))) {
+        fill_pattern(want, TURN_SIZE, seed);
+        same(W, round, "turn: OpenCL sees the previous holder's bytes", got, want, TURN_SIZE);
+    }
+    unsigned mine = seed_of(W->id, round, 3);
+    fill_pattern(want, TURN_SIZE, mine);
+    int wrote = call_ok(W, round, "turn: clEnqueueWriteBuffer",
+                        clEnqueueWriteBuffer(W->q, P->turn, CL_TRUE, 0, TURN_SIZE, want, 0, NULL, NULL));
+    /* The next holder expects these bytes: recorded before the release, which is what lets it in. */
+    pthread_mutex_lock(&app_lock);
+    if (wrote)
+        P->turn_seed = mine;
+    P->holders--;
+    P->turns++;
+    pthread_mutex_unlock(&app_lock);
+    call_ok(W, round, "turn: release", sh_release(s, W->q, 1, &P->turn, 0, NULL, NULL));
+}
+
+static void *work(void *arg)
+{
+    worker *W = arg;
+    pair_env *P = W->P;
+    const sharing *s = P->s;
+    gfx *g = P->g;
+    unsigned char *d3d_b = malloc(BUF_SIZE), *cl_b = malloc(BUF_SIZE), *got_b = malloc(BUF_SIZE);
+    unsigned char *d3d_t = malloc(TEX_BYTES), *cl_t = malloc(TEX_BYTES), *got_t = malloc(TEX_BYTES);
+    unsigned char *got_turn = malloc(TURN_SIZE), *want_turn = malloc(TURN_SIZE);
+    cl_mem both[2] = {W->mb, W->mt};
+    size_t origin[3] = {0, 0, 0}, region[3] = {TEX_W, TEX_H, 1};
+    for (int round = 0; round < P->rounds; round++) {
+        int bad = W->fails;
+        /* Direct3D writes (under the application's lock). */
+        fill_pattern(d3d_b, BUF_SIZE, seed_of(W->id, round, 0));
+        fill_pattern(d3d_t, TEX_BYTES, seed_of(W->id, round, 1));
+        pthread_mutex_lock(&app_lock);
+        int wrote = gfx_write(g, &W->rb, 0, d3d_b) && gfx_write(g, &W->rt, 0, d3d_t);
+        pthread_mutex_unlock(&app_lock);
+        if (!wrote)
+            break;
+        /* OpenCL: sees them, changes them. */
+        if (!call_ok(W, round, "acquire", sh_acquire(s, W->q, 2, both, 0, NULL, NULL)))
+            break;
+        if (call_ok(W, round, "clEnqueueReadBuffer",
+                    clEnqueueReadBuffer(W->q, W->mb, CL_FALSE, 0, BUF_SIZE, got_b, 0, NULL, NULL)) &&
+            call_ok(W, round, "clEnqueueReadImage",
+                    clEnqueueReadImage(W->q, W->mt, CL_TRUE, origin, region, 0, 0, got_t, 0, NULL, NULL))) {
+            same(W, round, "buffer: OpenCL sees Direct3D's bytes", got_b, d3d_b, BUF_SIZE);
+            same(W, round, "texture: OpenCL sees Direct3D's bytes", got_t, d3d_t, TEX_BYTES);
+        }
+        cl_uint n = BUF_SIZE;
+        size_t gsz = BUF_SIZE;
+        clSetKernelArg(W->inc, 0, sizeof W->mb, &W->mb);
+        clSetKernelArg(W->inc, 1, sizeof n, &n);
+        call_ok(W, round, "clEnqueueNDRangeKernel(inc_bytes)",
+                clEnqueueNDRangeKernel(W->q, W->inc, 1, NULL, &gsz, NULL, 0, NULL, NULL));
+        fill_pattern(cl_t, TEX_BYTES, seed_of(W->id, round, 2));
+        call_ok(W, round, "clEnqueueWriteImage",
+                clEnqueueWriteImage(W->q, W->mt, CL_FALSE, origin, region, 0, 0, cl_t, 0, NULL, NULL));
+        /* Released without clFinish: Direct3D's next reads must see OpenCL's bytes. */
+        if (!call_ok(W, round, "release", sh_release(s, W->q, 2, both, 0, NULL, NULL)))
+            break;
+        for (size_t i = 0; i < BUF_SIZE; i++)
+            cl_b[i] = (unsigned char)(d3d_b[i] + 1);
+        pthread_mutex_lock(&app_lock);
+        int read = gfx_read(g, &W->rb, 0, got_b) && gfx_read(g, &W->rt, 0, got_t);
+        pthread_mutex_unlock(&app_lock);
+        if (read) {
+            same(W, round, "buffer: Direct3D sees the kernel's bytes", got_b, cl_b, BUF_SIZE);
+            same(W, round, "texture: Direct3D sees OpenCL's bytes", got_t, cl_t, TEX_BYTES);
+        }
+        take_turn(W, round, got_turn, want_turn);
+        if (W->fails != bad)
+            W->failed_rounds++;
+        if (W->failed_rounds > 5)
+            break; /* enough said; keeps a broken run's output short */
+    }
+    call_ok(W, P->rounds, "clFinish", clFinish(W->q));
+    free(d3d_b), free(cl_b), free(got_b), free(d3d_t), free(cl_t), free(got_t), free(got_turn), free(want_turn);
+    return NULL;
+}
+
+static void run_pair(const sharing *s, gfx *g, int rounds)
+{
+    pair_env P;
+    memset(&P, 0, sizeof P);
+    P.s = s;
+    P.g = g;
+    P.rounds = rounds;
+    h_at("%s: setup", s->name);
+    P.ctx = h_context(s, g, -1, &P.dev, NULL);
+    if (!P.ctx)
+        return;
+    worker W[THREADS];
+    memset(W, 0, sizeof W);
+    int ready = 1;
+    cl_int e;
+    /* The turn buffer starts with seed 0's bytes. */
+    unsigned char *init = malloc(BUF_SIZE > TEX_BYTES ? BUF_SIZE : TEX_BYTES);
+    fill_pattern(init, TURN_SIZE, 0);
+    CHECK_HR(gfx_buffer(g, &P.turn_res, TURN_SIZE, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, init),
+             S_OK);
+    P.turn = P.turn_res.p ? sh_create_buffer(s, P.ctx, 0, P.turn_res.p, &e) : NULL;
+    ready &= P.turn != NULL;
+    for (int i = 0; i < THREADS; i++) {
+        W[i].P = &P;
+        W[i].id = i;
+        W[i].q = h_queue(P.ctx, P.dev);
+        W[i].inc = h_kernel(P.ctx, P.dev, "inc_bytes");
+        CHECK_HR(gfx_buffer(g, &W[i].rb, BUF_SIZE, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, NULL),
+                 S_OK);
+        CHECK_HR(gfx_tex2d(g, &W[i].rt, TEX_W, TEX_H, 1, 1, DXGI_FORMAT_R8G8B8A8_UNORM, 1, D3D11_USAGE_DEFAULT,
+                           D3D11_BIND_SHADER_RESOURCE, 0, 0, NULL),
+                 S_OK);
+        W[i].mb = W[i].rb.p ? sh_create_buffer(s, P.ctx, 0, W[i].rb.p, &e) : NULL;
+        W[i].mt = W[i].rt.p ? sh_create_tex2d(s, P.ctx, 0, W[i].rt.p, 0, &e) : NULL;
+        ready &= W[i].q && W[i].inc && W[i].mb && W[i].mt;
+    }
+    CHECK(ready);
+    if (ready) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        pthread_t t[THREADS];
+        int started = 0;
+        for (int i = 0; i < THREADS; i++)
+            started += pthread_create(&t[i], NULL, work, &W[i]) == 0;
+        CHECK(started == THREADS);
+        for (int i = 0; i < started; i++)
+            pthread_join(t[i], NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        h_at("%s: after the threads", s->name);
+        /* Every thread held the turn buffer at least once over the whole run is not guaranteed; some did. */
+        CHECK(P.turns > 0);
+        CHECK(P.holders == 0);
+        /* The turn buffer, read by Direct3D, holds the last holder's bytes. */
+        unsigned char *got = malloc(TURN_SIZE);
+        fill_pattern(init, TURN_SIZE, P.turn_seed);
+        if (gfx_read(g, &P.turn_res, 0, got))
+            CHECK(first_diff(got, init, TURN_SIZE) < 0);
+        free(got);
+        printf("%s: %d threads x %d rounds in %.2f s; %d turns taken, %d acquires refused "
+               "(ALREADY_ACQUIRED)\n",
+               s->name, THREADS, rounds, secs, P.turns, P.refused);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        if (W[i].mb)
+            clReleaseMemObject(W[i].mb);
+        if (W[i].mt)
+            clReleaseMemObject(W[i].mt);
+        if (W[i].inc)
+            clReleaseKernel(W[i].inc);
+        if (W[i].q)
+            clReleaseCommandQueue(W[i].q);
+        res_free(&W[i].rb);
+        res_free(&W[i].rt);
+    }
+    if (P.turn)
+        clReleaseMemObject(P.turn);
+    res_free(&P.turn_res);
+    free(init);
+    h_drop_program();
+    clReleaseContext(P.ctx);
+}
+
+int main(void)
+{
+    const char *env = getenv("DXCL_THREADS_ROUNDS");
+    int rounds = env && *env ? atoi(env) : DEFAULT_ROUNDS;
+    if (rounds < 1)
+        rounds = 1;
+    /* A generous watchdog: PoCL on 2 shared cores runs a round in well under 100 ms per thread. */
+    h_begin("threads", 120 + (unsigned)rounds / 4);
+    cl_platform_id p = h_platform();
+    CHECK(p != NULL);
+    for (int i = 0; p && i < 4; i++) {
+        int api, nv;
+        if (!h_combo(i, &api, &nv))
+            continue;
+        sharing s;
+        CHECK(sharing_init(&s, p, api, nv));
+        gfx g;
+        if (!gfx_open(&g, api))
+            continue;
+        run_pair(&s, &g, rounds);
+        gfx_close(&g);
+    }
+    return h_end();
+}
