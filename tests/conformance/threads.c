@@ -39,6 +39,7 @@ typedef struct pair_env {
     cl_context ctx;
     cl_device_id dev;
     int rounds;
+    int app_d3d; /* the threads make Direct3D calls of their own (see run_phase) */
     res turn_res;
     cl_mem turn;
     /* Under app_lock: the seed of what the turn buffer holds, the threads inside a turn, counts. */
@@ -53,6 +54,7 @@ typedef struct worker {
     cl_kernel inc;
     res rb, rt;
     cl_mem mb, mt;
+    unsigned char *now_b, *now_t; /* what the buffer and texture hold when not acquired */
     int fails;         /* failed checks of this thread */
     int failed_rounds; /* rounds with at least one */
 } worker;
@@ -152,21 +154,24 @@ static void *work(void *arg)
     pair_env *P = W->P;
     const sharing *s = P->s;
     gfx *g = P->g;
-    unsigned char *d3d_b = malloc(BUF_SIZE), *cl_b = malloc(BUF_SIZE), *got_b = malloc(BUF_SIZE);
-    unsigned char *d3d_t = malloc(TEX_BYTES), *cl_t = malloc(TEX_BYTES), *got_t = malloc(TEX_BYTES);
+    /* d3d_*: what the objects hold when acquired; cl_*: what OpenCL leaves in them. */
+    unsigned char *d3d_b = W->now_b, *cl_b = malloc(BUF_SIZE), *got_b = malloc(BUF_SIZE);
+    unsigned char *d3d_t = W->now_t, *cl_t = malloc(TEX_BYTES), *got_t = malloc(TEX_BYTES);
     unsigned char *got_turn = malloc(TURN_SIZE), *want_turn = malloc(TURN_SIZE);
     cl_mem both[2] = {W->mb, W->mt};
     size_t origin[3] = {0, 0, 0}, region[3] = {TEX_W, TEX_H, 1};
     for (int round = 0; round < P->rounds; round++) {
         int bad = W->fails;
-        /* Direct3D writes (under the application's lock). */
-        fill_pattern(d3d_b, BUF_SIZE, seed_of(W->id, round, 0));
-        fill_pattern(d3d_t, TEX_BYTES, seed_of(W->id, round, 1));
-        pthread_mutex_lock(&app_lock);
-        int wrote = gfx_write(g, &W->rb, 0, d3d_b) && gfx_write(g, &W->rt, 0, d3d_t);
-        pthread_mutex_unlock(&app_lock);
-        if (!wrote)
-            break;
+        if (P->app_d3d) {
+            /* Direct3D writes (under the application's lock). */
+            fill_pattern(d3d_b, BUF_SIZE, seed_of(W->id, round, 0));
+            fill_pattern(d3d_t, TEX_BYTES, seed_of(W->id, round, 1));
+            pthread_mutex_lock(&app_lock);
+            int wrote = gfx_write(g, &W->rb, 0, d3d_b) && gfx_write(g, &W->rt, 0, d3d_t);
+            pthread_mutex_unlock(&app_lock);
+            if (!wrote)
+                break;
+        }
         /* OpenCL: sees them, changes them. */
         if (!call_ok(W, round, "acquire", sh_acquire(s, W->q, 2, both, 0, NULL, NULL)))
             break;
@@ -191,13 +196,18 @@ static void *work(void *arg)
             break;
         for (size_t i = 0; i < BUF_SIZE; i++)
             cl_b[i] = (unsigned char)(d3d_b[i] + 1);
-        pthread_mutex_lock(&app_lock);
-        int read = gfx_read(g, &W->rb, 0, got_b) && gfx_read(g, &W->rt, 0, got_t);
-        pthread_mutex_unlock(&app_lock);
-        if (read) {
-            same(W, round, "buffer: Direct3D sees the kernel's bytes", got_b, cl_b, BUF_SIZE);
-            same(W, round, "texture: Direct3D sees OpenCL's bytes", got_t, cl_t, TEX_BYTES);
+        if (P->app_d3d) {
+            pthread_mutex_lock(&app_lock);
+            int read = gfx_read(g, &W->rb, 0, got_b) && gfx_read(g, &W->rt, 0, got_t);
+            pthread_mutex_unlock(&app_lock);
+            if (read) {
+                same(W, round, "buffer: Direct3D sees the kernel's bytes", got_b, cl_b, BUF_SIZE);
+                same(W, round, "texture: Direct3D sees OpenCL's bytes", got_t, cl_t, TEX_BYTES);
+            }
         }
+        /* What the objects hold now (the layer alone: what the next acquire must bring back). */
+        memcpy(d3d_b, cl_b, BUF_SIZE);
+        memcpy(d3d_t, cl_t, TEX_BYTES);
         take_turn(W, round, got_turn, want_turn);
         if (W->fails != bad)
             W->failed_rounds++;
@@ -205,18 +215,22 @@ static void *work(void *arg)
             break; /* enough said; keeps a broken run's output short */
     }
     call_ok(W, P->rounds, "clFinish", clFinish(W->q));
-    free(d3d_b), free(cl_b), free(got_b), free(d3d_t), free(cl_t), free(got_t), free(got_turn), free(want_turn);
+    free(cl_b), free(got_b), free(cl_t), free(got_t), free(got_turn), free(want_turn);
     return NULL;
 }
 
-static void run_pair(const sharing *s, gfx *g, int rounds)
+/* One pair, one phase: app_d3d = 1, the threads' own Direct3D calls (under app_lock) between their
+ * acquires and releases; 0, the layer alone: Direct3D writes before the threads start and reads after
+ * they end, so every Direct3D call inside the phase is the layer's. */
+static void run_phase(const sharing *s, gfx *g, int rounds, int app_d3d, const char *phase)
 {
     pair_env P;
     memset(&P, 0, sizeof P);
     P.s = s;
     P.g = g;
     P.rounds = rounds;
-    h_at("%s: setup", s->name);
+    P.app_d3d = app_d3d;
+    h_at("%s, %s: setup", s->name, phase);
     P.ctx = h_context(s, g, -1, &P.dev, NULL);
     if (!P.ctx)
         return;
@@ -224,10 +238,10 @@ static void run_pair(const sharing *s, gfx *g, int rounds)
     memset(W, 0, sizeof W);
     int ready = 1;
     cl_int e;
+    unsigned char *got = malloc(BUF_SIZE > TEX_BYTES ? BUF_SIZE : TEX_BYTES);
     /* The turn buffer starts with seed 0's bytes. */
-    unsigned char *init = malloc(BUF_SIZE > TEX_BYTES ? BUF_SIZE : TEX_BYTES);
-    fill_pattern(init, TURN_SIZE, 0);
-    CHECK_HR(gfx_buffer(g, &P.turn_res, TURN_SIZE, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, init),
+    fill_pattern(got, TURN_SIZE, 0);
+    CHECK_HR(gfx_buffer(g, &P.turn_res, TURN_SIZE, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, got),
              S_OK);
     P.turn = P.turn_res.p ? sh_create_buffer(s, P.ctx, 0, P.turn_res.p, &e) : NULL;
     ready &= P.turn != NULL;
@@ -236,10 +250,15 @@ static void run_pair(const sharing *s, gfx *g, int rounds)
         W[i].id = i;
         W[i].q = h_queue(P.ctx, P.dev);
         W[i].inc = h_kernel(P.ctx, P.dev, "inc_bytes");
-        CHECK_HR(gfx_buffer(g, &W[i].rb, BUF_SIZE, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, NULL),
+        W[i].now_b = malloc(BUF_SIZE);
+        W[i].now_t = malloc(TEX_BYTES);
+        fill_pattern(W[i].now_b, BUF_SIZE, 1000u + (unsigned)i);
+        fill_pattern(W[i].now_t, TEX_BYTES, 2000u + (unsigned)i);
+        CHECK_HR(gfx_buffer(g, &W[i].rb, BUF_SIZE, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0,
+                            W[i].now_b),
                  S_OK);
         CHECK_HR(gfx_tex2d(g, &W[i].rt, TEX_W, TEX_H, 1, 1, DXGI_FORMAT_R8G8B8A8_UNORM, 1, D3D11_USAGE_DEFAULT,
-                           D3D11_BIND_SHADER_RESOURCE, 0, 0, NULL),
+                           D3D11_BIND_SHADER_RESOURCE, 0, 0, W[i].now_t),
                  S_OK);
         W[i].mb = W[i].rb.p ? sh_create_buffer(s, P.ctx, 0, W[i].rb.p, &e) : NULL;
         W[i].mt = W[i].rt.p ? sh_create_tex2d(s, P.ctx, 0, W[i].rt.p, 0, &e) : NULL;
@@ -258,19 +277,25 @@ static void run_pair(const sharing *s, gfx *g, int rounds)
             pthread_join(t[i], NULL);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-        h_at("%s: after the threads", s->name);
-        /* Every thread held the turn buffer at least once over the whole run is not guaranteed; some did. */
+        h_at("%s, %s: after the threads", s->name, phase);
         CHECK(P.turns > 0);
         CHECK(P.holders == 0);
-        /* The turn buffer, read by Direct3D, holds the last holder's bytes. */
-        unsigned char *got = malloc(TURN_SIZE);
-        fill_pattern(init, TURN_SIZE, P.turn_seed);
+        /* Direct3D sees what the threads left: each thread's buffer and texture, the turn buffer's last
+         * holder's bytes. */
+        for (int i = 0; i < THREADS; i++) {
+            if (gfx_read(g, &W[i].rb, 0, got))
+                CHECK(first_diff(got, W[i].now_b, BUF_SIZE) < 0);
+            if (gfx_read(g, &W[i].rt, 0, got))
+                CHECK(first_diff(got, W[i].now_t, TEX_BYTES) < 0);
+        }
+        unsigned char *want = malloc(TURN_SIZE);
+        fill_pattern(want, TURN_SIZE, P.turn_seed);
         if (gfx_read(g, &P.turn_res, 0, got))
-            CHECK(first_diff(got, init, TURN_SIZE) < 0);
-        free(got);
-        printf("%s: %d threads x %d rounds in %.2f s; %d turns taken, %d acquires refused "
+            CHECK(first_diff(got, want, TURN_SIZE) < 0);
+        free(want);
+        printf("%s, %s: %d threads x %d rounds in %.2f s; %d turns taken, %d acquires refused "
                "(ALREADY_ACQUIRED)\n",
-               s->name, THREADS, rounds, secs, P.turns, P.refused);
+               s->name, phase, THREADS, rounds, secs, P.turns, P.refused);
     }
     for (int i = 0; i < THREADS; i++) {
         if (W[i].mb)
@@ -283,13 +308,29 @@ static void run_pair(const sharing *s, gfx *g, int rounds)
             clReleaseCommandQueue(W[i].q);
         res_free(&W[i].rb);
         res_free(&W[i].rt);
+        free(W[i].now_b);
+        free(W[i].now_t);
     }
     if (P.turn)
         clReleaseMemObject(P.turn);
     res_free(&P.turn_res);
-    free(init);
+    free(got);
     h_drop_program();
     clReleaseContext(P.ctx);
+}
+
+/* A Direct3D 11 device with the debug layer (D3D11_CREATE_DEVICE_DEBUG): dxcl's runtime then aborts,
+ * with the SDK's CORRUPTED_MULTITHREADING message, when two threads are inside the immediate context at
+ * once. */
+static int open_debug11(gfx *g)
+{
+    memset(g, 0, sizeof *g);
+    g->api = API_D3D11;
+    HRESULT hr = D3D11CreateDevice(NULL, D3D_DRIVER_TYPE_HARDWARE, NULL, D3D11_CREATE_DEVICE_DEBUG, NULL, 0,
+                                   D3D11_SDK_VERSION, &g->d11, NULL, &g->ctx11);
+    g->device = g->d11;
+    CHECK_HR(hr, S_OK);
+    return SUCCEEDED(hr) && g->d11;
 }
 
 int main(void)
@@ -311,8 +352,14 @@ int main(void)
         gfx g;
         if (!gfx_open(&g, api))
             continue;
-        run_pair(&s, &g, rounds);
+        run_phase(&s, &g, rounds, 1, "with the application's Direct3D calls");
         gfx_close(&g);
+        /* D3D11's immediate context is not thread-safe; D3D10 devices are, unless created
+         * D3D10_CREATE_DEVICE_SINGLETHREADED. */
+        if (api == API_D3D11 && open_debug11(&g)) {
+            run_phase(&s, &g, rounds, 0, "the layer alone on a debug device");
+            gfx_close(&g);
+        }
     }
     return h_end();
 }
