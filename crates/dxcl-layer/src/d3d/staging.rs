@@ -618,3 +618,28 @@ fn create_staging10(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_lock_per_device() {
+        let a = DeviceLock::of(0x1000);
+        let b = DeviceLock::of(0x1000);
+        let other = DeviceLock::of(0x2000);
+        assert!(Arc::ptr_eq(&a.0, &b.0), "one device, one lock");
+        assert!(!Arc::ptr_eq(&a.0, &other.0), "two devices, two locks");
+        let held = a.hold();
+        assert!(
+            b.0.try_lock().is_err(),
+            "held for every staging resource of the device"
+        );
+        assert!(other.0.try_lock().is_ok(), "another device's work goes on");
+        drop(held);
+        // Once no staging resource of a device is left, its entry goes with the next new device.
+        drop((a, b));
+        let _third = DeviceLock::of(0x3000);
+        assert!(DeviceLock::of(0x1000).0.try_lock().is_ok());
+    }
+}
