@@ -48,12 +48,31 @@ pub(crate) struct MemEntry {
     pub key: (usize, u32),
     pub subresource: u32,
     /// Context-wide acquire state.
-    pub acquired: bool,
+    pub acquire: AcquireState,
     /// The application released its last reference, but the platform still holds the object
     /// for commands in flight and the strategy uses the resource's memory in place, so the entry
     /// (and the resource reference) stays until the destructor callback. For the application the
     /// object is gone: the resource can be shared again.
     pub app_released: bool,
+}
+
+/// Where a memory object stands between OpenCL and Direct3D, for the whole context. An acquire or
+/// release call claims the object (`Acquiring`, `Releasing`) before its Direct3D and OpenCL work
+/// and settles it after, so another thread sees the object as free only once the call that
+/// freed it has done its work: an acquire on another thread right after a release's claim would
+/// otherwise read the resource before the release wrote it back (staging copies) or before it
+/// ordered Direct3D after the release's commands (host pointer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum AcquireState {
+    /// Direct3D's: an acquire may claim it.
+    #[default]
+    Released,
+    /// An acquire call is at work on it.
+    Acquiring,
+    /// OpenCL's: commands may use it; a release may claim it.
+    Acquired,
+    /// A release call is at work on it.
+    Releasing,
 }
 
 impl MemEntry {
@@ -137,7 +156,7 @@ impl Registry {
             // "If an OpenCL memory object created from a Direct3D 1x resource is used while it is
             // not currently acquired by OpenCL, the call attempting to use that OpenCL memory
             // object will return CL_D3D1x_RESOURCE_NOT_ACQUIRED."
-            Some(e) if !e.acquired => Err(e.version.not_acquired()),
+            Some(e) if e.acquire != AcquireState::Acquired => Err(e.version.not_acquired()),
             _ => Ok(()),
         }
     }
@@ -287,7 +306,7 @@ mod tests {
             resource: inert_com(),
             key: (0, 0),
             subresource: 0,
-            acquired: false,
+            acquire: AcquireState::Released,
             app_released: false,
         }
     }
@@ -393,7 +412,15 @@ mod tests {
         }
         assert_eq!(r.root_key(14), None);
         assert_eq!(r.check_acquired(14), Ok(()));
-        r.mems.get_mut(&10).unwrap().acquired = true;
+        for state in [AcquireState::Acquiring, AcquireState::Releasing] {
+            r.mems.get_mut(&10).unwrap().acquire = state;
+            assert_eq!(
+                r.check_acquired(13),
+                Err(D3dVersion::D3D10.not_acquired()),
+                "{state:?}"
+            );
+        }
+        r.mems.get_mut(&10).unwrap().acquire = AcquireState::Acquired;
         assert_eq!(r.check_acquired(13), Ok(()));
     }
 

@@ -4,9 +4,17 @@
 //!
 //! The context is its own COM object, owned by its device (one private reference); while the
 //! application holds it, it holds a public reference on the device.
+//!
+//! Threads: the runtime's own state is behind locks, so overlapping calls do no harm here, but
+//! Direct3D 11 does not allow them ("the immediate context is not thread-safe"). On a device
+//! created with `D3D11_CREATE_DEVICE_DEBUG` the context checks the rule the way the SDK's debug
+//! layer does: two threads inside its methods at once is `CORRUPTED_MULTITHREADING`, reported on
+//! stderr, and the process aborts (dxcl has no info queue to break into).
 
+use std::cell::Cell;
 use std::mem::offset_of;
 use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::abi::*;
 use super::device::{child_get_device, Device, DeviceChild};
@@ -25,6 +33,10 @@ pub struct Context {
     refs: RefCounts,
     private: PrivateData,
     device: *const Device,
+    /// The debug layer's thread check: on (`D3D11_CREATE_DEVICE_DEBUG`), and the thread inside a
+    /// method now (0: none; see [`thread_token`]).
+    check_threads: bool,
+    inside: AtomicU64,
 }
 
 // SAFETY: the vtable pointer refers to an immutable static; `device` outlives the context (the
@@ -72,14 +84,45 @@ impl DeviceChild for Context {
 
 impl Context {
     /// The context of a device under construction (no public reference; the device holds the
-    /// one private reference).
-    pub fn create(device: *const Device) -> *mut Context {
+    /// one private reference); `check_threads` for a device created with the debug layer.
+    pub fn create(device: *const Device, check_threads: bool) -> *mut Context {
         into_raw(Context {
             d3d11: &CONTEXT_VTBL,
             refs: RefCounts::new_private(),
             private: PrivateData::default(),
             device,
+            check_threads,
+            inside: AtomicU64::new(0),
         })
+    }
+
+    /// Marks the calling thread inside `method` until the returned guard drops; on a debug
+    /// device, another thread inside at the same time is reported and aborts the process.
+    fn enter(&self, method: &str) -> Inside<'_> {
+        if !self.check_threads {
+            return Inside(None);
+        }
+        let me = thread_token();
+        match self
+            .inside
+            .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Inside(Some(&self.inside)),
+            // A method of this thread called back into the context (nested): the outer call
+            // clears the mark.
+            Err(other) if other == me => Inside(None),
+            Err(other) => {
+                eprintln!(
+                    "D3D11 CORRUPTION: ID3D11DeviceContext::{method}: Two threads were found to be \
+                     executing functions associated with the same Device[Context] at the same time. \
+                     This will cause corruption of memory. Appropriate thread synchronization needs \
+                     to occur external to the Direct3D API (or through the ID3D10Multithread \
+                     interface). {me} and {other} are the implicated thread ids. \
+                     [ MISCELLANEOUS CORRUPTION #28: CORRUPTED_MULTITHREADING ]"
+                );
+                std::process::abort();
+            }
+        }
     }
 
     /// One of this device's resources behind an application pointer.
@@ -91,6 +134,29 @@ impl Context {
     fn query<I>(&self, p: *const I) -> Option<PrivateRef<Query>> {
         lookup::<Query, I>(p).filter(|q| ptr::eq(q.device(), self.device()))
     }
+}
+
+/// A thread inside a context method (see [`Context::enter`]).
+struct Inside<'a>(Option<&'a AtomicU64>);
+
+impl Drop for Inside<'_> {
+    fn drop(&mut self) {
+        if let Some(inside) = self.0 {
+            inside.store(0, Ordering::Release);
+        }
+    }
+}
+
+/// A number unique to the calling thread, never 0 (the thread ids of the corruption message).
+fn thread_token() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local!(static TOKEN: Cell<u64> = const { Cell::new(0) });
+    TOKEN.with(|t| {
+        if t.get() == 0 {
+            t.set(NEXT.fetch_add(1, Ordering::Relaxed));
+        }
+        t.get()
+    })
 }
 
 type C = Context;
@@ -159,7 +225,9 @@ unsafe extern "system" fn map(
             }
         };
         // SAFETY: COM contract.
-        let Some(r) = (unsafe { ctx(this) }).resource(resource) else {
+        let c = unsafe { ctx(this) };
+        let _inside = c.enter("Map");
+        let Some(r) = c.resource(resource) else {
             // A resource that is not this device's cannot be mapped.
             return E_INVALIDARG;
         };
@@ -187,7 +255,9 @@ unsafe extern "system" fn unmap(
 ) {
     guard((), || {
         // SAFETY: COM contract.
-        if let Some(r) = unsafe { ctx(this) }.resource(resource) {
+        let c = unsafe { ctx(this) };
+        let _inside = c.enter("Unmap");
+        if let Some(r) = c.resource(resource) {
             r.unmap(sub);
         }
     })
@@ -204,7 +274,9 @@ unsafe extern "system" fn update_subresource(
 ) {
     guard((), || {
         // SAFETY: COM contract.
-        let Some(r) = unsafe { ctx(this) }.resource(dst) else {
+        let c = unsafe { ctx(this) };
+        let _inside = c.enter("UpdateSubresource");
+        let Some(r) = c.resource(dst) else {
             return;
         };
         // SAFETY: null or readable (COM contract).
@@ -222,6 +294,7 @@ unsafe extern "system" fn copy_resource_m(
     guard((), || {
         // SAFETY: COM contract.
         let c = unsafe { ctx(this) };
+        let _inside = c.enter("CopyResource");
         if let (Some(d), Some(s)) = (c.resource(dst), c.resource(src)) {
             copy_resource(&d, &s);
         }
@@ -242,6 +315,7 @@ unsafe extern "system" fn copy_subresource_region_m(
     guard((), || {
         // SAFETY: COM contract.
         let c = unsafe { ctx(this) };
+        let _inside = c.enter("CopySubresourceRegion");
         if let (Some(d), Some(s)) = (c.resource(dst), c.resource(src)) {
             // SAFETY: null or readable (COM contract).
             let b = unsafe { src_box.as_ref() }.map(texel_box);
@@ -253,7 +327,9 @@ unsafe extern "system" fn copy_subresource_region_m(
 unsafe extern "system" fn begin(this: *mut ID3D11DeviceContext, query: *mut ID3D11Asynchronous) {
     guard((), || {
         // SAFETY: COM contract.
-        if let Some(q) = unsafe { ctx(this) }.query(query) {
+        let c = unsafe { ctx(this) };
+        let _inside = c.enter("Begin");
+        if let Some(q) = c.query(query) {
             q.begin();
         }
     })
@@ -262,7 +338,9 @@ unsafe extern "system" fn begin(this: *mut ID3D11DeviceContext, query: *mut ID3D
 unsafe extern "system" fn end(this: *mut ID3D11DeviceContext, query: *mut ID3D11Asynchronous) {
     guard((), || {
         // SAFETY: COM contract.
-        if let Some(q) = unsafe { ctx(this) }.query(query) {
+        let c = unsafe { ctx(this) };
+        let _inside = c.enter("End");
+        if let Some(q) = c.query(query) {
             q.end();
         }
     })
@@ -277,7 +355,9 @@ unsafe extern "system" fn get_data(
 ) -> HRESULT {
     guard(E_FAIL, || {
         // SAFETY: COM contract.
-        let Some(q) = unsafe { ctx(this) }.query(query) else {
+        let c = unsafe { ctx(this) };
+        let _inside = c.enter("GetData");
+        let Some(q) = c.query(query) else {
             // GetData needs one of this device's queries.
             return E_INVALIDARG;
         };
@@ -291,8 +371,12 @@ unsafe extern "system" fn clear_state(_this: *mut ID3D11DeviceContext) {
 }
 
 unsafe extern "system" fn flush(this: *mut ID3D11DeviceContext) {
-    // SAFETY: COM contract.
-    guard((), || unsafe { ctx(this) }.device().backend.flush())
+    guard((), || {
+        // SAFETY: COM contract.
+        let c = unsafe { ctx(this) };
+        let _inside = c.enter("Flush");
+        c.device().backend.flush()
+    })
 }
 
 unsafe extern "system" fn get_type(_this: *mut ID3D11DeviceContext) -> D3D11_DEVICE_CONTEXT_TYPE {

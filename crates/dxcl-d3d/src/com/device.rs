@@ -252,7 +252,7 @@ impl Device {
             gpu_thread_priority: AtomicI32::new(0),
             max_frame_latency: AtomicU32::new(3),
         });
-        let context = Context::create(device);
+        let context = Context::create(device, flags & D3D11_CREATE_DEVICE_DEBUG as u32 != 0);
         // SAFETY: the device is not yet shared with anyone; setting its context before handing
         // it out is the last step of construction.
         unsafe { (*device).context = context };

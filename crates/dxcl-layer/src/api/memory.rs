@@ -17,7 +17,7 @@ use crate::core::format;
 use crate::core::signal::Signal;
 use crate::core::tokens::{D3dVersion, Ext, Flavor, ResourceKind};
 use crate::d3d::resource;
-use crate::registry::{self, key, MemEntry};
+use crate::registry::{self, key, AcquireState, MemEntry};
 use crate::strategy::{self, release_mem, Strategy};
 
 /// D3D11_USAGE_IMMUTABLE and D3D10_USAGE_IMMUTABLE (the same value in both SDKs).
@@ -175,7 +175,7 @@ fn register(a: RegisterArgs, shared: strategy::Shared) -> Result<cl_mem, cl_int>
         resource: a.resource,
         key: a.reg_key,
         subresource: a.sub,
-        acquired: false,
+        acquire: AcquireState::Released,
         app_released: false,
     };
     let reg_key = a.reg_key;

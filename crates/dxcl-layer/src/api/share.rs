@@ -1,6 +1,7 @@
 //! `clEnqueueAcquireD3D1xObjects{KHR,NV}` and `clEnqueueReleaseD3D1xObjects{KHR,NV}`.
 //!
-//! Acquire state is context-wide (one flag per memory object), checked and set in one locked step.
+//! Acquire state is context-wide (one [`AcquireState`] per memory object), checked and claimed in
+//! one locked step, and settled when the call's work is done.
 //! Synchronisation, unless the
 //! context asked for `CL_CONTEXT_INTEROP_USER_SYNC` (KHR only; NV always synchronises):
 //! - acquire: D3D work issued before it completes before its event completes (host pointer:
@@ -25,7 +26,7 @@ use super::{down, slice};
 use crate::cl::events::{self, marker};
 use crate::cl::info::query_value;
 use crate::core::tokens::{Ext, Flavor};
-use crate::registry::{self, key};
+use crate::registry::{self, key, AcquireState};
 use crate::strategy::{HandOff, SharingStrategy};
 
 /// One object of an acquire/release call, copied out of the registry.
@@ -124,6 +125,19 @@ pub(crate) unsafe fn acquire_release(
     .ok_or(CL_INVALID_CONTEXT)?;
     // SAFETY: caller's contract: mem_objects holds num_objects handles.
     let mems: &[cl_mem] = unsafe { slice(mem_objects, num_objects) };
+    let (claimed, done_state, undone_state) = if release {
+        (
+            AcquireState::Releasing,
+            AcquireState::Released,
+            AcquireState::Acquired,
+        )
+    } else {
+        (
+            AcquireState::Acquiring,
+            AcquireState::Acquired,
+            AcquireState::Released,
+        )
+    };
     let items = registry::with(|r| -> Result<Vec<Item>, cl_int> {
         let mut items = Vec::with_capacity(mems.len());
         for (i, &m) in mems.iter().enumerate() {
@@ -140,13 +154,15 @@ pub(crate) unsafe fn acquire_release(
                 return Err(CL_INVALID_CONTEXT);
             }
             let repeated = mems[..i].contains(&m);
-            if !release && (e.acquired || repeated) {
+            // An object another thread's call is acquiring or releasing right now counts as
+            // acquired and not released: that call has not returned.
+            if !release && (e.acquire != AcquireState::Released || repeated) {
                 // CL_D3D1x_RESOURCE_ALREADY_ACQUIRED "if memory objects in mem_objects have
                 // previously been acquired using clEnqueueAcquireD3D1xObjects but have not been
                 // released using clEnqueueReleaseD3D1xObjects".
                 return Err(v.already_acquired());
             }
-            if release && (!e.acquired || repeated) {
+            if release && (e.acquire != AcquireState::Acquired || repeated) {
                 // CL_D3D1x_RESOURCE_NOT_ACQUIRED "if memory objects in mem_objects have not
                 // previously been acquired using clEnqueueAcquireD3D1xObjects, or have been
                 // released using clEnqueueReleaseD3D1xObjects since the last time that they were
@@ -159,10 +175,12 @@ pub(crate) unsafe fn acquire_release(
             });
         }
         // Checked and claimed in one locked step: of two threads acquiring (or releasing) the
-        // same object at once, one gets the error above. The claim is undone if the call fails.
+        // same object at once, one gets the error above. The claim holds until the call's work
+        // is done (`settle`), so no other thread acquires an object whose release has not yet
+        // written it back, nor uses one whose acquire has not yet filled it.
         for &m in mems {
             if let Some(e) = r.mems.get_mut(&key(m)) {
-                e.acquired = !release;
+                e.acquire = claimed;
             }
         }
         Ok(items)
@@ -174,15 +192,20 @@ pub(crate) unsafe fn acquire_release(
     } else {
         acquire_objects(queue, context, &items, wait, sync)
     };
-    let ev = done.inspect_err(|_| {
-        registry::with(|r| {
-            for it in &items {
-                if let Some(e) = r.mems.get_mut(&key(it.mem)) {
-                    e.acquired = release;
-                }
+    // Settled: the new state when the call succeeded, the old one when it failed.
+    let settled = if done.is_ok() {
+        done_state
+    } else {
+        undone_state
+    };
+    registry::with(|r| {
+        for it in &items {
+            if let Some(e) = r.mems.get_mut(&key(it.mem)) {
+                e.acquire = settled;
             }
-        })
-    })?;
+        }
+    });
+    let ev = done?;
     // SAFETY: caller's contract.
     unsafe { hand_out(ev, command, event) };
     Ok(())

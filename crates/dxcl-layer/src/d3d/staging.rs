@@ -3,8 +3,14 @@
 //!
 //! Standard COM calls only: D3D11 through the device's immediate context (CopySubresourceRegion,
 //! Map, Unmap); D3D10 through the device (CopySubresourceRegion) and the resource's own Map/Unmap.
-//! The immediate context is not thread-safe: an application must not use it from another thread
-//! while an acquire or release runs (the usual D3D rule for any caller).
+//!
+//! Threads: the D3D11 immediate context is not thread-safe, and acquires and releases may run on
+//! any number of application threads at once. All of the layer's Direct3D work on one device
+//! therefore runs under one lock per device ([`DeviceLock`]), so the layer never overlaps itself.
+//! The application's own calls on other threads are its side of the contract (the layer README's
+//! threading paragraph). D3D10 devices are thread-safe unless created
+//! `D3D10_CREATE_DEVICE_SINGLETHREADED`; their work takes the same lock, which costs nothing of
+//! note and covers that case.
 
 use dxcl_abi::{
     ID3D10Buffer, ID3D10Device, ID3D10Resource, ID3D10Texture2D, ID3D10Texture3D, ID3D11Device,
@@ -16,6 +22,9 @@ use dxcl_abi::{
     D3D11_TEXTURE2D_DESC, D3D11_TEXTURE3D_DESC, D3D11_USAGE_DEFAULT, D3D11_USAGE_STAGING,
     DXGI_SAMPLE_DESC, E_FAIL, HRESULT, SUCCEEDED,
 };
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use super::com::ComPtr;
 use super::resource::{device10, device11, AnyResource, Resource};
@@ -83,9 +92,40 @@ impl Staging10 {
     }
 }
 
+/// The lock of one Direct3D device, shared by every staging resource of that device: held
+/// around each sequence of the layer's calls on the device (its immediate context for D3D11).
+#[derive(Clone)]
+struct DeviceLock(Arc<Mutex<()>>);
+
+impl DeviceLock {
+    /// The lock of the device whose `IUnknown` identity is `device`. The map keeps weak
+    /// references: a lock lives as long as a staging resource of its device, and each of those
+    /// holds the device, so an identity cannot be reused by another device while its lock lives.
+    fn of(device: usize) -> DeviceLock {
+        static LOCKS: OnceLock<Mutex<HashMap<usize, Weak<Mutex<()>>>>> = OnceLock::new();
+        let mut locks = LOCKS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(lock) = locks.get(&device).and_then(Weak::upgrade) {
+            return DeviceLock(lock);
+        }
+        locks.retain(|_, l| l.strong_count() > 0);
+        let lock = Arc::new(Mutex::new(()));
+        locks.insert(device, Arc::downgrade(&lock));
+        DeviceLock(lock)
+    }
+
+    fn hold(&self) -> MutexGuard<'_, ()> {
+        // Nothing the lock guards can be left half-done by a panic (it guards no data).
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 pub(crate) struct Staging {
     kind: ResourceKind,
     api: Api,
+    device_lock: DeviceLock,
     subresource: u32,
     extent: (u32, u32, u32),
     /// Bytes of one row in the shadow (buffers: the whole buffer).
@@ -113,25 +153,29 @@ impl Staging {
         // SAFETY: the memory object's registry entry holds the counted reference to the resource
         // and owns this staging copy, so the resource outlives it.
         let base = unsafe { r.base.clone().into_borrowed() };
-        let api = match base {
+        let (api, device_lock) = match base {
             AnyResource::D3D11(resource) => {
                 let device = device11(&resource).ok_or(D3dError(E_FAIL))?;
+                let device_lock = DeviceLock::of(device.identity());
                 let context = immediate_context(&device)?;
                 let staging = create_staging11(&device, kind, r.desc.format, extent, place)?;
-                Api::D3D11 {
+                let api = Api::D3D11 {
                     resource,
                     context,
                     staging,
-                }
+                };
+                (api, device_lock)
             }
             AnyResource::D3D10(resource) => {
                 let device = device10(&resource).ok_or(D3dError(E_FAIL))?;
+                let device_lock = DeviceLock::of(device.identity());
                 let staging = create_staging10(&device, kind, r.desc.format, extent, place)?;
-                Api::D3D10 {
+                let api = Api::D3D10 {
                     resource,
                     device,
                     staging,
-                }
+                };
+                (api, device_lock)
             }
         };
         debug_assert!(matches!(
@@ -150,6 +194,7 @@ impl Staging {
         Ok(Staging {
             kind,
             api,
+            device_lock,
             subresource,
             extent,
             row_bytes,
@@ -183,16 +228,20 @@ impl Staging {
 
     /// Subresource → staging resource, on the D3D device's queue (no CPU wait).
     pub fn copy_in(&self) {
+        let _device = self.device_lock.hold();
         self.copy(false);
     }
 
     /// Staging resource → subresource, on the D3D device's queue (no CPU wait).
     pub fn copy_out(&self) {
+        let _device = self.device_lock.hold();
         self.copy(true);
     }
 
     /// D3D → shadow: copy the subresource into the staging resource, map it, pack the rows.
     pub fn download(&mut self) -> Result<(), D3dError> {
+        let lock = self.device_lock.clone();
+        let _device = lock.hold();
         self.copy(false);
         let m = self.map(false)?;
         self.for_each_row(&m, |shadow, mapped, n| {
@@ -206,6 +255,8 @@ impl Staging {
 
     /// Shadow → D3D: fill the staging resource, then copy it into the subresource.
     pub fn upload(&mut self) -> Result<(), D3dError> {
+        let lock = self.device_lock.clone();
+        let _device = lock.hold();
         let m = self.map(true)?;
         self.for_each_row(&m, |shadow, mapped, n| {
             // SAFETY: as in download, the other way round.
@@ -566,4 +617,29 @@ fn create_staging10(
             }?)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_lock_per_device() {
+        let a = DeviceLock::of(0x1000);
+        let b = DeviceLock::of(0x1000);
+        let other = DeviceLock::of(0x2000);
+        assert!(Arc::ptr_eq(&a.0, &b.0), "one device, one lock");
+        assert!(!Arc::ptr_eq(&a.0, &other.0), "two devices, two locks");
+        let held = a.hold();
+        assert!(
+            b.0.try_lock().is_err(),
+            "held for every staging resource of the device"
+        );
+        assert!(other.0.try_lock().is_ok(), "another device's work goes on");
+        drop(held);
+        // Once no staging resource of a device is left, its entry goes with the next new device.
+        drop((a, b));
+        let _third = DeviceLock::of(0x3000);
+        assert!(DeviceLock::of(0x1000).0.try_lock().is_ok());
+    }
 }
