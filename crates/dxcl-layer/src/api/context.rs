@@ -251,6 +251,7 @@ fn register(
     }
     let entry = ContextEntry {
         version,
+        validation: crate::validate::DeviceMark::new(&device.com),
         identity: device.identity,
         device: Some(device.com),
         user_sync: props.user_sync,
@@ -291,6 +292,9 @@ pub(crate) unsafe extern "C" fn release_context(context: cl_context) -> cl_int {
         // at the application's last reference lets the platform destroy it.
         if result == CL_SUCCESS && registry::context_released(key(context)) {
             crate::strategy::external::sync::close_pool(context);
+            if crate::validate::on() {
+                crate::validate::context_released(key(context));
+            }
         }
         check(result)
     })

@@ -27,11 +27,15 @@ use crate::cl::info::query_value;
 use crate::core::tokens::{Ext, Flavor};
 use crate::registry::{self, key};
 use crate::strategy::{HandOff, SharingStrategy};
+use crate::validate::AccessMark;
+use dxcl_abi::interop::{DXCL_OPENCL_ACCESS_ACQUIRED, DXCL_OPENCL_ACCESS_SHARED};
 
 /// One object of an acquire/release call, copied out of the registry.
 struct Item {
     mem: cl_mem,
     sharing: Arc<dyn SharingStrategy>,
+    /// Validation: how dxcl's runtime learns the acquire state.
+    mark: Option<Arc<AccessMark>>,
 }
 
 /// Hands a marker event to the application (recording its command type) or drops it.
@@ -156,6 +160,7 @@ pub(crate) unsafe fn acquire_release(
             items.push(Item {
                 mem: m,
                 sharing: e.sharing.clone(),
+                mark: e.validation.clone(),
             });
         }
         // Checked and claimed in one locked step: of two threads acquiring (or releasing) the
@@ -163,26 +168,45 @@ pub(crate) unsafe fn acquire_release(
         for &m in mems {
             if let Some(e) = r.mems.get_mut(&key(m)) {
                 e.acquired = !release;
+                e.acquired_by = (!release).then_some(ext);
             }
         }
         Ok(items)
     })?;
     let sync = ext.flavor == Flavor::Nv || !user_sync;
     let context = context as opencl_sys::cl_context;
+    // Validation: Direct3D may touch the resources again once the release begins (the staging
+    // copy does), and not once the acquire is done (the staging copy has finished).
+    let mark = |access, call| {
+        if !crate::validate::on() {
+            return;
+        }
+        for m in items.iter().filter_map(|it| it.mark.as_ref()) {
+            m.set(access, call);
+        }
+    };
     let done = if release {
+        mark(DXCL_OPENCL_ACCESS_SHARED, ext.release_call());
         release_objects(queue, context, &items, wait, sync)
     } else {
         acquire_objects(queue, context, &items, wait, sync)
     };
     let ev = done.inspect_err(|_| {
+        if release {
+            mark(DXCL_OPENCL_ACCESS_ACQUIRED, ext.acquire_call());
+        }
         registry::with(|r| {
             for it in &items {
                 if let Some(e) = r.mems.get_mut(&key(it.mem)) {
                     e.acquired = release;
+                    e.acquired_by = release.then_some(ext);
                 }
             }
         })
     })?;
+    if !release {
+        mark(DXCL_OPENCL_ACCESS_ACQUIRED, ext.acquire_call());
+    }
     // SAFETY: caller's contract.
     unsafe { hand_out(ev, command, event) };
     Ok(())
