@@ -302,3 +302,75 @@ fn nothing_is_reported_when_validation_is_off() {
     assert_eq!(run("scenario_misuse", None), Vec::<String>::new());
     assert_eq!(run("scenario_misuse", Some("0")), Vec::<String>::new());
 }
+
+/// D3D10 names: `ID3D10Buffer::Map` and `ID3D10Device::CopyResource`, with the pointers of the
+/// D3D10 faces the application holds.
+#[test]
+#[ignore = "a scenario: run in a child process by the tests below"]
+fn scenario_d3d10() {
+    let mut dev: *mut ID3D10Device = ptr::null_mut();
+    // SAFETY: valid pointers for every argument.
+    let hr = unsafe {
+        dxcl_d3d::D3D10CreateDevice(
+            ptr::null_mut(),
+            D3D10_DRIVER_TYPE_HARDWARE,
+            ptr::null_mut(),
+            0,
+            D3D10_SDK_VERSION,
+            &mut dev,
+        )
+    };
+    assert_eq!(hr, S_OK);
+    let desc = |usage, cpu: i32| D3D10_BUFFER_DESC {
+        ByteWidth: 64,
+        Usage: usage,
+        BindFlags: 0,
+        CPUAccessFlags: cpu as u32,
+        MiscFlags: 0,
+    };
+    let (mut staging, mut default): (*mut ID3D10Buffer, *mut ID3D10Buffer) =
+        (ptr::null_mut(), ptr::null_mut());
+    let cpu = D3D10_CPU_ACCESS_READ | D3D10_CPU_ACCESS_WRITE;
+    let d = desc(D3D10_USAGE_STAGING, cpu);
+    assert_eq!(
+        call!(dev, CreateBuffer(&d, ptr::null(), &mut staging)),
+        S_OK
+    );
+    let d = desc(D3D10_USAGE_DEFAULT, 0);
+    assert_eq!(
+        call!(dev, CreateBuffer(&d, ptr::null(), &mut default)),
+        S_OK
+    );
+    let acquire = c"clEnqueueAcquireD3D10ObjectsKHR";
+    // The references the layer's memory objects would hold.
+    add_ref(staging);
+    add_ref(default);
+    set_access(staging, 0, DXCL_OPENCL_ACCESS_ACQUIRED, acquire);
+    set_access(default, 0, DXCL_OPENCL_ACCESS_ACQUIRED, acquire);
+    let mut p = ptr::null_mut();
+    assert_eq!(call!(staging, Map(D3D10_MAP_READ, 0, &mut p)), S_OK);
+    call!(staging, Unmap());
+    call!(dev, CopyResource(default.cast(), staging.cast()));
+    set_access(staging, 0, DXCL_OPENCL_ACCESS_NONE, RELEASE);
+    set_access(default, 0, DXCL_OPENCL_ACCESS_NONE, RELEASE);
+    for b in [staging, default] {
+        release(b);
+        assert_eq!(release(b), 0);
+    }
+    assert_eq!(release(dev), 0);
+}
+
+#[test]
+fn d3d10_calls_are_named_as_the_application_made_them() {
+    let lines = run("scenario_d3d10", Some("1"));
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(
+        lines[0].starts_with("dxcl validation: ID3D10Buffer::Map on ID3D10Buffer 0x")
+            && lines[0].contains("(64 bytes) subresource 0 while OpenCL holds it acquired"),
+        "{lines:#?}"
+    );
+    assert!(
+        lines[1].starts_with("dxcl validation: ID3D10Device::CopyResource on ID3D10Buffer 0x"),
+        "{lines:#?}"
+    );
+}
