@@ -7,11 +7,11 @@
 //! - `registry`: side tables (contexts, D3D memory objects and what derives from them, kernels).
 //! - [`strategy`]: how a resource is shared: the pure decision (public, so `dxcl info` can
 //!   describe it) and one `SharingStrategy` implementation per strategy.
+//! - `validate`: `DXCL_VALIDATE=1` (docs/validation.md): what the layer tells dxcl's runtime, and
+//!   the reports only the layer can make.
 //! - `d3d`: the COM client (standard D3D/DXGI calls plus dxcl's optional interop interface).
 //! - `cl`: the platform below: its dispatch table, queries, markers and the layer's events.
 //! - `core`: the vocabulary every part shares: tokens, resource kinds, the format table.
-//! - `validate`: `DXCL_VALIDATE=1` (docs/validation.md): what the layer tells dxcl's runtime, and
-//!   the reports only the layer can make.
 
 mod api;
 mod cl;

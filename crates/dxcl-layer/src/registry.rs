@@ -274,7 +274,21 @@ pub(crate) fn drop_mem(mem: usize, how: Removal) -> bool {
     let (mem_entry, context) = entry;
     let was_d3d = mem_entry.is_some();
     match mem_entry {
-        Some(e) if crate::validate::on() => crate::validate::entry_dropped(mem, e),
+        Some(e) if crate::validate::on() => {
+            // The same order as the entry's own drop, with the resource's release watched.
+            let MemEntry {
+                sharing,
+                validation,
+                resource,
+                version,
+                kind,
+                app_resource,
+                ..
+            } = e;
+            drop(sharing);
+            drop(validation);
+            crate::validate::resource_released(mem, version, kind, app_resource, resource);
+        }
         e => drop(e),
     }
     drop(context);

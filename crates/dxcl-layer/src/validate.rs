@@ -19,7 +19,7 @@ use dxcl_abi::interop::{
 };
 use dxcl_abi::SUCCEEDED;
 
-use crate::core::tokens::D3dVersion;
+use crate::core::tokens::{D3dVersion, Ext, ResourceKind};
 use crate::d3d::com::ComPtr;
 
 /// 0: not read yet; 1: off; 2: on.
@@ -178,22 +178,18 @@ impl Drop for DeviceMark {
     }
 }
 
-/// A memory object's entry goes (validation on): its parts are dropped in their order, and for a
-/// foreign Direct3D runtime, whose releases the layer cannot see, a last reference that turns out
-/// to be OpenCL's is reported here: the application released the resource while the memory object
-/// lived. (dxcl's runtime reports that itself, when it happens.)
-pub(crate) fn entry_dropped(mem: usize, e: crate::registry::MemEntry) {
-    let crate::registry::MemEntry {
-        sharing,
-        validation,
-        resource,
-        version,
-        kind,
-        app_resource,
-        ..
-    } = e;
-    drop(sharing);
-    drop(validation);
+/// A memory object's entry goes (validation on); its strategy and mark went already, and
+/// `resource` is its reference, released here. For a foreign Direct3D runtime, whose releases the
+/// layer cannot see, a last reference that turns out to be OpenCL's is reported: the application
+/// released the resource while the memory object lived. (dxcl's runtime reports that itself, when
+/// it happens.)
+pub(crate) fn resource_released(
+    mem: usize,
+    version: D3dVersion,
+    kind: ResourceKind,
+    app_resource: usize,
+    resource: ComPtr,
+) {
     let foreign = resource.query::<IDxclInteropResource>().is_none();
     let name = foreign.then(|| resource_name(version, app_resource, &resource));
     let left = resource.release_now();
@@ -209,41 +205,33 @@ pub(crate) fn entry_dropped(mem: usize, e: crate::registry::MemEntry) {
     }
 }
 
+/// A memory object still acquired at its context's last release.
+pub(crate) struct StillAcquired {
+    pub mem: usize,
+    pub ext: Ext,
+    pub kind: ResourceKind,
+    pub subresource: u32,
+    pub app_resource: usize,
+    pub resource: ComPtr,
+}
+
 /// The application's last `clReleaseContext` (validation on): reports each memory object of the
 /// context still acquired, which the application can no longer release (the specs require a
 /// release before Direct3D uses the resource again).
-pub(crate) fn context_released(context: usize) {
-    let acquired: Vec<_> = crate::registry::with(|r| {
-        r.mems
-            .iter()
-            .filter(|(_, e)| e.context == context && e.acquired && !e.app_released)
-            .map(|(&mem, e)| {
-                let ext = e.acquired_by.unwrap_or(crate::core::tokens::Ext {
-                    version: e.version,
-                    flavor: crate::core::tokens::Flavor::Khr,
-                });
-                (
-                    mem,
-                    ext,
-                    e.kind,
-                    e.subresource,
-                    e.app_resource,
-                    e.resource.clone(),
-                )
-            })
-            .collect()
-    });
-    for (mem, ext, kind, sub, app_resource, resource) in acquired {
-        if !first(mem, Kind::ContextReleasedWhileAcquired) {
+pub(crate) fn context_released(context: usize, acquired: Vec<StillAcquired>) {
+    for a in acquired {
+        if !first(a.mem, Kind::ContextReleasedWhileAcquired) {
             continue;
         }
         report(&format!(
             "clReleaseContext on context {context:#x} drops its last reference while OpenCL memory \
-             object {mem:#x} ({} {}, subresource {sub}) is still acquired ({}, no {})",
-            kind.interface_name(ext.version),
-            resource_name(ext.version, app_resource, &resource),
-            ext.acquire_call().to_string_lossy(),
-            ext.release_call().to_string_lossy(),
+             object {:#x} ({} {}, subresource {}) is still acquired ({}, no {})",
+            a.mem,
+            a.kind.interface_name(a.ext.version),
+            resource_name(a.ext.version, a.app_resource, &a.resource),
+            a.subresource,
+            a.ext.acquire_call().to_string_lossy(),
+            a.ext.release_call().to_string_lossy(),
         ));
     }
 }
