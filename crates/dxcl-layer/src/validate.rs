@@ -190,19 +190,29 @@ pub(crate) fn resource_released(
     app_resource: usize,
     resource: ComPtr,
 ) {
+    if let Some(text) = released_by_the_application(mem, version, kind, app_resource, resource) {
+        report(&text);
+    }
+}
+
+/// [`resource_released`]'s report, if any (once per memory object).
+fn released_by_the_application(
+    mem: usize,
+    version: D3dVersion,
+    kind: ResourceKind,
+    app_resource: usize,
+    resource: ComPtr,
+) -> Option<String> {
     let foreign = resource.query::<IDxclInteropResource>().is_none();
     let name = foreign.then(|| resource_name(version, app_resource, &resource));
     let left = resource.release_now();
-    if let Some(name) = name {
-        if left == Some(0) && first(mem, Kind::ReleasedWhileShared) {
-            report(&format!(
-                "destruction of OpenCL memory object {mem:#x} drops the last reference to {} {name}: \
-                 the application released its own while the memory object lived (seen only now: \
-                 the Direct3D runtime is not dxcl's)",
-                kind.interface_name(version),
-            ));
-        }
-    }
+    let name = name.filter(|_| left == Some(0) && first(mem, Kind::ReleasedWhileShared))?;
+    Some(format!(
+        "destruction of OpenCL memory object {mem:#x} drops the last reference to {} {name}: \
+         the application released its own while the memory object lived (seen only now: the \
+         Direct3D runtime is not dxcl's)",
+        kind.interface_name(version),
+    ))
 }
 
 /// A memory object still acquired at its context's last release.
@@ -233,5 +243,146 @@ pub(crate) fn context_released(context: usize, acquired: Vec<StillAcquired>) {
             a.ext.acquire_call().to_string_lossy(),
             a.ext.release_call().to_string_lossy(),
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dxcl_abi::{
+        ID3D11DeviceChild, ID3D11DeviceChildVtbl, IUnknown, IUnknownVtbl, E_NOINTERFACE, GUID,
+        HRESULT, S_OK,
+    };
+    use std::ffi::c_void;
+    use std::sync::atomic::AtomicU32;
+
+    /// A foreign Direct3D 11 resource: answers only `IUnknown` and `ID3D11DeviceChild`, counts
+    /// its references, and is named "foreign" by `WKPDID_D3DDebugObjectName`.
+    #[repr(C)]
+    struct Foreign {
+        vtbl: *const ID3D11DeviceChildVtbl,
+        refs: AtomicU32,
+    }
+
+    unsafe extern "system" fn query(
+        this: *mut IUnknown,
+        iid: *const GUID,
+        out: *mut *mut c_void,
+    ) -> HRESULT {
+        // SAFETY: COM contract: valid pointers.
+        let d1 = unsafe { (*iid).Data1 };
+        let ours = [
+            dxcl_abi::IID_IUnknown.Data1,
+            dxcl_abi::IID_ID3D11DeviceChild.Data1,
+        ];
+        if !ours.contains(&d1) {
+            // SAFETY: as above.
+            unsafe { *out = std::ptr::null_mut() };
+            return E_NOINTERFACE;
+        }
+        // SAFETY: `this` is a live Foreign; `out` is writable.
+        unsafe {
+            add_ref(this);
+            *out = this.cast();
+        }
+        S_OK
+    }
+
+    unsafe extern "system" fn add_ref(this: *mut IUnknown) -> u32 {
+        // SAFETY: `this` is a live Foreign (leaked by the test).
+        unsafe { &*this.cast::<Foreign>() }
+            .refs
+            .fetch_add(1, Ordering::SeqCst)
+            + 1
+    }
+
+    unsafe extern "system" fn release(this: *mut IUnknown) -> u32 {
+        // SAFETY: as above.
+        unsafe { &*this.cast::<Foreign>() }
+            .refs
+            .fetch_sub(1, Ordering::SeqCst)
+            - 1
+    }
+
+    unsafe extern "system" fn private_data(
+        _: *mut ID3D11DeviceChild,
+        _: *const GUID,
+        size: *mut u32,
+        data: *mut c_void,
+    ) -> HRESULT {
+        let name = b"foreign";
+        // SAFETY: `size` is writable and `data` holds `*size` bytes (the caller's buffer).
+        unsafe {
+            assert!(*size as usize >= name.len());
+            std::ptr::copy_nonoverlapping(name.as_ptr(), data.cast(), name.len());
+            *size = name.len() as u32;
+        }
+        S_OK
+    }
+
+    static VTBL: ID3D11DeviceChildVtbl = ID3D11DeviceChildVtbl {
+        base: IUnknownVtbl {
+            QueryInterface: query,
+            AddRef: add_ref,
+            Release: release,
+        },
+        GetPrivateData: private_data,
+        ..ID3D11DeviceChildVtbl::NOT_IMPLEMENTED
+    };
+
+    /// The layer's counted reference to a new foreign resource the application holds `app`
+    /// references to.
+    fn foreign(app: u32) -> (ComPtr, usize) {
+        let obj: &'static Foreign = Box::leak(Box::new(Foreign {
+            vtbl: &VTBL,
+            refs: AtomicU32::new(app + 1),
+        }));
+        let p = obj as *const Foreign as *mut IUnknown;
+        // SAFETY: a live object (leaked) on which the caller owns the layer's reference.
+        (unsafe { ComPtr::from_owned(p) }.unwrap(), p as usize)
+    }
+
+    #[test]
+    fn a_foreign_resource_whose_last_reference_was_opencls_is_reported_once() {
+        let (resource, p) = foreign(0);
+        let text = released_by_the_application(
+            0x5_0000,
+            D3dVersion::D3D11,
+            ResourceKind::Buffer,
+            p,
+            resource,
+        )
+        .expect("the application had released it");
+        assert_eq!(
+            text,
+            format!(
+                "destruction of OpenCL memory object 0x50000 drops the last reference to \
+                 ID3D11Buffer \"foreign\" ({p:#x}): the application released its own while the \
+                 memory object lived (seen only now: the Direct3D runtime is not dxcl's)"
+            )
+        );
+        // The same memory object handle again (a second report of it): nothing.
+        let (resource, p) = foreign(0);
+        assert!(released_by_the_application(
+            0x5_0000,
+            D3dVersion::D3D11,
+            ResourceKind::Buffer,
+            p,
+            resource
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn a_foreign_resource_the_application_still_holds_is_not_reported() {
+        let (resource, p) = foreign(1);
+        assert!(released_by_the_application(
+            0x5_0001,
+            D3dVersion::D3D11,
+            ResourceKind::Texture2D,
+            p,
+            resource
+        )
+        .is_none());
     }
 }
