@@ -91,6 +91,22 @@ typedef enum DXCL_ADAPTER_FLAG {
     DXCL_ADAPTER_FLAG_SOFTWARE = 1,
 } DXCL_ADAPTER_FLAG;
 
+/*
+ * What OpenCL does with a subresource, told by the OpenCL layer when DXCL_VALIDATE=1
+ * (IDxclInteropResource::SetOpenCLAccess, docs/validation.md).
+ */
+typedef enum DXCL_OPENCL_ACCESS {
+    /* No OpenCL memory object made from the subresource lives (any more). */
+    DXCL_OPENCL_ACCESS_NONE = 0,
+    /*
+     * An OpenCL memory object made from the subresource lives, not acquired; it holds one
+     * reference to the resource.
+     */
+    DXCL_OPENCL_ACCESS_SHARED = 1,
+    /* The OpenCL memory object is acquired: Direct3D must not access the subresource. */
+    DXCL_OPENCL_ACCESS_ACQUIRED = 2,
+} DXCL_OPENCL_ACCESS;
+
 /* IDxclInteropResource {6d7f3a52-1c4e-4b8a-9f3d-2a61c0e5b7d1} */
 /* Implemented by every dxcl resource (buffers and textures, D3D10 and D3D11 faces alike). */
 static const IID IID_IDxclInteropResource DXCL_UNUSED = {0x6d7f3a52, 0x1c4e, 0x4b8a, {0x9f, 0x3d, 0x2a, 0x61, 0xc0, 0xe5, 0xb7, 0xd1}};
@@ -110,6 +126,15 @@ struct IDxclInteropResource : public IUnknown {
      * Direct3D work issued after a release waits for the OpenCL commands of that release.
      */
     virtual HRESULT STDMETHODCALLTYPE AddPendingWork(PFN_DXCL_PENDING_WAIT pfnWait, PFN_DXCL_PENDING_RELEASE pfnRelease, void *pContext) = 0;
+    /*
+     * Validation (DXCL_VALIDATE=1, docs/validation.md): what OpenCL now does with a subresource.
+     * pCall names the OpenCL call that did it (e.g. "clEnqueueAcquireD3D11ObjectsKHR"); the runtime
+     * copies it. While a subresource is ACQUIRED, the runtime reports Direct3D calls that touch it;
+     * while any is SHARED or ACQUIRED, it reports the application's release of its last reference
+     * (each such subresource holds one of the layer's). NONE goes before the layer's reference.
+     * S_FALSE when validation is off (nothing recorded); E_INVALIDARG past the last subresource.
+     */
+    virtual HRESULT STDMETHODCALLTYPE SetOpenCLAccess(UINT Subresource, DXCL_OPENCL_ACCESS Access, const char *pCall) = 0;
 };
 extern "C++" { DXCL_DEFINE_UUIDOF(IDxclInteropResource, 0x6d7f3a52, 0x1c4e, 0x4b8a, 0x9f, 0x3d, 0x2a, 0x61, 0xc0, 0xe5, 0xb7, 0xd1) }
 #else
@@ -124,6 +149,7 @@ typedef struct IDxclInteropResourceVtbl {
     HRESULT (STDMETHODCALLTYPE *ExportMemoryFd)(IDxclInteropResource *This, int *pFd);
     HRESULT (STDMETHODCALLTYPE *WaitForDeviceWork)(IDxclInteropResource *This);
     HRESULT (STDMETHODCALLTYPE *AddPendingWork)(IDxclInteropResource *This, PFN_DXCL_PENDING_WAIT pfnWait, PFN_DXCL_PENDING_RELEASE pfnRelease, void *pContext);
+    HRESULT (STDMETHODCALLTYPE *SetOpenCLAccess)(IDxclInteropResource *This, UINT Subresource, DXCL_OPENCL_ACCESS Access, const char *pCall);
 } IDxclInteropResourceVtbl;
 struct IDxclInteropResource {
     CONST_VTBL struct IDxclInteropResourceVtbl *lpVtbl;
@@ -137,6 +163,7 @@ struct IDxclInteropResource {
 #define IDxclInteropResource_ExportMemoryFd(This, pFd) ((This)->lpVtbl->ExportMemoryFd(This, pFd))
 #define IDxclInteropResource_WaitForDeviceWork(This) ((This)->lpVtbl->WaitForDeviceWork(This))
 #define IDxclInteropResource_AddPendingWork(This, pfnWait, pfnRelease, pContext) ((This)->lpVtbl->AddPendingWork(This, pfnWait, pfnRelease, pContext))
+#define IDxclInteropResource_SetOpenCLAccess(This, Subresource, Access, pCall) ((This)->lpVtbl->SetOpenCLAccess(This, Subresource, Access, pCall))
 #endif
 #endif
 
@@ -172,6 +199,13 @@ struct IDxclInteropDevice : public IUnknown {
     virtual HRESULT STDMETHODCALLTYPE QuerySharedSemaphoreIdle(UINT64 Id) = 0;
     /* Waits for the semaphore's submitted operations, then destroys it. E_INVALIDARG for an unknown Id. */
     virtual HRESULT STDMETHODCALLTYPE DestroySharedSemaphore(UINT64 Id) = 0;
+    /*
+     * Validation (DXCL_VALIDATE=1, docs/validation.md): the OpenCL layer now holds (TRUE) or is
+     * about to release (FALSE) one counted reference to the device for an OpenCL object (a
+     * context, a semaphore pool), so the runtime can report the application's release of its last
+     * own reference while OpenCL objects made from the device live. S_FALSE when validation is off.
+     */
+    virtual HRESULT STDMETHODCALLTYPE SetOpenCLReference(BOOL Held) = 0;
 };
 extern "C++" { DXCL_DEFINE_UUIDOF(IDxclInteropDevice, 0x6d7f3a52, 0x1c4e, 0x4b8a, 0x9f, 0x3d, 0x2a, 0x61, 0xc0, 0xe5, 0xb7, 0xd2) }
 #else
@@ -187,6 +221,7 @@ typedef struct IDxclInteropDeviceVtbl {
     HRESULT (STDMETHODCALLTYPE *WaitSharedSemaphore)(IDxclInteropDevice *This, UINT64 Id);
     HRESULT (STDMETHODCALLTYPE *QuerySharedSemaphoreIdle)(IDxclInteropDevice *This, UINT64 Id);
     HRESULT (STDMETHODCALLTYPE *DestroySharedSemaphore)(IDxclInteropDevice *This, UINT64 Id);
+    HRESULT (STDMETHODCALLTYPE *SetOpenCLReference)(IDxclInteropDevice *This, BOOL Held);
 } IDxclInteropDeviceVtbl;
 struct IDxclInteropDevice {
     CONST_VTBL struct IDxclInteropDeviceVtbl *lpVtbl;
@@ -201,6 +236,7 @@ struct IDxclInteropDevice {
 #define IDxclInteropDevice_WaitSharedSemaphore(This, Id) ((This)->lpVtbl->WaitSharedSemaphore(This, Id))
 #define IDxclInteropDevice_QuerySharedSemaphoreIdle(This, Id) ((This)->lpVtbl->QuerySharedSemaphoreIdle(This, Id))
 #define IDxclInteropDevice_DestroySharedSemaphore(This, Id) ((This)->lpVtbl->DestroySharedSemaphore(This, Id))
+#define IDxclInteropDevice_SetOpenCLReference(This, Held) ((This)->lpVtbl->SetOpenCLReference(This, Held))
 #endif
 #endif
 

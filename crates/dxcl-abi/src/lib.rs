@@ -46,6 +46,16 @@ pub mod interop {
     );
 }
 
+/// `WKPDID_D3DDebugObjectName` (d3dcommon.h): the private data naming an object for debuggers
+/// (bytes, no NUL needed). dxcl's validation reports (docs/validation.md) use it.
+#[allow(non_upper_case_globals)] // The SDK's name.
+pub const WKPDID_D3DDebugObjectName: GUID = GUID::new(
+    0x429b8c22,
+    0x9188,
+    0x4b0c,
+    [0x87, 0x42, 0xac, 0xb0, 0xbf, 0x85, 0xc2, 0x00],
+);
+
 /// A COM interface type: its IID and its vtable type.
 pub trait Interface {
     const IID: GUID;

@@ -7,6 +7,8 @@
 //! - `registry`: side tables (contexts, D3D memory objects and what derives from them, kernels).
 //! - [`strategy`]: how a resource is shared: the pure decision (public, so `dxcl info` can
 //!   describe it) and one `SharingStrategy` implementation per strategy.
+//! - `validate`: `DXCL_VALIDATE=1` (docs/validation.md): what the layer tells dxcl's runtime, and
+//!   the reports only the layer can make.
 //! - `d3d`: the COM client (standard D3D/DXGI calls plus dxcl's optional interop interface).
 //! - `cl`: the platform below: its dispatch table, queries, markers and the layer's events.
 //! - `core`: the vocabulary every part shares: tokens, resource kinds, the format table.
@@ -18,6 +20,7 @@ mod d3d;
 pub mod loader;
 mod registry;
 pub mod strategy;
+mod validate;
 
 pub use crate::core::format;
 pub use crate::core::tokens::{D3dVersion, Flavor};

@@ -18,6 +18,9 @@ use crate::strategy::SharingStrategy;
 /// A context created with a Direct3D device.
 pub(crate) struct ContextEntry {
     pub version: D3dVersion,
+    /// Validation: tells dxcl's runtime that `device` is OpenCL's reference. Declared before
+    /// `device` so it goes first.
+    pub validation: Option<crate::validate::DeviceMark>,
     /// The application's device, AddRef'd until the application's last `clReleaseContext`
     /// ("decremented when the OpenCL reference count on the returned OpenCL context drops to
     /// zero"); None after it, while memory objects of the context still hold the entry.
@@ -41,6 +44,9 @@ pub(crate) struct MemEntry {
     /// How it is shared, chosen once at creation. Declared before `resource` so it is dropped
     /// first: it may borrow the resource's interfaces.
     pub sharing: Arc<dyn SharingStrategy>,
+    /// Validation: what OpenCL does with the subresource, as dxcl's runtime is told. Declared
+    /// before `resource` so it goes first (its pointer is borrowed from `resource`).
+    pub validation: Option<Arc<crate::validate::AccessMark>>,
     /// The resource, AddRef'd while the memory object lives (released when the entry drops).
     #[allow(dead_code)] // Held for its Drop.
     pub resource: ComPtr,
@@ -49,6 +55,8 @@ pub(crate) struct MemEntry {
     pub subresource: u32,
     /// Context-wide acquire state.
     pub acquire: AcquireState,
+    /// The extension of the acquire that holds it (validation reports).
+    pub acquired_by: Option<crate::core::tokens::Ext>,
     /// The application released its last reference, but the platform still holds the object
     /// for commands in flight and the strategy uses the resource's memory in place, so the entry
     /// (and the resource reference) stays until the destructor callback. For the application the
@@ -167,8 +175,12 @@ pub(crate) fn key<T>(handle: *mut T) -> usize {
     handle as usize
 }
 
-/// What an entry removal hands back, to be dropped (COM releases) outside the lock.
-type Released = (Option<ContextEntry>, Option<ComPtr>);
+/// What an entry removal hands back, to be dropped (COM releases) outside the lock, in order:
+/// a device's validation mark goes before the device.
+type Released = (
+    Option<ContextEntry>,
+    Option<(Option<crate::validate::DeviceMark>, ComPtr)>,
+);
 
 impl Registry {
     /// Counts a context the application now holds one reference to (just created).
@@ -199,10 +211,10 @@ impl Registry {
         }
         self.plain_properties.remove(&context);
         if self.mems.values().any(|m| m.context == context) {
-            let device = self
-                .contexts
-                .get_mut(&context)
-                .and_then(|e| e.device.take());
+            let device = self.contexts.get_mut(&context).and_then(|e| {
+                let mark = e.validation.take();
+                Some((mark, e.device.take()?))
+            });
             Some((None, device))
         } else {
             Some((self.contexts.remove(&context), None))
@@ -278,8 +290,27 @@ pub(crate) fn drop_mem(mem: usize, how: Removal) -> bool {
         });
         (entry, context)
     });
-    let was_d3d = entry.0.is_some();
-    drop(entry);
+    let (mem_entry, context) = entry;
+    let was_d3d = mem_entry.is_some();
+    match mem_entry {
+        Some(e) if crate::validate::on() => {
+            // The same order as the entry's own drop, with the resource's release watched.
+            let MemEntry {
+                sharing,
+                validation,
+                resource,
+                version,
+                kind,
+                app_resource,
+                ..
+            } = e;
+            drop(sharing);
+            drop(validation);
+            crate::validate::resource_released(mem, version, kind, app_resource, resource);
+        }
+        e => drop(e),
+    }
+    drop(context);
     was_d3d
 }
 
@@ -303,10 +334,12 @@ mod tests {
             kind: ResourceKind::Buffer,
             app_resource: 0,
             sharing: Arc::new(Unshared),
+            validation: None,
             resource: inert_com(),
             key: (0, 0),
             subresource: 0,
             acquire: AcquireState::Released,
+            acquired_by: None,
             app_released: false,
         }
     }
@@ -347,6 +380,7 @@ mod tests {
     fn d3d_context() -> ContextEntry {
         ContextEntry {
             version: D3dVersion::D3D11,
+            validation: None,
             device: Some(inert_com()),
             identity: 0,
             user_sync: false,

@@ -105,6 +105,17 @@ pub type DXCL_ADAPTER_FLAG = i32;
 /// The adapter executes on the CPU: the software adapter, and Vulkan CPU devices (lavapipe).
 pub const DXCL_ADAPTER_FLAG_SOFTWARE: DXCL_ADAPTER_FLAG = 1;
 
+/// What OpenCL does with a subresource, told by the OpenCL layer when DXCL_VALIDATE=1
+/// (IDxclInteropResource::SetOpenCLAccess, docs/validation.md).
+pub type DXCL_OPENCL_ACCESS = i32;
+/// No OpenCL memory object made from the subresource lives (any more).
+pub const DXCL_OPENCL_ACCESS_NONE: DXCL_OPENCL_ACCESS = 0;
+/// An OpenCL memory object made from the subresource lives, not acquired; it holds one
+/// reference to the resource.
+pub const DXCL_OPENCL_ACCESS_SHARED: DXCL_OPENCL_ACCESS = 1;
+/// The OpenCL memory object is acquired: Direct3D must not access the subresource.
+pub const DXCL_OPENCL_ACCESS_ACQUIRED: DXCL_OPENCL_ACCESS = 2;
+
 /// Implemented by every dxcl resource (buffers and textures, D3D10 and D3D11 faces alike).
 ///
 /// IID `{6d7f3a52-1c4e-4b8a-9f3d-2a61c0e5b7d1}`.
@@ -134,6 +145,13 @@ pub struct IDxclInteropResourceVtbl {
     /// pfnWait(pContext) then pfnRelease(pContext), once each. The OpenCL layer uses it so that
     /// Direct3D work issued after a release waits for the OpenCL commands of that release.
     pub AddPendingWork: unsafe extern "system" fn(This: *mut IDxclInteropResource, pfnWait: PFN_DXCL_PENDING_WAIT, pfnRelease: PFN_DXCL_PENDING_RELEASE, pContext: *mut c_void) -> HRESULT,
+    /// Validation (DXCL_VALIDATE=1, docs/validation.md): what OpenCL now does with a subresource.
+    /// pCall names the OpenCL call that did it (e.g. "clEnqueueAcquireD3D11ObjectsKHR"); the runtime
+    /// copies it. While a subresource is ACQUIRED, the runtime reports Direct3D calls that touch it;
+    /// while any is SHARED or ACQUIRED, it reports the application's release of its last reference
+    /// (each such subresource holds one of the layer's). NONE goes before the layer's reference.
+    /// S_FALSE when validation is off (nothing recorded); E_INVALIDARG past the last subresource.
+    pub SetOpenCLAccess: unsafe extern "system" fn(This: *mut IDxclInteropResource, Subresource: UINT, Access: DXCL_OPENCL_ACCESS, pCall: *const c_char) -> HRESULT,
 }
 impl IDxclInteropResourceVtbl {
     /// Every method a stub: HRESULT methods return `E_NOTIMPL`, void methods do nothing, others return 0.
@@ -144,6 +162,7 @@ impl IDxclInteropResourceVtbl {
         ExportMemoryFd: not_implemented::IDxclInteropResource_ExportMemoryFd,
         WaitForDeviceWork: not_implemented::IDxclInteropResource_WaitForDeviceWork,
         AddPendingWork: not_implemented::IDxclInteropResource_AddPendingWork,
+        SetOpenCLAccess: not_implemented::IDxclInteropResource_SetOpenCLAccess,
     };
 }
 
@@ -183,6 +202,11 @@ pub struct IDxclInteropDeviceVtbl {
     pub QuerySharedSemaphoreIdle: unsafe extern "system" fn(This: *mut IDxclInteropDevice, Id: UINT64) -> HRESULT,
     /// Waits for the semaphore's submitted operations, then destroys it. E_INVALIDARG for an unknown Id.
     pub DestroySharedSemaphore: unsafe extern "system" fn(This: *mut IDxclInteropDevice, Id: UINT64) -> HRESULT,
+    /// Validation (DXCL_VALIDATE=1, docs/validation.md): the OpenCL layer now holds (TRUE) or is
+    /// about to release (FALSE) one counted reference to the device for an OpenCL object (a
+    /// context, a semaphore pool), so the runtime can report the application's release of its last
+    /// own reference while OpenCL objects made from the device live. S_FALSE when validation is off.
+    pub SetOpenCLReference: unsafe extern "system" fn(This: *mut IDxclInteropDevice, Held: BOOL) -> HRESULT,
 }
 impl IDxclInteropDeviceVtbl {
     /// Every method a stub: HRESULT methods return `E_NOTIMPL`, void methods do nothing, others return 0.
@@ -194,6 +218,7 @@ impl IDxclInteropDeviceVtbl {
         WaitSharedSemaphore: not_implemented::IDxclInteropDevice_WaitSharedSemaphore,
         QuerySharedSemaphoreIdle: not_implemented::IDxclInteropDevice_QuerySharedSemaphoreIdle,
         DestroySharedSemaphore: not_implemented::IDxclInteropDevice_DestroySharedSemaphore,
+        SetOpenCLReference: not_implemented::IDxclInteropDevice_SetOpenCLReference,
     };
 }
 
@@ -216,6 +241,9 @@ mod not_implemented {
     pub(super) extern "system" fn IDxclInteropResource_AddPendingWork(_: *mut IDxclInteropResource, _: PFN_DXCL_PENDING_WAIT, _: PFN_DXCL_PENDING_RELEASE, _: *mut c_void) -> HRESULT {
         E_NOTIMPL
     }
+    pub(super) extern "system" fn IDxclInteropResource_SetOpenCLAccess(_: *mut IDxclInteropResource, _: UINT, _: DXCL_OPENCL_ACCESS, _: *const c_char) -> HRESULT {
+        E_NOTIMPL
+    }
     pub(super) extern "system" fn IDxclInteropDevice_GetAdapterInfo(_: *mut IDxclInteropDevice, _: *mut DXCL_ADAPTER_INFO) -> HRESULT {
         E_NOTIMPL
     }
@@ -232,6 +260,9 @@ mod not_implemented {
         E_NOTIMPL
     }
     pub(super) extern "system" fn IDxclInteropDevice_DestroySharedSemaphore(_: *mut IDxclInteropDevice, _: UINT64) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropDevice_SetOpenCLReference(_: *mut IDxclInteropDevice, _: BOOL) -> HRESULT {
         E_NOTIMPL
     }
 }

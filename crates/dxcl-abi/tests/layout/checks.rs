@@ -3235,12 +3235,17 @@ pub fn all(c: &mut Checks) {
     c.field("DXCL_ADAPTER_INFO", "Flags", offset_of!(DXCL_ADAPTER_INFO, Flags));
     c.size("DXCL_ADAPTER_FLAG", size_of::<DXCL_ADAPTER_FLAG>(), align_of::<DXCL_ADAPTER_FLAG>());
     c.int("DXCL_ADAPTER_FLAG_SOFTWARE", DXCL_ADAPTER_FLAG_SOFTWARE);
+    c.size("DXCL_OPENCL_ACCESS", size_of::<DXCL_OPENCL_ACCESS>(), align_of::<DXCL_OPENCL_ACCESS>());
+    c.int("DXCL_OPENCL_ACCESS_NONE", DXCL_OPENCL_ACCESS_NONE);
+    c.int("DXCL_OPENCL_ACCESS_SHARED", DXCL_OPENCL_ACCESS_SHARED);
+    c.int("DXCL_OPENCL_ACCESS_ACQUIRED", DXCL_OPENCL_ACCESS_ACQUIRED);
     c.interface("IDxclInteropResource", size_of::<IDxclInteropResource>(), size_of::<IDxclInteropResourceVtbl>(), &IID_IDxclInteropResource);
     c.method("IDxclInteropResource", "GetMemory", 1, offset_of!(IDxclInteropResourceVtbl, GetMemory));
     c.method("IDxclInteropResource", "GetSubresourceLayout", 2, offset_of!(IDxclInteropResourceVtbl, GetSubresourceLayout));
     c.method("IDxclInteropResource", "ExportMemoryFd", 1, offset_of!(IDxclInteropResourceVtbl, ExportMemoryFd));
     c.method("IDxclInteropResource", "WaitForDeviceWork", 0, offset_of!(IDxclInteropResourceVtbl, WaitForDeviceWork));
     c.method("IDxclInteropResource", "AddPendingWork", 3, offset_of!(IDxclInteropResourceVtbl, AddPendingWork));
+    c.method("IDxclInteropResource", "SetOpenCLAccess", 3, offset_of!(IDxclInteropResourceVtbl, SetOpenCLAccess));
     c.method("IDxclInteropResource", "QueryInterface", 2, offset_of!(IDxclInteropResourceVtbl, base) + offset_of!(IUnknownVtbl, QueryInterface));
     c.method("IDxclInteropResource", "AddRef", 0, offset_of!(IDxclInteropResourceVtbl, base) + offset_of!(IUnknownVtbl, AddRef));
     c.method("IDxclInteropResource", "Release", 0, offset_of!(IDxclInteropResourceVtbl, base) + offset_of!(IUnknownVtbl, Release));
@@ -3251,6 +3256,7 @@ pub fn all(c: &mut Checks) {
     c.method("IDxclInteropDevice", "WaitSharedSemaphore", 1, offset_of!(IDxclInteropDeviceVtbl, WaitSharedSemaphore));
     c.method("IDxclInteropDevice", "QuerySharedSemaphoreIdle", 1, offset_of!(IDxclInteropDeviceVtbl, QuerySharedSemaphoreIdle));
     c.method("IDxclInteropDevice", "DestroySharedSemaphore", 1, offset_of!(IDxclInteropDeviceVtbl, DestroySharedSemaphore));
+    c.method("IDxclInteropDevice", "SetOpenCLReference", 1, offset_of!(IDxclInteropDeviceVtbl, SetOpenCLReference));
     c.method("IDxclInteropDevice", "QueryInterface", 2, offset_of!(IDxclInteropDeviceVtbl, base) + offset_of!(IUnknownVtbl, QueryInterface));
     c.method("IDxclInteropDevice", "AddRef", 0, offset_of!(IDxclInteropDeviceVtbl, base) + offset_of!(IUnknownVtbl, AddRef));
     c.method("IDxclInteropDevice", "Release", 0, offset_of!(IDxclInteropDeviceVtbl, base) + offset_of!(IUnknownVtbl, Release));

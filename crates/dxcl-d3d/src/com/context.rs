@@ -67,9 +67,11 @@ unsafe impl ComObject for Context {
         .then_some(CONTEXT_FACE)
     }
     fn on_public_acquire(&self) {
+        self.device().validation.child(true);
         add_ref(self.device());
     }
     fn on_public_release(&self) {
+        self.device().validation.child(false);
         // SAFETY: the reference taken in `on_public_acquire`.
         unsafe { release(self.device) };
     }

@@ -42,6 +42,8 @@ pub struct Device {
     pub(crate) exception_mode: AtomicU32,
     gpu_thread_priority: AtomicI32,
     max_frame_latency: AtomicU32,
+    /// What OpenCL and the device's children hold of it, when validating (`com::validation`).
+    pub(crate) validation: super::validation::DeviceUse,
 }
 
 // SAFETY: vtable pointers refer to immutable statics; `context` is owned (private reference) and
@@ -93,6 +95,26 @@ unsafe impl ComObject for Device {
             Some(D3D10_MULTITHREAD_FACE)
         } else {
             None
+        }
+    }
+    fn on_public_count(&self, remaining: u32) {
+        if super::validation::on() && self.validation.application_let_go(remaining) {
+            let (name, face) = if self.d3d10.is_null() {
+                ("ID3D11Device", DEVICE_FACE)
+            } else {
+                ("ID3D10Device", D3D10_DEVICE_FACE)
+            };
+            let face = self as *const Device as usize + face;
+            let opencl = self
+                .validation
+                .opencl
+                .load(std::sync::atomic::Ordering::Acquire);
+            super::validation::report(&format!(
+                "{name}::Release on {name} {} drops the application's last reference while \
+                 OpenCL objects made from it live ({opencl} reference(s) held for OpenCL \
+                 contexts, clCreateContext)",
+                super::validation::name(&self.private, face, "device"),
+            ));
         }
     }
     fn on_destroy(&mut self) {
@@ -251,6 +273,7 @@ impl Device {
             exception_mode: AtomicU32::new(0),
             gpu_thread_priority: AtomicI32::new(0),
             max_frame_latency: AtomicU32::new(3),
+            validation: Default::default(),
         });
         let context = Context::create(device, flags & D3D11_CREATE_DEVICE_DEBUG as u32 != 0);
         // SAFETY: the device is not yet shared with anyone; setting its context before handing

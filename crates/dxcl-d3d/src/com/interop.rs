@@ -19,6 +19,7 @@ pub static INTEROP_RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourc
     ExportMemoryFd: export_memory_fd,
     WaitForDeviceWork: wait_for_device_work,
     AddPendingWork: add_pending_work,
+    SetOpenCLAccess: set_opencl_access,
 };
 
 /// # Safety
@@ -130,6 +131,36 @@ unsafe extern "system" fn add_pending_work(
     })
 }
 
+unsafe extern "system" fn set_opencl_access(
+    this: *mut IDxclInteropResource,
+    sub: u32,
+    access: DXCL_OPENCL_ACCESS,
+    call: *const c_char,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SetOpenCLAccess: "S_FALSE when validation is off (nothing recorded)".
+        if !super::validation::on() {
+            return S_FALSE;
+        }
+        // SAFETY: COM contract: `this` is this face of a live object.
+        let r = unsafe { res(this) };
+        // "E_INVALIDARG past the last subresource", and for an access the enum does not name.
+        if sub >= r.desc.subresource_count()
+            || !(DXCL_OPENCL_ACCESS_NONE..=DXCL_OPENCL_ACCESS_ACQUIRED).contains(&access)
+        {
+            return E_INVALIDARG;
+        }
+        let call = if call.is_null() {
+            "OpenCL".into()
+        } else {
+            // SAFETY: a non-null pCall is a NUL-terminated string (the interface's contract).
+            unsafe { std::ffi::CStr::from_ptr(call) }.to_string_lossy()
+        };
+        r.opencl.set(sub, access, &call);
+        S_OK
+    })
+}
+
 type D = Device;
 const DO: usize = INTEROP_DEVICE_FACE;
 
@@ -141,6 +172,7 @@ pub static INTEROP_DEVICE_VTBL: IDxclInteropDeviceVtbl = IDxclInteropDeviceVtbl 
     WaitSharedSemaphore: wait_shared_semaphore,
     QuerySharedSemaphoreIdle: query_shared_semaphore_idle,
     DestroySharedSemaphore: destroy_shared_semaphore,
+    SetOpenCLReference: set_opencl_reference,
 };
 
 /// # Safety
@@ -224,6 +256,21 @@ unsafe extern "system" fn destroy_shared_semaphore(
         // SAFETY: COM contract: `this` is this face of a live device.
         let device = unsafe { dev(this) };
         semaphore_result(device.backend.destroy_shared_semaphore(id))
+    })
+}
+
+unsafe extern "system" fn set_opencl_reference(
+    this: *mut IDxclInteropDevice,
+    held: BOOL,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SetOpenCLReference: "S_FALSE when validation is off".
+        if !super::validation::on() {
+            return S_FALSE;
+        }
+        // SAFETY: COM contract: `this` is this face of a live device.
+        unsafe { dev(this) }.validation.opencl_reference(held != 0);
+        S_OK
     })
 }
 

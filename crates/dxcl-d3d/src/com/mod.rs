@@ -4,7 +4,8 @@
 //! - [`dxgi`]: factories and adapters; [`device`]: the device and its creation;
 //! - [`resource`]: buffers and textures (one object type for all, faces by dimension);
 //! - [`context`]: the immediate context; [`query`]: queries; [`interop`]: dxcl's interop faces;
-//! - [`d3d10`]: the D3D10 faces of the same objects.
+//! - [`d3d10`]: the D3D10 faces of the same objects;
+//! - [`validation`]: `DXCL_VALIDATE=1`, reports of misuse of resources shared with OpenCL.
 
 pub mod abi;
 pub mod context;
@@ -17,6 +18,7 @@ pub mod object;
 pub mod private_data;
 pub mod query;
 pub mod resource;
+pub mod validation;
 
 use abi::*;
 

@@ -80,6 +80,8 @@ pub unsafe trait ComObject: Sized + Send + Sync + 'static {
     fn on_public_acquire(&self) {}
     /// Public count went 1 -> 0 (a device child releases its device here).
     fn on_public_release(&self) {}
+    /// `Release` left `remaining` public references (validation, `com::validation`).
+    fn on_public_count(&self, _remaining: u32) {}
     /// Last private reference gone, just before the memory is freed: release what the object
     /// holds (unregistered already).
     fn on_destroy(&mut self) {}
@@ -132,12 +134,16 @@ pub unsafe fn release<T: ComObject>(obj: *const T) -> u32 {
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
     match dec {
         Ok(1) => {
+            o.on_public_count(0);
             o.on_public_release();
             // SAFETY: the public count held this private reference.
             unsafe { release_private(obj) };
             0
         }
-        Ok(n) => n - 1,
+        Ok(n) => {
+            o.on_public_count(n - 1);
+            n - 1
+        }
         Err(_) => 0,
     }
 }

@@ -39,6 +39,14 @@ unsafe fn release_unknown(unk: *mut IUnknown) {
 }
 
 impl PrivateData {
+    /// The bytes stored under `guid` by `SetPrivateData`, if any.
+    pub fn bytes(&self, guid: &GUID) -> Option<Vec<u8>> {
+        lock(&self.entries).iter().find_map(|(k, e)| match e {
+            Entry::Bytes(b) if same(k, guid) => Some(b.clone()),
+            _ => None,
+        })
+    }
+
     fn replace(&self, guid: GUID, entry: Option<Entry>) {
         let old = {
             let mut entries = lock(&self.entries);

@@ -93,9 +93,11 @@ unsafe impl ComObject for Query {
         }
     }
     fn on_public_acquire(&self) {
+        self.device.validation.child(true);
         add_ref(&*self.device);
     }
     fn on_public_release(&self) {
+        self.device.validation.child(false);
         // SAFETY: the reference taken in `on_public_acquire` (or at creation).
         unsafe { release(self.device.as_ptr()) };
     }

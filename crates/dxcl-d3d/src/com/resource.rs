@@ -15,6 +15,7 @@ use super::device::{child_get_device, Device, DeviceChild};
 use super::guard::{guard, lock};
 use super::object::*;
 use super::private_data::*;
+use super::validation::{self, OpenClUse};
 use super::{backend_error, iid_in};
 use crate::backend::{Allocation, MapAccess};
 use crate::core::flags::*;
@@ -71,6 +72,17 @@ pub struct Resource {
     pending: Mutex<Vec<PendingWork>>,
     /// `SetEvictionPriority` value (shared by the D3D11, D3D10 and DXGI faces).
     pub(crate) eviction_priority: AtomicU32,
+    /// What OpenCL does with the resource, when validating (`com::validation`).
+    pub(crate) opencl: OpenClUse,
+}
+
+/// The Direct3D operations validation names (`com::validation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Map,
+    UpdateSubresource,
+    CopyResource,
+    CopySubresourceRegion,
 }
 
 // SAFETY: vtable pointers refer to immutable statics; pending contexts are opaque values the layer
@@ -136,11 +148,37 @@ unsafe impl ComObject for Resource {
     }
     fn on_public_acquire(&self) {
         // DXVK's rule: a device child holds a public reference on its device while it has any.
+        self.device.validation.child(true);
         add_ref(&*self.device);
     }
     fn on_public_release(&self) {
+        self.device.validation.child(false);
         // SAFETY: the reference taken in `on_public_acquire` (or at creation).
         unsafe { release(self.device.as_ptr()) };
+    }
+    fn on_public_count(&self, remaining: u32) {
+        if !validation::on() {
+            return;
+        }
+        // Each subresource with a live OpenCL memory object holds one of the layer's references:
+        // when only those are left, the application let go of its last one.
+        let held = self.opencl.held();
+        if held > 0
+            && remaining <= held
+            && self
+                .opencl
+                .reported
+                .first(validation::Kind::ReleasedWhileShared)
+        {
+            let call = self.opencl.made_by().unwrap_or_default();
+            validation::report(&format!(
+                "{}::Release on {} {} drops the application's last reference while {held} \
+                 OpenCL memory object(s) made from it live ({call})",
+                self.interface_name(),
+                self.interface_name(),
+                self.report_name(),
+            ));
+        }
     }
     fn on_destroy(&mut self) {
         // Pending interop work is honoured before destruction too.
@@ -240,6 +278,7 @@ impl Resource {
             mapped: Mutex::new(vec![false; count]),
             pending: Mutex::new(Vec::new()),
             eviction_priority: AtomicU32::new(DXGI_RESOURCE_PRIORITY_NORMAL),
+            opencl: OpenClUse::default(),
         });
         // SAFETY: just created; its first public reference takes the device reference.
         unsafe { (*res).on_public_acquire() };
@@ -274,6 +313,84 @@ impl Resource {
             .get(sub as usize)
             .copied()
             .unwrap_or(false)
+    }
+
+    /// The interface the application sees the resource as (`ID3D11Texture2D`, `ID3D10Buffer`, …).
+    pub fn interface_name(&self) -> &'static str {
+        let d3d10 = !self.d3d10.is_null();
+        match (self.desc.dimension, d3d10) {
+            (Dimension::Buffer, false) => "ID3D11Buffer",
+            (Dimension::Texture1D, false) => "ID3D11Texture1D",
+            (Dimension::Texture2D, false) => "ID3D11Texture2D",
+            (Dimension::Texture3D, false) => "ID3D11Texture3D",
+            (Dimension::Buffer, true) => "ID3D10Buffer",
+            (Dimension::Texture1D, true) => "ID3D10Texture1D",
+            (Dimension::Texture2D, true) => "ID3D10Texture2D",
+            (Dimension::Texture3D, true) => "ID3D10Texture3D",
+        }
+    }
+
+    /// How validation reports name the resource: its debug name, else its pointer (the face the
+    /// application uses) and description.
+    fn report_name(&self) -> String {
+        let offset = if self.d3d10.is_null() {
+            D3D11_FACE
+        } else {
+            D3D10_FACE
+        };
+        let face = self as *const Resource as usize + offset;
+        let d = &self.desc;
+        let description = match d.dimension {
+            Dimension::Buffer => format!("{} bytes", d.width),
+            _ => format!(
+                "{}x{}x{}, {} mip(s), {} slice(s), DXGI format {}",
+                d.width, d.height, d.depth, d.mip_levels, d.array_size, d.format
+            ),
+        };
+        validation::name(&self.private, face, &description)
+    }
+
+    /// The name of the Direct3D call doing `op` on this resource.
+    fn call_name(&self, op: Op) -> &'static str {
+        match (op, self.d3d10.is_null()) {
+            (Op::Map, true) => "ID3D11DeviceContext::Map",
+            (Op::UpdateSubresource, true) => "ID3D11DeviceContext::UpdateSubresource",
+            (Op::CopyResource, true) => "ID3D11DeviceContext::CopyResource",
+            (Op::CopySubresourceRegion, true) => "ID3D11DeviceContext::CopySubresourceRegion",
+            (Op::Map, false) => match self.desc.dimension {
+                Dimension::Buffer => "ID3D10Buffer::Map",
+                Dimension::Texture1D => "ID3D10Texture1D::Map",
+                Dimension::Texture2D => "ID3D10Texture2D::Map",
+                Dimension::Texture3D => "ID3D10Texture3D::Map",
+            },
+            (Op::UpdateSubresource, false) => "ID3D10Device::UpdateSubresource",
+            (Op::CopyResource, false) => "ID3D10Device::CopyResource",
+            (Op::CopySubresourceRegion, false) => "ID3D10Device::CopySubresourceRegion",
+        }
+    }
+
+    /// Validation: reports (once per resource) `op` touching `subresources` (`None`: all) while
+    /// OpenCL holds one of them acquired.
+    #[inline]
+    fn check_opencl(&self, op: Op, subresources: Option<&[u32]>) {
+        if !validation::on() {
+            return;
+        }
+        let Some((sub, call)) = self.opencl.acquired(subresources) else {
+            return;
+        };
+        if self
+            .opencl
+            .reported
+            .first(validation::Kind::AccessWhileAcquired)
+        {
+            validation::report(&format!(
+                "{} on {} {} subresource {sub} while OpenCL holds it acquired ({call})",
+                self.call_name(op),
+                self.interface_name(),
+                self.report_name(),
+            ));
+        }
     }
 
     /// Queues interop work to honour before the next access.
@@ -377,6 +494,7 @@ impl Resource {
             // DO_NOT_WAIT: "DXGI_ERROR_WAS_STILL_DRAWING if the GPU is busy" with the resource.
             return Err(DXGI_ERROR_WAS_STILL_DRAWING);
         }
+        self.check_opencl(Op::Map, Some(&[sub]));
         self.run_pending();
         let s = self.layout().subresources[sub as usize];
         let access = MapAccess {
@@ -445,6 +563,7 @@ impl Resource {
             Some(b) => self.layout().box_region(sub, b),
         };
         let Some(region) = region else { return };
+        self.check_opencl(Op::UpdateSubresource, Some(&[sub]));
         self.run_pending();
         // SAFETY: this backend's allocation; the region lies in the subresource; `data` is
         // readable (contract).
@@ -495,6 +614,8 @@ pub fn copy_resource(dst: &Resource, src: &Resource) {
     if !same_shape {
         return;
     }
+    dst.check_opencl(Op::CopyResource, None);
+    src.check_opencl(Op::CopyResource, None);
     dst.run_pending();
     src.run_pending();
     let backend = &dst.device.backend;
@@ -548,6 +669,8 @@ pub fn copy_subresource_region(
         // "The source and destination regions ... must not overlap" (results are undefined).
         return;
     }
+    dst.check_opencl(Op::CopySubresourceRegion, Some(&[dst_sub]));
+    src.check_opencl(Op::CopySubresourceRegion, Some(&[src_sub]));
     dst.run_pending();
     if !ptr::eq(dst, src) {
         src.run_pending();

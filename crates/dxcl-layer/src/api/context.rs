@@ -251,6 +251,7 @@ fn register(
     }
     let entry = ContextEntry {
         version,
+        validation: crate::validate::DeviceMark::new(&device.com),
         identity: device.identity,
         device: Some(device.com),
         user_sync: props.user_sync,
@@ -291,8 +292,37 @@ pub(crate) unsafe extern "C" fn release_context(context: cl_context) -> cl_int {
         // at the application's last reference lets the platform destroy it.
         if result == CL_SUCCESS && registry::context_released(key(context)) {
             crate::strategy::external::sync::close_pool(context);
+            if crate::validate::on() {
+                crate::validate::context_released(key(context), still_acquired(key(context)));
+            }
         }
         check(result)
+    })
+}
+
+/// The context's memory objects the application holds acquired (validation).
+fn still_acquired(context: usize) -> Vec<crate::validate::StillAcquired> {
+    registry::with(|r| {
+        r.mems
+            .iter()
+            .filter(|(_, e)| {
+                e.context == context
+                    && e.acquire == crate::registry::AcquireState::Acquired
+                    && !e.app_released
+            })
+            .map(|(&mem, e)| crate::validate::StillAcquired {
+                mem,
+                ext: e.acquired_by.unwrap_or(crate::core::tokens::Ext {
+                    version: e.version,
+                    flavor: crate::core::tokens::Flavor::Khr,
+                }),
+                kind: e.kind,
+                subresource: e.subresource,
+                app_resource: e.app_resource,
+                // An AddRef, released outside the lock with the report.
+                resource: e.resource.clone(),
+            })
+            .collect()
     })
 }
 

@@ -166,16 +166,20 @@ fn register(a: RegisterArgs, shared: strategy::Shared) -> Result<cl_mem, cl_int>
     let mem = shared.mem;
     let tagged = shared.strategy.decision().strategy;
     let tag = a.resource.clone();
+    let validation =
+        crate::validate::AccessMark::new(&a.resource, a.sub, a.ext.create_call(a.kind));
     let entry = MemEntry {
         context: key(a.context),
         version: a.ext.version,
         kind: a.kind,
         app_resource: a.res as usize,
         sharing: shared.strategy,
+        validation: validation.map(Arc::new),
         resource: a.resource,
         key: a.reg_key,
         subresource: a.sub,
         acquire: AcquireState::Released,
+        acquired_by: None,
         app_released: false,
     };
     let reg_key = a.reg_key;
@@ -401,22 +405,29 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
                 // is done with the object all the same.
                 if let Some(n) = retired.filter(|_| !signal.is_set()) {
                     registry::restore_watch(key(mem), n);
-                    registry::with(|r| {
+                    // For the application the object is gone: so it is for validation.
+                    let mark = registry::with(|r| {
                         r.destroyed.remove(&n);
-                        if let Some(e) = r.mems.get_mut(&key(mem)) {
+                        r.mems.get_mut(&key(mem)).and_then(|e| {
                             e.app_released = true;
-                        }
+                            e.validation.take()
+                        })
                     });
+                    drop(mark);
                 } else {
                     drop_entries(mem, registry::Removal::Now);
                 }
             }
             // No destructor callback to wait for: the entry stays, ended for the application.
-            (None, Some(_)) if keeping => registry::with(|r| {
-                if let Some(e) = r.mems.get_mut(&key(mem)) {
-                    e.app_released = true;
-                }
-            }),
+            (None, Some(_)) if keeping => {
+                let mark = registry::with(|r| {
+                    r.mems.get_mut(&key(mem)).and_then(|e| {
+                        e.app_released = true;
+                        e.validation.take()
+                    })
+                });
+                drop(mark);
+            }
             _ if dropping => drop_entries(mem, registry::Removal::Now),
             _ => {}
         }

@@ -28,11 +28,15 @@ use crate::cl::info::query_value;
 use crate::core::tokens::{Ext, Flavor};
 use crate::registry::{self, key, AcquireState};
 use crate::strategy::{HandOff, SharingStrategy};
+use crate::validate::AccessMark;
+use dxcl_abi::interop::{DXCL_OPENCL_ACCESS_ACQUIRED, DXCL_OPENCL_ACCESS_SHARED};
 
 /// One object of an acquire/release call, copied out of the registry.
 struct Item {
     mem: cl_mem,
     sharing: Arc<dyn SharingStrategy>,
+    /// Validation: how dxcl's runtime learns the acquire state.
+    mark: Option<Arc<AccessMark>>,
 }
 
 /// Hands a marker event to the application (recording its command type) or drops it.
@@ -172,6 +176,7 @@ pub(crate) unsafe fn acquire_release(
             items.push(Item {
                 mem: m,
                 sharing: e.sharing.clone(),
+                mark: e.validation.clone(),
             });
         }
         // Checked and claimed in one locked step: of two threads acquiring (or releasing) the
@@ -181,13 +186,25 @@ pub(crate) unsafe fn acquire_release(
         for &m in mems {
             if let Some(e) = r.mems.get_mut(&key(m)) {
                 e.acquire = claimed;
+                e.acquired_by = (!release).then_some(ext);
             }
         }
         Ok(items)
     })?;
     let sync = ext.flavor == Flavor::Nv || !user_sync;
     let context = context as opencl_sys::cl_context;
+    // Validation: Direct3D may touch the resources again once the release begins (the staging
+    // copy does), and not once the acquire is done (the staging copy has finished).
+    let mark = |access, call| {
+        if !crate::validate::on() {
+            return;
+        }
+        for m in items.iter().filter_map(|it| it.mark.as_ref()) {
+            m.set(access, call);
+        }
+    };
     let done = if release {
+        mark(DXCL_OPENCL_ACCESS_SHARED, ext.release_call());
         release_objects(queue, context, &items, wait, sync)
     } else {
         acquire_objects(queue, context, &items, wait, sync)
@@ -202,9 +219,17 @@ pub(crate) unsafe fn acquire_release(
         for it in &items {
             if let Some(e) = r.mems.get_mut(&key(it.mem)) {
                 e.acquire = settled;
+                if done.is_err() {
+                    e.acquired_by = release.then_some(ext);
+                }
             }
         }
     });
+    // Validation marks: ACQUIRED only once the acquire's own Direct3D work is done; a failed
+    // release leaves the objects OpenCL's.
+    if release == done.is_err() {
+        mark(DXCL_OPENCL_ACCESS_ACQUIRED, ext.acquire_call());
+    }
     let ev = done?;
     // SAFETY: caller's contract.
     unsafe { hand_out(ev, command, event) };

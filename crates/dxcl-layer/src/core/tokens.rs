@@ -1,6 +1,8 @@
 //! Which extension a call belongs to, and the tokens that follow from it. KHR and NV tokens have
 //! the same values (REFERENCE.md), so one table per Direct3D version serves both.
 
+use std::ffi::CStr;
+
 use opencl_sys::{cl_int, cl_uint};
 
 /// The Direct3D version of an extension, a context or a shared object.
@@ -82,6 +84,61 @@ impl D3dVersion {
         self.pick(0x402C, 0x402D)
     }
     pub const ALL: [D3dVersion; 2] = [D3dVersion::D3D10, D3dVersion::D3D11];
+}
+
+impl Ext {
+    /// `clEnqueueAcquireD3D1xObjects{KHR,NV}` (validation reports).
+    pub const fn acquire_call(self) -> &'static CStr {
+        match (self.version, self.flavor) {
+            (D3dVersion::D3D10, Flavor::Khr) => c"clEnqueueAcquireD3D10ObjectsKHR",
+            (D3dVersion::D3D11, Flavor::Khr) => c"clEnqueueAcquireD3D11ObjectsKHR",
+            (D3dVersion::D3D10, Flavor::Nv) => c"clEnqueueAcquireD3D10ObjectsNV",
+            (D3dVersion::D3D11, Flavor::Nv) => c"clEnqueueAcquireD3D11ObjectsNV",
+        }
+    }
+    /// `clEnqueueReleaseD3D1xObjects{KHR,NV}` (validation reports).
+    pub const fn release_call(self) -> &'static CStr {
+        match (self.version, self.flavor) {
+            (D3dVersion::D3D10, Flavor::Khr) => c"clEnqueueReleaseD3D10ObjectsKHR",
+            (D3dVersion::D3D11, Flavor::Khr) => c"clEnqueueReleaseD3D11ObjectsKHR",
+            (D3dVersion::D3D10, Flavor::Nv) => c"clEnqueueReleaseD3D10ObjectsNV",
+            (D3dVersion::D3D11, Flavor::Nv) => c"clEnqueueReleaseD3D11ObjectsNV",
+        }
+    }
+    /// `clCreateFromD3D1x{Buffer,Texture2D,Texture3D}{KHR,NV}` (validation reports).
+    pub(crate) const fn create_call(self, kind: ResourceKind) -> &'static CStr {
+        use D3dVersion::*;
+        use Flavor::*;
+        use ResourceKind::*;
+        match (self.version, kind, self.flavor) {
+            (D3D10, Buffer, Khr) => c"clCreateFromD3D10BufferKHR",
+            (D3D10, Texture2D, Khr) => c"clCreateFromD3D10Texture2DKHR",
+            (D3D10, Texture3D, Khr) => c"clCreateFromD3D10Texture3DKHR",
+            (D3D11, Buffer, Khr) => c"clCreateFromD3D11BufferKHR",
+            (D3D11, Texture2D, Khr) => c"clCreateFromD3D11Texture2DKHR",
+            (D3D11, Texture3D, Khr) => c"clCreateFromD3D11Texture3DKHR",
+            (D3D10, Buffer, Nv) => c"clCreateFromD3D10BufferNV",
+            (D3D10, Texture2D, Nv) => c"clCreateFromD3D10Texture2DNV",
+            (D3D10, Texture3D, Nv) => c"clCreateFromD3D10Texture3DNV",
+            (D3D11, Buffer, Nv) => c"clCreateFromD3D11BufferNV",
+            (D3D11, Texture2D, Nv) => c"clCreateFromD3D11Texture2DNV",
+            (D3D11, Texture3D, Nv) => c"clCreateFromD3D11Texture3DNV",
+        }
+    }
+}
+
+impl ResourceKind {
+    /// The interface of a resource of this kind (validation reports).
+    pub(crate) const fn interface_name(self, version: D3dVersion) -> &'static str {
+        match (version, self) {
+            (D3dVersion::D3D10, ResourceKind::Buffer) => "ID3D10Buffer",
+            (D3dVersion::D3D10, ResourceKind::Texture2D) => "ID3D10Texture2D",
+            (D3dVersion::D3D10, ResourceKind::Texture3D) => "ID3D10Texture3D",
+            (D3dVersion::D3D11, ResourceKind::Buffer) => "ID3D11Buffer",
+            (D3dVersion::D3D11, ResourceKind::Texture2D) => "ID3D11Texture2D",
+            (D3dVersion::D3D11, ResourceKind::Texture3D) => "ID3D11Texture3D",
+        }
+    }
 }
 
 /// The four extension names, as added to the platform and device extension strings.

@@ -115,6 +115,17 @@ impl<T: Interface> ComPtr<T> {
         }
     }
 
+    /// Gives back a counted reference now and returns what `Release` returned (the count COM
+    /// reports, for validation); `None` for a borrowed pointer.
+    pub fn release_now(self) -> Option<u32> {
+        let this = std::mem::ManuallyDrop::new(self);
+        this.counted.then(|| {
+            let unk = this.unknown();
+            // SAFETY: we give back the reference we owned; the object is live until then.
+            unsafe { ((*(*unk).lpVtbl).Release)(unk) }
+        })
+    }
+
     /// `QueryInterface`: a new reference to interface `U`, or `None` (E_NOINTERFACE or any error).
     pub fn query<U: Interface>(&self) -> Option<ComPtr<U>> {
         // SAFETY: self holds a live COM object.

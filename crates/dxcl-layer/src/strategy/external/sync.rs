@@ -33,6 +33,9 @@ struct Shared {
 }
 
 struct Pool {
+    /// Validation: tells dxcl's runtime that `device` is OpenCL's reference (goes first).
+    #[allow(dead_code)] // Held for its Drop.
+    validation: Option<crate::validate::DeviceMark>,
     device: ComPtr<IDxclInteropDevice>,
     fns: SemaphoreFns,
     context: cl_context,
@@ -145,8 +148,10 @@ pub(crate) fn open_pool(
     if map.contains_key(&(context as usize)) {
         return;
     }
+    let device = device.clone();
     let mut pool = Pool {
-        device: device.clone(),
+        validation: crate::validate::DeviceMark::new(&device),
+        device,
         fns,
         context,
         semaphores: Vec::new(),
