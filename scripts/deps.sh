@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing dxcl needs on a Debian machine, and nothing when it is all there.
-# Uses sudo only when not root. The Rust toolchain (rustup, Rust >= 1.80) is expected to be present.
+# Uses sudo only when not root. The Rust toolchain (rustup, Rust >= 1.85) is expected to be present.
 set -euo pipefail
 
 packages=(pocl-opencl-icd ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-c-headers clinfo
@@ -17,6 +17,6 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 if ! command -v cargo >/dev/null; then
-    echo "deps: cargo not found; install Rust >= 1.80 with rustup (https://rustup.rs)" >&2
+    echo "deps: cargo not found; install Rust >= 1.85 with rustup (https://rustup.rs)" >&2
     exit 1
 fi
