@@ -165,7 +165,8 @@ fn tick_step(span: f64) -> f64 {
 pub fn svg(rows: &[Row], title: &str, notes: &[String]) -> String {
     const W: f64 = 820.0;
     const LEFT: f64 = 230.0;
-    const RIGHT: f64 = 40.0;
+    // Room for the labels after the longest whisker.
+    const RIGHT: f64 = 200.0;
     const TOP: f64 = 78.0;
     const ROW: f64 = 54.0;
     let plot_w = W - LEFT - RIGHT;
@@ -243,8 +244,9 @@ pub fn svg(rows: &[Row], title: &str, notes: &[String]) -> String {
             "<rect x=\"{LEFT}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"20\" fill=\"#4878a8\"/>\n\
              <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#223\" stroke-width=\"1.5\"/>\
              <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#223\" stroke-width=\"1.5\"/>\n\
-             <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#223\" font-size=\"11\">{:.2}</text>\n\
-             <rect x=\"{LEFT}\" y=\"{:.1}\" width=\"{:.1}\" height=\"8\" fill=\"#d08038\"/>\n",
+             <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#223\" font-size=\"11\">median {:.1}, p99 {:.1}</text>\n\
+             <rect x=\"{LEFT}\" y=\"{:.1}\" width=\"{:.1}\" height=\"8\" fill=\"#d08038\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#8a4a10\" font-size=\"10\">CPU {:.1}</text>\n",
             (x(m.median_ms) - LEFT).max(0.5),
             x(m.median_ms),
             y + 10.0,
@@ -257,8 +259,12 @@ pub fn svg(rows: &[Row], title: &str, notes: &[String]) -> String {
             x(m.p99_ms) + 4.0,
             y + 14.0,
             m.median_ms,
+            m.p99_ms,
             y + 23.0,
             (x(m.process_cpu_ms) - LEFT).max(0.5),
+            x(m.process_cpu_ms).max(LEFT) + 4.0,
+            y + 30.0,
+            m.process_cpu_ms,
         ));
     }
     for (i, n) in notes.iter().enumerate() {
