@@ -127,8 +127,8 @@ struct Case<'g> {
     letter: &'static str,
     name: String,
     pipeline: Box<dyn Pipeline + 'g>,
-    /// The layer's strategy (c only).
-    sharing: Option<crate::bench::session::Sharing>,
+    /// How the layer shares the input and the result texture (c only).
+    sharing: Option<[crate::bench::session::Sharing; 2]>,
     sync: Option<SyncRequest>,
     /// Frames run so far, timed or not: frame `n` shows host frame `n % RING`.
     n: usize,
@@ -176,7 +176,7 @@ impl<'g> Case<'g> {
         use crate::bench::session::Sharing;
         let frames = self.samples.frame_ms.len().max(1);
         let asked = self.sync.map(SyncRequest::name).unwrap_or("-");
-        let how = match (self.semaphore_ops, self.sharing) {
+        let how = match (self.semaphore_ops, self.sharing.map(|s| s[0])) {
             (0, Some(Sharing::HostPointer)) => {
                 "no shared semaphores: the textures are host memory the CL device uses in place; \
                  acquire waits for Direct3D on the CPU"
@@ -389,7 +389,11 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
             Some(Row {
                 letter: c.letter,
                 case: c.name.clone(),
-                strategy: c.sharing.map_or("-", |s| s.name()).to_string(),
+                strategy: match c.sharing {
+                    None => "-".to_string(),
+                    Some([i, o]) if i == o => i.name().to_string(),
+                    Some([i, o]) => format!("in {}, out {}", i.name(), o.name()),
+                },
                 sync: c.sync_used().to_string(),
                 summary: Summary::of(&c.samples)?,
                 verified: format!("ok ({} frames)", c.checked),

@@ -576,8 +576,8 @@ pub struct Shared<'g> {
     mems: [ClHandle<cl_mem>; 2],
     cl: ClSide,
     textures: Textures,
-    /// How the layer shares the textures, read from the memory objects.
-    pub sharing: Sharing,
+    /// How the layer shares the input and the result texture, read from the memory objects.
+    pub sharing: [Sharing; 2],
 }
 
 impl<'g> Shared<'g> {
@@ -617,19 +617,11 @@ impl<'g> Shared<'g> {
             Sharing::observe(&textures.input, mems[0].0),
             Sharing::observe(&textures.output, mems[1].0),
         ];
-        if seen[0] != seen[1] {
-            return Err(format!(
-                "the layer shares the input texture by {} and the result by {}",
-                seen[0].name(),
-                seen[1].name()
-            )
-            .into());
-        }
         Ok(Shared {
             gpu,
             cl,
             textures,
-            sharing: seen[0],
+            sharing: seen,
             mems,
         })
     }
