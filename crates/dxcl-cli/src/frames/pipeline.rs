@@ -410,7 +410,7 @@ pub trait Pipeline {
     fn result(&mut self) -> Result<Vec<u8>, BoxError>;
 }
 
-/// a. No Direct3D: the frame written into a plain OpenCL image, the kernel, and a device-side
+/// a. No Direct3D: the frame written (blocking) into a plain OpenCL image, the kernel, and a device-side
 /// `clEnqueueCopyImage` of the result standing for Direct3D's onward copy.
 pub struct OpenClOnly {
     src: ClHandle<cl_mem>,
@@ -438,11 +438,13 @@ impl OpenClOnly {
 impl Pipeline for OpenClOnly {
     fn frame(&mut self, host: &[u8]) -> Result<(), BoxError> {
         assert_eq!(host.len(), self.cl.extent.bytes());
-        // SAFETY: `host` is a whole frame in tightly packed rows, untouched until the clFinish
-        // below.
+        // Blocking, as in b. On PoCL a non-blocking write chained straight to the kernel and the
+        // copy made the frame slower than every other case (docs/benchmarks.md), though the
+        // kernel alone was not.
+        // SAFETY: `host` is a whole frame in tightly packed rows; the write blocks.
         unsafe {
             self.cl
-                .write_image(self.src.0, host.as_ptr(), self.cl.extent.row_bytes(), false)?
+                .write_image(self.src.0, host.as_ptr(), self.cl.extent.row_bytes(), true)?
         };
         self.cl.run_kernel()?;
         let origin = [0usize; 3];
