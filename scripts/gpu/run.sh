@@ -1,8 +1,8 @@
 #!/bin/sh
 # The GPU suite, run ON the GPU machine from the repository root after scripts/gpu/pack.sh packed
 # .carry/gpu here: the loaders, the NVIDIA OpenCL ICD, then the probe, `dxcl info`, the conformance
-# suite on the Vulkan adapter and the NVIDIA platform, the demo, the benchmark, CPU-wait sync for
-# contrast, and every program's exit status. Name parts to run only those (default: all).
+# suite on the Vulkan adapter and the NVIDIA platform, the demo, the benchmark, the frame pipeline,
+# CPU-wait sync for contrast, and every program's exit status. Name parts to run only those (default: all).
 # Logs go to $OUT (the device tool brings them back) or build/gpu-out.
 set -u
 g=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +33,13 @@ if want conformance; then
     grep -E "FAIL|passed, .* failed" "$out/conformance.log" | tail -40
 fi
 if want bench; then "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench.md"; fi
+# The frame pipeline at 3840x2160 (docs/benchmarks.md): OpenCL alone, the host round trip, and dxcl
+# with each DXCL_SYNC mode (it sets the variable per case), with its chart.
+if want frames; then
+    timeout 500 "$g/bin/dxcl" frames --markdown --svg "$out/frames.svg" > "$out/frames.md" 2> "$out/frames.log"
+    echo "frames: exit status $?" | tee -a "$out/frames.md"
+    cat "$out/frames.md"
+fi
 # CPU-wait sync (DXCL_SYNC=cpu), for contrast with the default GPU-side semaphores: its
 # conformance and benchmark, bounded in time.
 if want cpusync; then

@@ -7,7 +7,7 @@
 //! path is never timed.
 
 mod report;
-mod session;
+pub(crate) mod session;
 mod stats;
 
 use report::{Case, Row};
@@ -37,14 +37,14 @@ pub enum Driver {
 }
 
 impl Driver {
-    fn d3d(self) -> dxcl_abi::D3D_DRIVER_TYPE {
+    pub(crate) fn d3d(self) -> dxcl_abi::D3D_DRIVER_TYPE {
         match self {
             Driver::Hardware => dxcl_abi::D3D_DRIVER_TYPE_HARDWARE,
             Driver::Warp => dxcl_abi::D3D_DRIVER_TYPE_WARP,
         }
     }
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Driver::Hardware => "D3D_DRIVER_TYPE_HARDWARE",
             Driver::Warp => "D3D_DRIVER_TYPE_WARP",

@@ -302,6 +302,29 @@ extern "system" {
     ) -> cl_int;
 }
 
+#[link(name = "OpenCL")]
+extern "system" {
+    pub fn clCreateImage(
+        c: cl_context,
+        flags: cl_mem_flags,
+        format: *const cl_image_format,
+        desc: *const _cl_image_desc,
+        host: *mut c_void,
+        err: *mut cl_int,
+    ) -> cl_mem;
+    pub fn clEnqueueCopyImage(
+        q: cl_command_queue,
+        src: cl_mem,
+        dst: cl_mem,
+        src_origin: *const usize,
+        dst_origin: *const usize,
+        region: *const usize,
+        n: cl_uint,
+        wait: *const cl_event,
+        event: *mut cl_event,
+    ) -> cl_int;
+}
+
 /// Releases an OpenCL object on drop.
 pub struct ClHandle<T: Copy>(pub T, pub unsafe extern "system" fn(T) -> cl_int);
 

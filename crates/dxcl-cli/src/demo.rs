@@ -137,12 +137,13 @@ fn has_read_write_images(device: cl_device_id) -> bool {
     args > 0 || feature
 }
 
-/// A program of one kernel, `invert`, built for `device`.
-fn build_kernel(
+/// A program built for `device` from `source`, and its kernel `name`.
+pub(crate) fn build_kernel(
     context: cl_context,
     device: cl_device_id,
     source: &str,
     options: &str,
+    name: &str,
 ) -> Result<(ClHandle<cl_program>, ClHandle<cl_kernel>), Box<dyn std::error::Error>> {
     let src = CString::new(source)?;
     let src_ptr = src.as_ptr();
@@ -171,7 +172,7 @@ fn build_kernel(
         )
         .into());
     }
-    let kname = CString::new("invert")?;
+    let kname = CString::new(name)?;
     // SAFETY: valid program and kernel name.
     let kernel = unsafe { cl::clCreateKernel(program.0, kname.as_ptr(), &mut err) };
     cl_check("clCreateKernel", err)?;
@@ -226,9 +227,15 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         KernelChoice::TwoTextures => false,
     };
     let (_program, kernel) = if in_place {
-        build_kernel(cl_context.0, cl_device, KERNEL_READ_WRITE, "-cl-std=CL3.0")?
+        build_kernel(
+            cl_context.0,
+            cl_device,
+            KERNEL_READ_WRITE,
+            "-cl-std=CL3.0",
+            "invert",
+        )?
     } else {
-        build_kernel(cl_context.0, cl_device, KERNEL_TWO_IMAGES, "")?
+        build_kernel(cl_context.0, cl_device, KERNEL_TWO_IMAGES, "", "invert")?
     };
 
     // The shared images: subresource 0 of each texture, made by the layer without a copy where

@@ -6,11 +6,14 @@
 //!   the embedded default.
 //! - `dxcl bench [...]`: acquire + release against the floor, 4 KiB to 256 MiB, default strategy
 //!   and staging copy (`docs/benchmarks.md`).
+//! - `dxcl frames [...]`: the frame pipeline (Direct3D update, OpenCL blur, Direct3D copy) through
+//!   dxcl against OpenCL alone and against the manual host round trip (`docs/benchmarks.md`).
 
 mod bench;
 mod cl;
 mod d3d;
 mod demo;
+mod frames;
 mod info;
 mod sharing;
 
@@ -19,8 +22,9 @@ use std::process::ExitCode;
 
 fn usage() -> String {
     format!(
-        "usage: dxcl info\n       dxcl demo [--size N] [--out FILE.png] [--kernel auto|in-place|two-textures]\n       {}",
-        bench::USAGE
+        "usage: dxcl info\n       dxcl demo [--size N] [--out FILE.png] [--kernel auto|in-place|two-textures]\n       {}\n       {}",
+        bench::USAGE,
+        frames::USAGE
     )
 }
 
@@ -88,6 +92,13 @@ fn main() -> ExitCode {
         },
         Some("bench") => match bench::parse(&args[1..]) {
             Ok(opts) => bench::run(&opts),
+            Err(e) => {
+                eprintln!("dxcl: {e}\n{}", usage());
+                return ExitCode::from(2);
+            }
+        },
+        Some("frames") => match frames::parse(&args[1..]) {
+            Ok(opts) => frames::run(&opts),
             Err(e) => {
                 eprintln!("dxcl: {e}\n{}", usage());
                 return ExitCode::from(2);

@@ -105,29 +105,7 @@ impl Session {
         let (device, context) = d3d::create_device_of(driver)?;
         let adapter = describe_adapter(&device);
         let dev = device.as_ptr();
-        let mut chosen = None;
-        for (index, p) in cl::platforms()?.into_iter().enumerate() {
-            // SAFETY: the name and the type agree (cl_d3d11.h).
-            let Some(get_ids) = (unsafe {
-                sharing::lookup::<GetDeviceIDsFromD3D11>(p, "clGetDeviceIDsFromD3D11KHR")
-            }) else {
-                continue;
-            };
-            match sharing::preferred_device(get_ids, p, dev) {
-                Ok(d) if !d.is_null() => {
-                    chosen = Some((index, p, d));
-                    break;
-                }
-                _ => {}
-            }
-        }
-        let Some((index, platform, cl_device)) = chosen else {
-            return Err(
-                "no OpenCL platform has a preferred device for this Direct3D 11 device \
-                        (is OPENCL_LAYERS pointing at libdxcl_layer.so?)"
-                    .into(),
-            );
-        };
+        let (index, platform, cl_device) = preferred_platform(dev)?;
         let entry = D3d11Sharing::lookup(platform)
             .ok_or("the platform lacks cl_khr_d3d11_sharing's entry points")?;
         let cl_context = sharing::d3d11_context(platform, dev, cl_device)?;
@@ -408,8 +386,32 @@ impl Session {
     }
 }
 
+/// The first platform (with its index) whose `clGetDeviceIDsFromD3D11KHR` names a preferred
+/// device for the D3D11 `device`, and that device.
+pub(crate) fn preferred_platform(
+    dev: *mut ID3D11Device,
+) -> Result<(usize, cl_platform_id, cl_device_id), BoxError> {
+    for (index, p) in cl::platforms()?.into_iter().enumerate() {
+        // SAFETY: the name and the type agree (cl_d3d11.h).
+        let Some(get_ids) =
+            (unsafe { sharing::lookup::<GetDeviceIDsFromD3D11>(p, "clGetDeviceIDsFromD3D11KHR") })
+        else {
+            continue;
+        };
+        match sharing::preferred_device(get_ids, p, dev) {
+            Ok(d) if !d.is_null() => return Ok((index, p, d)),
+            _ => {}
+        }
+    }
+    Err(
+        "no OpenCL platform has a preferred device for this Direct3D 11 device \
+         (is OPENCL_LAYERS pointing at libdxcl_layer.so?)"
+            .into(),
+    )
+}
+
 /// The adapter behind `device`: its description from DXGI, matched by LUID, and its backend.
-fn describe_adapter(device: &Com<ID3D11Device>) -> String {
+pub(crate) fn describe_adapter(device: &Com<ID3D11Device>) -> String {
     let Some(interop) = device.query::<IDxclInteropDevice>() else {
         return "unknown adapter (no dxcl interop interface)".into();
     };
@@ -495,7 +497,7 @@ impl Sharing {
         }
     }
 
-    fn observe(resource: &Com<ID3D11Resource>, mem: cl_mem) -> Sharing {
+    pub(crate) fn observe(resource: &Com<ID3D11Resource>, mem: cl_mem) -> Sharing {
         let mut host: *mut c_void = ptr::null_mut();
         // SAFETY: a pointer-sized query into a pointer.
         let status = unsafe {

@@ -8,6 +8,24 @@ use super::guard::guard;
 use super::object::*;
 use super::resource::{Resource, INTEROP_FACE};
 use crate::backend::{BackendError, BackendKind, MemoryKind};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Shared-semaphore signals and waits that succeeded in this process, on any device.
+static SEMAPHORE_OPERATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// How many `SignalSharedSemaphore` and `WaitSharedSemaphore` calls have succeeded in this
+/// process so far, on any device: how a program that links the runtime sees whether an OpenCL
+/// layer synchronised with it on the GPU (the count grows) or on the CPU (it does not).
+pub fn shared_semaphore_operations() -> u64 {
+    SEMAPHORE_OPERATIONS.load(Ordering::Relaxed)
+}
+
+fn counted(r: Result<(), BackendError>) -> HRESULT {
+    if r.is_ok() {
+        SEMAPHORE_OPERATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+    semaphore_result(r)
+}
 
 type R = Resource;
 const RO: usize = INTEROP_FACE;
@@ -222,7 +240,7 @@ unsafe extern "system" fn signal_shared_semaphore(
     guard(E_FAIL, || {
         // SAFETY: COM contract: `this` is this face of a live device.
         let device = unsafe { dev(this) };
-        semaphore_result(device.backend.signal_shared_semaphore(id))
+        counted(device.backend.signal_shared_semaphore(id))
     })
 }
 
@@ -230,7 +248,7 @@ unsafe extern "system" fn wait_shared_semaphore(this: *mut IDxclInteropDevice, i
     guard(E_FAIL, || {
         // SAFETY: COM contract: `this` is this face of a live device.
         let device = unsafe { dev(this) };
-        semaphore_result(device.backend.wait_shared_semaphore(id))
+        counted(device.backend.wait_shared_semaphore(id))
     })
 }
 

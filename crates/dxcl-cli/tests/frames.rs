@@ -1,0 +1,190 @@
+//! `dxcl frames` end to end: the real binary, loader and layer, a small frame, few frames. Checks
+//! the output's structure, the check of every case and that the check can fail; not the timings.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn frames(args: &str, env: &[(&str, &str)]) -> Output {
+    let exe = Path::new(env!("CARGO_BIN_EXE_dxcl"));
+    let layer = exe.with_file_name("libdxcl_layer.so");
+    assert!(
+        std::env::var_os("OPENCL_LAYERS").is_some() || layer.exists(),
+        "{} is missing: build the layer first (cargo build -p dxcl-layer)",
+        layer.display()
+    );
+    Command::new(exe)
+        .arg("frames")
+        .args(args.split_whitespace())
+        // Set on purpose: each c case must set its own.
+        .env("DXCL_SYNC", "cpu")
+        .env_remove("DXCL_FRAMES_FAULT")
+        .envs(env.iter().copied())
+        .output()
+        .expect("dxcl runs")
+}
+
+fn stdout_ok(o: &Output) -> String {
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "dxcl frames failed ({}):\n{text}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    text
+}
+
+fn svg_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "dxcl-frames-test-{}-{name}.svg",
+        std::process::id()
+    ))
+}
+
+/// The Markdown table's rows, split into cells.
+fn table(out: &str) -> Vec<Vec<String>> {
+    out.lines()
+        .filter(|l| l.starts_with("| "))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// Runs the four cases on `adapter` and checks the table, the ratios, the sync lines and the chart.
+fn four_cases(adapter: &str, driver: &str, strategy: &str) {
+    let svg = svg_path(adapter);
+    let o = frames(
+        &format!(
+            "--size 64x32 --frames 7 --verify-every 3 --driver {driver} --markdown --svg {}",
+            svg.display()
+        ),
+        &[("DXCL_ADAPTER", adapter)],
+    );
+    let out = stdout_ok(&o);
+    let chart = std::fs::read_to_string(&svg).unwrap_or_default();
+    let _ = std::fs::remove_file(&svg);
+    assert!(
+        out.starts_with("dxcl frames: 64x32 DXGI_FORMAT_R8G8B8A8_UNORM"),
+        "{out}"
+    );
+    assert!(out.contains("\n- OpenCL: platform ["), "{out}");
+    assert!(
+        out.contains("DXCL_SYNC=cpu from the environment is ignored"),
+        "{out}"
+    );
+    let rows = table(&out);
+    assert_eq!(rows.len(), 2 + 4, "{out}");
+    assert_eq!(rows[0][0], "case");
+    assert!(rows.iter().all(|r| r.len() == 11), "{out}");
+    let cases: Vec<&str> = rows[2..].iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        cases,
+        [
+            "a. opencl-only",
+            "b. host-round-trip",
+            "c. dxcl sync=gpu",
+            "c. dxcl sync=cpu"
+        ]
+    );
+    for r in &rows[2..] {
+        assert_eq!(r[3], "7", "{r:?}");
+        let v: Vec<f64> = r[4..10]
+            .iter()
+            .map(|c| c.parse().expect("a number"))
+            .collect();
+        let (fps, median, p99) = (v[0], v[1], v[2]);
+        assert!(fps > 0.0 && median > 0.0 && median <= p99, "{r:?}");
+        assert!(v[3] >= 0.0 && v[4] >= 0.0 && v[5] > 0.0, "{r:?}");
+        // The first frame, timed frames 0, 3 and 6.
+        assert_eq!(r[10], "ok (4 frames)", "{r:?}");
+        if r[0].starts_with("c.") {
+            assert_eq!(r[1], strategy, "{r:?}");
+            // Neither PoCL nor lavapipe + PoCL has shared semaphores.
+            assert_eq!(r[2], "cpu", "{r:?}");
+        } else {
+            assert_eq!((&r[1][..], &r[2][..]), ("-", "-"), "{r:?}");
+        }
+    }
+    assert_eq!(rows[2][9], "1.00");
+    assert_eq!(out.matches("\n- c. dxcl sync=").count(), 4 + 2, "{out}");
+    assert!(
+        out.contains("- c. dxcl sync=gpu / a. opencl-only: median frame time "),
+        "{out}"
+    );
+    assert!(out.contains("- c. dxcl sync=cpu: DXCL_SYNC=cpu: no shared semaphores"));
+    assert!(out.contains("- c. dxcl sync=gpu: DXCL_SYNC=gpu: no shared semaphores"));
+    assert!(
+        out.contains("d. raw Vulkan + OpenCL external memory"),
+        "{out}"
+    );
+    assert!(
+        out.trim_end()
+            .contains("dxcl frames: OK, 4 cases, 16 frames checked"),
+        "{out}"
+    );
+    assert!(chart.starts_with("<svg ") && chart.trim_end().ends_with("</svg>"));
+    for case in cases {
+        assert!(chart.contains(case), "{case}: {chart}");
+    }
+}
+
+#[test]
+fn software_adapter_four_cases_checked_host_pointer() {
+    four_cases("software", "warp", "host-pointer");
+}
+
+/// lavapipe: PoCL cannot import its opaque-fd memory, so the layer copies.
+#[test]
+fn vulkan_adapter_four_cases_checked() {
+    let o = frames(
+        "--size 64x32 --frames 1 --markdown",
+        &[("DXCL_ADAPTER", "vulkan")],
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    if !out.contains("backend Vulkan") {
+        eprintln!("no Vulkan adapter here: skipped\n{out}");
+        return;
+    }
+    four_cases("vulkan", "hardware", "staging-copy");
+}
+
+/// Checked frames given the previous frame's data (a pipeline that lost its upload) must fail
+/// the check, in every case, with exit status 1.
+#[test]
+fn a_stale_frame_fails_the_check() {
+    let o = frames(
+        "--size 48x40 --frames 4 --verify-every 2 --driver warp",
+        &[
+            ("DXCL_ADAPTER", "software"),
+            ("DXCL_FRAMES_FAULT", "stale-upload"),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("4 case(s) failed the check"), "{err}");
+    for case in [
+        "a. opencl-only",
+        "b. host-round-trip",
+        "c. dxcl sync=gpu",
+        "c. dxcl sync=cpu",
+    ] {
+        assert!(
+            err.contains(&format!("{case}: frame ")) && err.contains("differ from the CPU blur"),
+            "{case}: {err}"
+        );
+    }
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("dxcl frames: OK"));
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    for args in ["--size 12", "--frames 0", "--driver null", "--x"] {
+        let o = frames(args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("dxcl frames [--size WxH]"));
+    }
+}
