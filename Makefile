@@ -2,7 +2,7 @@
 #   make demo              main job: build, install into build/stage, run `dxcl demo`
 #   make test              everything CI runs (Rust tests, the dxcl crate's tests and examples,
 #                          generated-code check, C/C++ programs under valgrind, the OpenCL
-#                          conformance suite on PoCL through the loader)
+#                          conformance suite through the loader on PoCL, then on Mesa rusticl)
 #   make install PREFIX=…  installs include/dxcl/, lib/libdxcl_d3d.so, lib/libdxcl_layer.so,
 #                          lib/pkgconfig/dxcl.pc, bin/dxcl
 
