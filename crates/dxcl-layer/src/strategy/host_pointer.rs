@@ -155,9 +155,12 @@ impl HostPointer {
             None => {}
         }
         let ev = copy(h.queue, mem, self.host, self.extent, dir, &wait)?;
-        // One reference for the call's event, one kept for the next hand-off.
-        events::retain(ev)?;
+        // One reference for the call's event (the hand-off owns it from here, also when the
+        // retain below fails), one kept for the next hand-off.
         h.wait_for(ev);
+        // The platform's error is the call's: "CL_OUT_OF_HOST_MEMORY if there is a failure to
+        // allocate resources required by the OpenCL implementation on the host".
+        events::retain(ev)?;
         if let Some(old) = last.replace(ev as usize) {
             events::release(old as cl_event);
         }
