@@ -2,7 +2,7 @@
 #   make demo              main job: build, install into build/stage, run `dxcl demo`
 #   make test              everything CI runs (Rust tests, the dxcl crate's tests and examples,
 #                          generated-code check, C/C++ programs under valgrind, the OpenCL
-#                          conformance suite on PoCL through the loader)
+#                          conformance suite through the loader on PoCL, then on Mesa rusticl)
 #   make install PREFIX=…  installs include/dxcl/, lib/libdxcl_d3d.so, lib/libdxcl_layer.so,
 #                          lib/pkgconfig/dxcl.pc, bin/dxcl
 
@@ -16,6 +16,18 @@ VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-
             --show-leak-kinds=definite,indirect --suppressions=$(CURDIR)/tests/valgrind.supp
 
 .PHONY: all deps build install stage demo test test-rust test-crate test-gen test-c test-windows test-conformance lint clean
+
+# Every test and the demo run on PoCL alone, through an OCL_ICD_VENDORS directory holding only its
+# .icd file, unless OCL_ICD_VENDORS is set: mesa-opencl-icd, which the conformance suite's rusticl run
+# needs, also installs rusticl and Clover for every program, with no devices unless enabled, and
+# valgrind counts rusticl's own leaks. The suite sets its own per platform (tests/conformance/Makefile).
+ICD_DIR  ?= /etc/OpenCL/vendors
+OCL_ICD_VENDORS ?= $(CURDIR)/build/icd-pocl
+export OCL_ICD_VENDORS
+
+build/icd-pocl: $(ICD_DIR)/pocl.icd
+	@mkdir -p $@
+	cp $< $@/
 
 all: build
 
@@ -38,11 +50,11 @@ stage:
 
 # The embedded default: the software adapter (a hardware driver type would take lavapipe, which
 # the dependencies install for the tests, and share through staging copies).
-demo: deps stage
+demo: deps stage build/icd-pocl
 	$(STAGE)/bin/dxcl info
 	DXCL_ADAPTER=software $(STAGE)/bin/dxcl demo --out build/demo.png
 
-test: deps lint test-gen test-rust test-crate stage test-c test-conformance
+test: deps build/icd-pocl lint test-gen test-rust test-crate stage test-c test-conformance
 	@echo "make test: all suites passed"
 
 lint:
@@ -55,7 +67,7 @@ test-gen:
 
 # The layer's loader tests load target/debug/libdxcl_layer.so, which `cargo test` does not build.
 # The runtime's tests run once per backend: DXCL_ADAPTER picks the adapter devices land on.
-test-rust:
+test-rust: build/icd-pocl
 	$(CARGO) build -p dxcl-layer
 	$(CARGO) test --workspace --exclude dxcl-d3d --exclude dxcl
 	DXCL_ADAPTER=software $(CARGO) test -p dxcl-d3d
@@ -64,7 +76,7 @@ test-rust:
 # The safe Rust crate: its tests and examples on the software adapter and PoCL, with the layer
 # loaded by the OpenCL loader from OPENCL_LAYERS as an application loads it.
 CRATE_ENV := DXCL_ADAPTER=software OPENCL_LAYERS=$(CURDIR)/target/debug/libdxcl_layer.so
-test-crate:
+test-crate: build/icd-pocl
 	$(CARGO) build -p dxcl-layer
 	$(CRATE_ENV) $(CARGO) test -p dxcl
 	$(CRATE_ENV) $(CARGO) run -q -p dxcl --example buffer
@@ -72,7 +84,7 @@ test-crate:
 
 # C and C++ programs built against the installed headers and library, exactly as a user builds them.
 PKG := PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config
-test-c: stage test-windows
+test-c: stage test-windows build/icd-pocl
 	@mkdir -p build/tests
 	$(CC)  -std=c11   -Wall -Wextra -Werror -o build/tests/d3d_c   tests/c/d3d_api.c   $$($(PKG) --cflags --libs dxcl)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -o build/tests/d3d_cpp tests/cpp/d3d_api.cpp $$($(PKG) --cflags --libs dxcl)
@@ -86,7 +98,7 @@ test-c: stage test-windows
 # _UNICODE must stop at <tchar.h>'s #error), ComPtr's unit tests, and a Direct3D 11 + OpenCL program
 # in the Windows idiom run through the layer. d3d11_cl runs natively before valgrind: that run fills
 # PoCL's kernel cache, so valgrind does not have to watch LLVM compile the kernel on every adapter.
-test-windows: stage
+test-windows: stage build/icd-pocl
 	@mkdir -p build/tests
 	$(CC)  -std=c11   -Wall -Wextra -Werror -o build/tests/windows_c tests/windows/windows_c.c $$($(PKG) --cflags --libs dxcl)
 	$(CC)  -std=c11   -Wall -Wextra -Werror -DUNICODE -o build/tests/windows_c_unicode tests/windows/windows_c.c \

@@ -3,7 +3,8 @@
 # Uses sudo only when not root. The Rust toolchain (rustup, Rust >= 1.85) is expected to be present.
 set -euo pipefail
 
-packages=(pocl-opencl-icd ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-c-headers clinfo
+# mesa-opencl-icd: Mesa's rusticl, the suite's second OpenCL platform (llvmpipe, RUSTICL_ENABLE=llvmpipe).
+packages=(pocl-opencl-icd mesa-opencl-icd ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-c-headers clinfo
           pkg-config gcc g++ make valgrind mesa-vulkan-drivers libvulkan1)
 missing=()
 for p in "${packages[@]}"; do

@@ -62,6 +62,37 @@ static size_t sub_offset(const res *r, UINT sub)
     return off;
 }
 
+/* Platform check with a plain image (once per program): CL_IMAGE_DEPTH of a 2D image created with
+ * image_depth = 1 in its cl_image_desc, which is legal ("image_depth: The depth of the image in pixels.
+ * This is only used if the image is a 3D image"). The query must still answer "For a ... 2D image ...
+ * depth = 0"; Mesa rusticl 22.3 answers the description's value. dxcl creates its 2D images with
+ * image_depth = 0, so shared images are held to the spec's 0 whatever the platform does here. */
+static void plain_2d_depth_note(env *E)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    cl_image_format imf = {CL_RGBA, CL_UNORM_INT8};
+    cl_image_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = 16;
+    desc.image_height = 8;
+    desc.image_depth = 1;
+    cl_int e;
+    cl_mem m = clCreateImage(E->ctx, CL_MEM_READ_WRITE, &imf, &desc, NULL, &e);
+    if (!m)
+        return;
+    size_t depth = 0;
+    if (clGetImageInfo(m, CL_IMAGE_DEPTH, sizeof depth, &depth, NULL) == CL_SUCCESS && depth != 0)
+        printf("NOTE platform: CL_IMAGE_DEPTH of a plain 2D image created with image_depth = 1 is %zu; the OpenCL "
+               "spec says 0 (\"For a ... 2D image ... depth = 0\"; image_depth \"is only used if the image is a "
+               "3D image\")\n",
+               depth);
+    clReleaseMemObject(m);
+}
+
 /* The image's queries against the subresource it was made from. */
 static void check_image(env *E, cl_mem m, const res *r, UINT sub, const fmt *f)
 {
@@ -82,6 +113,7 @@ static void check_image(env *E, cl_mem m, const res *r, UINT sub, const fmt *f)
     CHECK(v == h);
     CHECK_ERR(clGetImageInfo(m, CL_IMAGE_DEPTH, sizeof v, &v, NULL), CL_SUCCESS);
     CHECK(v == (r->kind == RES_TEX3D ? d : 0));
+    plain_2d_depth_note(E);
     cl_mem_object_type t = 0;
     CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof t, &t, NULL), CL_SUCCESS);
     CHECK(t == (r->kind == RES_TEX3D ? CL_MEM_OBJECT_IMAGE3D : CL_MEM_OBJECT_IMAGE2D));

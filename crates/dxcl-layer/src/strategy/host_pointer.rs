@@ -1,12 +1,50 @@
 //! Host pointer: zero-copy on CPU devices. The `cl_mem` is created with `CL_MEM_USE_HOST_PTR` on
-//! the resource's own host memory (dxcl's host backend, devices with host-unified memory), so
-//! acquire and release move no data: they only order the two APIs, O(1).
+//! the resource's own host memory (dxcl's host backend, devices with host-unified memory).
+//!
+//! The spec lets the platform keep a copy of that memory: "OpenCL implementations are allowed to
+//! cache the buffer contents pointed to by host_ptr in device memory. This cached copy can be
+//! used when kernels are executed on a device." (`clCreateBuffer`, `CL_MEM_USE_HOST_PTR`; images
+//! alike). Mesa's rusticl does, for images. So each hand-off brings the copy up to date the way
+//! the spec provides for exactly this, enqueued, non-blocking, ordered with the call's events:
+//!
+//! - acquire: `clEnqueueWrite{Buffer,Image}` from `host_ptr` itself. "Calling
+//!   clEnqueueWriteBuffer to update the latest bits in a region of the buffer object with the ptr
+//!   argument value set to host_ptr + offset, where host_ptr is a pointer to the memory region
+//!   specified when the buffer object being written is created with CL_MEM_USE_HOST_PTR, must
+//!   meet the following requirements in order to avoid undefined behavior: The host memory region
+//!   given by (host_ptr + offset, cb) contains the latest bits when the enqueued write command
+//!   begins execution. The buffer object or memory objects created from this buffer object are
+//!   not mapped. The buffer object or memory objects created from this buffer object are not used
+//!   by any kernel commands before the write command completes execution." (for images the same,
+//!   with "The input_row_pitch and input_slice_pitch argument values in clEnqueueWriteImage must
+//!   be set to the image row pitch and slice pitch.")
+//! - release: `clEnqueueRead{Buffer,Image}` into `host_ptr`, after the wait list and all earlier
+//!   work of the queue: "Calling clEnqueueReadBuffer to read a region of the buffer object with
+//!   the ptr argument value set to host_ptr + offset, where host_ptr is a pointer to the memory
+//!   region specified when the buffer object being read is created with CL_MEM_USE_HOST_PTR, must
+//!   meet the following requirements in order to avoid undefined behavior: All commands that use
+//!   this buffer object or a memory object (buffer or image) created from this buffer object have
+//!   finished execution before the read command begins execution. The buffer object or memory
+//!   objects created from this buffer object are not mapped. The buffer object or memory objects
+//!   created from this buffer object are not used by any kernel commands before the read command
+//!   completes execution." Outside acquire and release the application cannot use the object
+//!   (`CL_D3D1x_RESOURCE_NOT_ACQUIRED`), and each hand-off command waits for the previous one,
+//!   which may have run on another queue.
+//!
+//! Not map and unmap: rusticl (Mesa 22.3) refuses the unmap of a non-blocking map that has not run
+//! yet with `CL_INVALID_VALUE` (docs/conformance.md), and a blocking map would block the call on
+//! its wait list. Where the platform uses the memory in place (PoCL), the read and write copy
+//! nothing: the strategy stays O(1) in size there (docs/benchmarks.md). Where it caches, they are
+//! the copies the spec requires.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use opencl_sys::{cl_event, cl_int, cl_mem, CL_INVALID_VALUE};
+use opencl_sys::{
+    cl_command_queue, cl_event, cl_int, cl_mem, CL_FALSE, CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE3D,
+};
 
 use super::{create_plain, made, Decision, HandOff, Made, Request, SharingStrategy};
+use crate::cl::{check, down, events, wait_list};
 use crate::core::signal::Signal;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
@@ -17,6 +55,28 @@ pub(super) struct HostPointer {
     /// The resource's interop interface (borrowed: the memory object's entry holds the
     /// resource's counted reference).
     interop: ComPtr<IDxclInteropResource>,
+    /// The `host_ptr` the object was created with (the subresource's first byte), as an address.
+    host: usize,
+    /// What a hand-off copies: the whole object.
+    extent: Extent,
+    /// The last hand-off command on the object (retained), which the next one waits for: it may
+    /// have run on another queue. Released at the application's last release of the object
+    /// ([`SharingStrategy::keep_memory_until`]) or with the strategy.
+    last: Mutex<Option<usize>>,
+}
+
+/// The whole of a memory object, as read and write calls take it.
+#[derive(Clone, Copy)]
+enum Extent {
+    /// Bytes of a buffer.
+    Buffer(usize),
+    /// Width, height and depth (1 for 2D) of an image, and its row and slice pitches (the ones
+    /// it was created with; slice 0 for 2D).
+    Image {
+        region: [usize; 3],
+        row_pitch: usize,
+        slice_pitch: usize,
+    },
 }
 
 impl HostPointer {
@@ -30,6 +90,24 @@ impl HostPointer {
         // SAFETY: the runtime promises Offset lies inside the allocation at pHost.
         let ptr = unsafe { base.cast::<u8>().add(layout.offset as usize) };
         let mem = create_plain(req, Some((ptr, layout)))?;
+        let (w, h, d) = (
+            req.extent.0 as usize,
+            req.extent.1 as usize,
+            req.extent.2 as usize,
+        );
+        let extent = match req.image {
+            Some((_, t)) if t == CL_MEM_OBJECT_IMAGE3D => Extent::Image {
+                region: [w, h, d],
+                row_pitch: layout.row_pitch as usize,
+                slice_pitch: layout.depth_pitch as usize,
+            },
+            Some(_) => Extent::Image {
+                region: [w, h, 1],
+                row_pitch: layout.row_pitch as usize,
+                slice_pitch: 0,
+            },
+            None => Extent::Buffer(w),
+        };
         made(
             mem,
             HostPointer {
@@ -37,8 +115,65 @@ impl HostPointer {
                 // SAFETY: the memory object's entry holds the counted reference to the resource
                 // for as long as this strategy lives.
                 interop: unsafe { i.com.into_borrowed() },
+                host: ptr as usize,
+                extent,
+                last: Mutex::new(None),
             },
         )
+    }
+}
+
+/// Which way a hand-off brings the platform's copy and the host memory together.
+#[derive(Clone, Copy, PartialEq)]
+enum Direction {
+    /// Acquire: write the host memory into the object.
+    ToDevice,
+    /// Release: read the object into the host memory.
+    ToHost,
+}
+
+impl HostPointer {
+    /// Enqueues the hand-off's copy after `wait` and the object's previous hand-off; the call's
+    /// event waits for it, and the next hand-off will.
+    fn hand_off(
+        &self,
+        mem: cl_mem,
+        h: &mut HandOff<'_>,
+        dir: Direction,
+        mut wait: Vec<cl_event>,
+    ) -> Result<(), cl_int> {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        // Only a previous copy still pending is waited for: a platform may keep an event's
+        // dependencies as long as the event (rusticl does), and a chain of every hand-off's
+        // event, each holding the object, would grow with every call.
+        match last.map(|e| e as cl_event) {
+            Some(prev) if events::is_done(prev) => {
+                events::release(prev);
+                *last = None;
+            }
+            Some(prev) => wait.push(prev),
+            None => {}
+        }
+        let ev = copy(h.queue, mem, self.host, self.extent, dir, &wait)?;
+        // One reference for the call's event (the hand-off owns it from here, also when the
+        // retain below fails), one kept for the next hand-off.
+        h.wait_for(ev);
+        // The platform's error is the call's: "CL_OUT_OF_HOST_MEMORY if there is a failure to
+        // allocate resources required by the OpenCL implementation on the host".
+        events::retain(ev)?;
+        if let Some(old) = last.replace(ev as usize) {
+            events::release(old as cl_event);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for HostPointer {
+    fn drop(&mut self) {
+        let last = self.last.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(ev) = last.take() {
+            events::release(ev as cl_event);
+        }
     }
 }
 
@@ -52,33 +187,135 @@ impl SharingStrategy for HostPointer {
     }
 
     fn keep_memory_until(&self, destroyed: Arc<Signal>) -> bool {
+        // No hand-off follows the application's last release, and the last one's event may
+        // hold the platform's object (rusticl's events do): kept, it would keep the object from
+        // being destroyed, which the memory below waits for.
+        let last = self.last.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(ev) = last {
+            events::release(ev as cl_event);
+        }
         // dxcl's runtime runs the wait before its next access to the resource, and before
         // freeing it: the memory outlives the application's reference until the platform is
         // done with it.
         interop::keep_until(&self.interop, destroyed)
     }
 
-    fn acquire(&self, _mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+    fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
         if h.sync {
             // "any Direct3D 1x calls ... made before clEnqueueAcquireD3D1xObjects is called will
             // complete executing before event reports completion and before the execution of
             // any subsequent OpenCL work issued in command_queue begins".
             interop::wait_for_device_work(&self.interop);
         }
-        Ok(())
+        // Direct3D's bits, in the host memory now, into whatever copy the platform keeps, after
+        // the wait list; the call's event waits for it.
+        let wait = h.wait.to_vec();
+        self.hand_off(mem, h, Direction::ToDevice, wait)
     }
 
-    fn release(&self, _mem: cl_mem, _h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        Ok(())
+    fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        // The device's bits into the host memory, after the wait list and all earlier work of
+        // the queue; the call's event, which later Direct3D work waits for, waits for it.
+        let wait = h.release_wait();
+        self.hand_off(mem, h, Direction::ToHost, wait)
     }
 
     fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int> {
         if h.sync {
             // "any calls to Direct3D 1x made after the call to clEnqueueReleaseD3D1xObjects will
             // not start executing until after all events in event_wait_list are complete and all
-            // work already submitted to command_queue completes execution".
-            interop::add_pending_work(&self.interop, done);
+            // work already submitted to command_queue completes execution". This object's read
+            // into the host memory ran after exactly those, so Direct3D waits for it rather than
+            // for the call's event: that one also covers the call's other objects, and a
+            // platform that keeps events' dependencies (rusticl) would have this resource's
+            // pending work hold them, and so keep the memory of another resource, which waits
+            // for its object's destruction when it is released, from ever being freed.
+            let last = *self.last.lock().unwrap_or_else(|p| p.into_inner());
+            interop::add_pending_work(&self.interop, last.map_or(done, |e| e as cl_event));
         }
         Ok(())
     }
+}
+
+/// Enqueues the copy between the whole of `mem` and its own `host_ptr` (`host`) after `wait`;
+/// returns its event (owned by the caller). Does not block.
+fn copy(
+    queue: cl_command_queue,
+    mem: cl_mem,
+    host: usize,
+    extent: Extent,
+    dir: Direction,
+    wait: &[cl_event],
+) -> Result<cl_event, cl_int> {
+    let ptr = host as *mut std::ffi::c_void;
+    let (n, list) = wait_list(wait);
+    let mut ev = std::ptr::null_mut();
+    let r = match (extent, dir) {
+        (Extent::Buffer(size), Direction::ToDevice) => {
+            let f = down!(clEnqueueWriteBuffer);
+            // SAFETY: `ptr` is the object's own host_ptr, `size` its size: the resource's
+            // memory, alive while the object is (the entry holds the resource, and
+            // keep_memory_until covers commands after the application's last release).
+            unsafe { f(queue, mem, CL_FALSE, 0, size, ptr, n, list, &mut ev) }
+        }
+        (Extent::Buffer(size), Direction::ToHost) => {
+            let f = down!(clEnqueueReadBuffer);
+            // SAFETY: as above.
+            unsafe { f(queue, mem, CL_FALSE, 0, size, ptr, n, list, &mut ev) }
+        }
+        (
+            Extent::Image {
+                region,
+                row_pitch,
+                slice_pitch,
+            },
+            dir,
+        ) => {
+            let origin = [0usize; 3];
+            if dir == Direction::ToDevice {
+                let f = down!(clEnqueueWriteImage);
+                // SAFETY: as above; origin, region and the pitches are the ones the image was
+                // created with on `ptr`, so the copy spans exactly its host memory.
+                unsafe {
+                    f(
+                        queue,
+                        mem,
+                        CL_FALSE,
+                        origin.as_ptr(),
+                        region.as_ptr(),
+                        row_pitch,
+                        slice_pitch,
+                        ptr,
+                        n,
+                        list,
+                        &mut ev,
+                    )
+                }
+            } else {
+                let f = down!(clEnqueueReadImage);
+                // SAFETY: as above.
+                unsafe {
+                    f(
+                        queue,
+                        mem,
+                        CL_FALSE,
+                        origin.as_ptr(),
+                        region.as_ptr(),
+                        row_pitch,
+                        slice_pitch,
+                        ptr,
+                        n,
+                        list,
+                        &mut ev,
+                    )
+                }
+            }
+        }
+    };
+    // The platform's error is the call's: "CL_OUT_OF_RESOURCES if there is a failure to
+    // allocate resources required by the OpenCL implementation on the device" and
+    // "CL_OUT_OF_HOST_MEMORY if there is a failure to allocate resources required by the
+    // OpenCL implementation on the host" (clEnqueueAcquire/ReleaseD3D1xObjects).
+    check(r)?;
+    Ok(ev)
 }

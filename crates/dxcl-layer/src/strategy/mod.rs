@@ -116,7 +116,10 @@ impl Request<'_> {
             image_type,
             image_width: width as usize,
             image_height: height as usize,
-            image_depth: if three_d { depth as usize } else { 1 },
+            // 0 for 2D: "image_depth ... is only used if the image is a 3D image", and a platform
+            // that answers CL_IMAGE_DEPTH with the description's value (rusticl 22.3) then still
+            // answers "For a ... 2D image ... depth = 0".
+            image_depth: if three_d { depth as usize } else { 0 },
             image_array_size: 0,
             image_row_pitch: row_pitch,
             image_slice_pitch: slice_pitch,
