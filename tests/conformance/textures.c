@@ -336,6 +336,33 @@ static void image_path(env *E, res *r, UINT sub, const fmt *f, const unsigned ch
     CHECK_EQ(com_refcount(r->p), refs);
 }
 
+/* A table format outside NV's table (B8G8R8A8_UNORM) or one the device lacks (PoCL: the 12 CL_RG formats):
+ * creation from subresource `sub` must fail, take no reference, and name an image-format error. */
+static void expect_unsupported(env *E, res *r, UINT sub, int in_table)
+{
+    const sharing *s = E->s;
+    ULONG refs = com_refcount(r->p);
+    cl_int e = CL_SUCCESS;
+    cl_mem m = create_image(E, r, sub, CL_MEM_READ_WRITE, &e);
+    CHECK(m == NULL);
+    if (!in_table || !s->nv) {
+        /* NV: "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR if the Direct3D texture format of resource is
+         * not listed in table 9.13.4.1" (B8G8R8A8_UNORM is not in NV's table). KHR: "or if the
+         * Direct3D texture format of resource does not map to a supported OpenCL image format". */
+        CHECK_ERR(e, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+    } else {
+        /* NV, a table format the device lacks: NV names no error for it; it must fail with an
+         * image-format error rather than make an image of some other format. */
+        if (e == CL_INVALID_IMAGE_FORMAT_DESCRIPTOR || e == CL_IMAGE_FORMAT_NOT_SUPPORTED)
+            h_pass();
+        else
+            h_fail(__FILE__, __LINE__, "NV, format the device lacks = %s (%d)", cl_err_name(e), e);
+    }
+    if (m)
+        clReleaseMemObject(m);
+    CHECK_EQ(com_refcount(r->p), refs);
+}
+
 /* One format: a 2D texture (16x8) and a 3D texture (8x4x3), one mip each. */
 static void formats(env *E, int three_d)
 {
@@ -367,26 +394,7 @@ static void formats(env *E, int three_d)
             image_path(E, &r, 0, f, init, 1);
             free(init);
         } else {
-            ULONG refs = com_refcount(r.p);
-            cl_int e = CL_SUCCESS;
-            cl_mem m = create_image(E, &r, 0, CL_MEM_READ_WRITE, &e);
-            CHECK(m == NULL);
-            if (!in_table || !s->nv) {
-                /* NV: "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR if the Direct3D texture format of resource is
-                 * not listed in table 9.13.4.1" (B8G8R8A8_UNORM is not in NV's table). KHR: "or if the
-                 * Direct3D texture format of resource does not map to a supported OpenCL image format". */
-                CHECK_ERR(e, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
-            } else {
-                /* NV, a table format the device lacks: NV names no error for it; it must fail with an
-                 * image-format error rather than make an image of some other format. */
-                if (e == CL_INVALID_IMAGE_FORMAT_DESCRIPTOR || e == CL_IMAGE_FORMAT_NOT_SUPPORTED)
-                    h_pass();
-                else
-                    h_fail(__FILE__, __LINE__, "NV, format the device lacks = %s (%d)", cl_err_name(e), e);
-            }
-            if (m)
-                clReleaseMemObject(m);
-            CHECK_EQ(com_refcount(r.p), refs);
+            expect_unsupported(E, &r, 0, in_table);
         }
         res_free(&r);
     }
@@ -431,18 +439,33 @@ static void mips_and_arrays(env *E, int three_d, UINT w, UINT h, UINT d_or_array
         return;
     }
     CHECK(r.mips == probe.mips);
+    int in_table = !(f->khr_only && s->nv);
+    if (!in_table || !supported(E, three_d ? CL_MEM_OBJECT_IMAGE3D : CL_MEM_OBJECT_IMAGE2D, f)) {
+        /* Skipped as formats() skips it: every subresource must fail with an image-format error. */
+        for (UINT i = 0; i < res_subresources(&r); i++) {
+            h_at("%s: %s %ux%ux%u mips=%u %s sub %u (unsupported)", s->name, three_d ? "3D" : "2D", w, h,
+                 d_or_array, r.mips, f->name, i);
+            expect_unsupported(E, &r, i, in_table);
+        }
+        free(init);
+        res_free(&r);
+        return;
+    }
     UINT n = res_subresources(&r);
     ULONG refs = com_refcount(r.p);
     cl_mem *mems = calloc(n, sizeof *mems);
     cl_int e;
     for (UINT i = 0; i < n; i++) {
-        h_at("%s: %s %ux%ux%u %s sub %u", s->name, three_d ? "3D" : "2D", w, h, d_or_array, f->name, i);
+        UINT sw, sh, sd;
+        res_sub_dims(&r, i, &sw, &sh, &sd);
+        h_at("%s: %s %ux%ux%u mips=%u %s sub %u (mip %u, slice %u: %ux%ux%u) create", s->name, three_d ? "3D" : "2D",
+             w, h, d_or_array, r.mips, f->name, i, i % r.mips, three_d ? 0 : i / r.mips, sw, sh, sd);
         mems[i] = create_image(E, &r, i, CL_MEM_READ_WRITE, &e);
         CHECK_ERR(e, CL_SUCCESS);
         if (mems[i])
             check_image(E, mems[i], &r, i, f);
         else
-            n = i; /* stop at the first failure */
+            n = i; /* stop at the first failure (the round trips below still try every subresource) */
     }
     h_at("%s: %s %s all %u subresources", s->name, three_d ? "3D" : "2D", f->name, n);
     /* Each creation "will increment the internal Direct3D reference count on resource". */
@@ -475,7 +498,11 @@ static void mips_and_arrays(env *E, int three_d, UINT w, UINT h, UINT d_or_array
         UINT last = res_subresources(&r) - 1;
         if (!every_sub_path && i != 0 && i + 2 < last + 1)
             continue;
-        h_at("%s: %s %ux%ux%u %s round trip sub %u", s->name, three_d ? "3D" : "2D", w, h, d_or_array, f->name, i);
+        UINT sw, sh, sd;
+        res_sub_dims(&r, i, &sw, &sh, &sd);
+        h_at("%s: %s %ux%ux%u mips=%u %s sub %u (mip %u, slice %u: %ux%ux%u) round trip", s->name,
+             three_d ? "3D" : "2D", w, h, d_or_array, r.mips, f->name, i, i % r.mips, three_d ? 0 : i / r.mips, sw,
+             sh, sd);
         image_path(E, &r, i, f, init + sub_offset(&r, i), 1);
     }
     free(mems);
@@ -777,6 +804,13 @@ int main(void)
             mips_and_arrays(&E, 1, 32, 16, 8, 0, DXGI_FORMAT_R8G8B8A8_UNORM, 1);
             mips_and_arrays(&E, 1, 9, 5, 3, 0, DXGI_FORMAT_R32_FLOAT, 1);
             mips_and_arrays(&E, 1, 128, 64, 32, 0, DXGI_FORMAT_R16G16B16A16_SINT, 0);
+            /* Issue 13: every table format x {2D with mips, 2D array with mips, 3D with mips}, sizes that are
+             * not powers of two, the full round trip on every subresource. */
+            for (size_t fi = 0; fi < sizeof fmt_table / sizeof fmt_table[0]; fi++) {
+                mips_and_arrays(&E, 0, 15, 37, 1, 2, fmt_table[fi].dxgi, 1);
+                mips_and_arrays(&E, 0, 23, 11, 3, 3, fmt_table[fi].dxgi, 1);
+                mips_and_arrays(&E, 1, 13, 9, 5, 3, fmt_table[fi].dxgi, 1);
+            }
             usages(&E);
             memset(&second, 0, sizeof second);
             gfx_open(&second, api);
