@@ -73,6 +73,14 @@ typedef void (*PFN_DXCL_PENDING_WAIT)(void *pContext);
 /* Called exactly once, after the wait, to free what pContext holds. */
 typedef void (*PFN_DXCL_PENDING_RELEASE)(void *pContext);
 
+/*
+ * Called before a GPU-side access instead of the wait: S_OK when the pending work is complete, or
+ * when the callee has ordered all later GPU work of the device after it (through
+ * IDxclInteropDevice::WaitSharedSemaphore) without blocking; any other value asks the runtime to
+ * call the wait instead.
+ */
+typedef HRESULT (*PFN_DXCL_PENDING_ORDER)(void *pContext);
+
 /* The adapter a dxcl device was created on. */
 typedef struct DXCL_ADAPTER_INFO {
     DXCL_BACKEND_KIND Backend;
@@ -135,6 +143,20 @@ struct IDxclInteropResource : public IUnknown {
      * S_FALSE when validation is off (nothing recorded); E_INVALIDARG past the last subresource.
      */
     virtual HRESULT STDMETHODCALLTYPE SetOpenCLAccess(UINT Subresource, DXCL_OPENCL_ACCESS Access, const char *pCall) = 0;
+    /*
+     * S_OK when all Direct3D work issued so far that touches the resource has completed on the
+     * device, S_FALSE when some is still pending. Never blocks (work recorded but not yet
+     * submitted is submitted, so that polling ends).
+     */
+    virtual HRESULT STDMETHODCALLTYPE QueryDeviceWorkDone() = 0;
+    /*
+     * AddPendingWork for work that GPU-side accesses need not wait for on the CPU: before its
+     * next access that runs on the device's queue (copy, update), the runtime calls
+     * pfnOrder(pContext) and, unless it returns S_OK, pfnWait(pContext); before a CPU access (map,
+     * destruction) it calls pfnWait(pContext). Then pfnRelease(pContext), once. The runtime holds
+     * none of its locks during the callbacks, so pfnOrder may call WaitSharedSemaphore.
+     */
+    virtual HRESULT STDMETHODCALLTYPE AddPendingWorkOrdered(PFN_DXCL_PENDING_WAIT pfnWait, PFN_DXCL_PENDING_ORDER pfnOrder, PFN_DXCL_PENDING_RELEASE pfnRelease, void *pContext) = 0;
 };
 extern "C++" { DXCL_DEFINE_UUIDOF(IDxclInteropResource, 0x6d7f3a52, 0x1c4e, 0x4b8a, 0x9f, 0x3d, 0x2a, 0x61, 0xc0, 0xe5, 0xb7, 0xd1) }
 #else
@@ -150,6 +172,8 @@ typedef struct IDxclInteropResourceVtbl {
     HRESULT (STDMETHODCALLTYPE *WaitForDeviceWork)(IDxclInteropResource *This);
     HRESULT (STDMETHODCALLTYPE *AddPendingWork)(IDxclInteropResource *This, PFN_DXCL_PENDING_WAIT pfnWait, PFN_DXCL_PENDING_RELEASE pfnRelease, void *pContext);
     HRESULT (STDMETHODCALLTYPE *SetOpenCLAccess)(IDxclInteropResource *This, UINT Subresource, DXCL_OPENCL_ACCESS Access, const char *pCall);
+    HRESULT (STDMETHODCALLTYPE *QueryDeviceWorkDone)(IDxclInteropResource *This);
+    HRESULT (STDMETHODCALLTYPE *AddPendingWorkOrdered)(IDxclInteropResource *This, PFN_DXCL_PENDING_WAIT pfnWait, PFN_DXCL_PENDING_ORDER pfnOrder, PFN_DXCL_PENDING_RELEASE pfnRelease, void *pContext);
 } IDxclInteropResourceVtbl;
 struct IDxclInteropResource {
     CONST_VTBL struct IDxclInteropResourceVtbl *lpVtbl;
@@ -164,6 +188,8 @@ struct IDxclInteropResource {
 #define IDxclInteropResource_WaitForDeviceWork(This) ((This)->lpVtbl->WaitForDeviceWork(This))
 #define IDxclInteropResource_AddPendingWork(This, pfnWait, pfnRelease, pContext) ((This)->lpVtbl->AddPendingWork(This, pfnWait, pfnRelease, pContext))
 #define IDxclInteropResource_SetOpenCLAccess(This, Subresource, Access, pCall) ((This)->lpVtbl->SetOpenCLAccess(This, Subresource, Access, pCall))
+#define IDxclInteropResource_QueryDeviceWorkDone(This) ((This)->lpVtbl->QueryDeviceWorkDone(This))
+#define IDxclInteropResource_AddPendingWorkOrdered(This, pfnWait, pfnOrder, pfnRelease, pContext) ((This)->lpVtbl->AddPendingWorkOrdered(This, pfnWait, pfnOrder, pfnRelease, pContext))
 #endif
 #endif
 

@@ -570,6 +570,7 @@ fn dxgi_factory_adapter_and_interop() {
         assert_eq!(m.pData, mem.pHost);
     }
     call!(ctx, Unmap(t.cast(), 0));
+    pending_work_ordered(dev, ctx, t, ir, &d, host);
     release(ir);
     release(t);
     release(ctx);
@@ -715,4 +716,86 @@ fn create_device_rules() {
         assert_eq!(hr, S_OK);
     }
     assert_eq!(release(dev), 0);
+}
+
+/// `QueryDeviceWorkDone` and `AddPendingWorkOrdered`: a copy (a GPU-side access on the Vulkan
+/// backend) asks the order callback first and waits only when it declines; a CPU access (Map)
+/// always waits; the release runs once either way.
+fn pending_work_ordered(
+    dev: *mut ID3D11Device,
+    ctx: *mut ID3D11DeviceContext,
+    t: *mut ID3D11Texture2D,
+    ir: *mut IDxclInteropResource,
+    d: &D3D11_TEXTURE2D_DESC,
+    host: bool,
+) {
+    use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    static WAITS: AtomicU32 = AtomicU32::new(0);
+    static ORDERS: AtomicU32 = AtomicU32::new(0);
+    static RELEASES: AtomicU32 = AtomicU32::new(0);
+    unsafe extern "system" fn wait(_: *mut c_void) {
+        WAITS.fetch_add(1, SeqCst);
+    }
+    unsafe extern "system" fn order_ok(_: *mut c_void) -> HRESULT {
+        ORDERS.fetch_add(1, SeqCst);
+        S_OK
+    }
+    unsafe extern "system" fn order_declines(_: *mut c_void) -> HRESULT {
+        ORDERS.fetch_add(1, SeqCst);
+        E_FAIL
+    }
+    unsafe extern "system" fn rel(_: *mut c_void) {
+        RELEASES.fetch_add(1, SeqCst);
+    }
+    let counts = || (WAITS.load(SeqCst), ORDERS.load(SeqCst), RELEASES.load(SeqCst));
+    // Nothing issued on it is still running after the Map above.
+    assert_eq!(call!(ir, QueryDeviceWorkDone()), S_OK);
+    // "Without pfnWait there is nothing to call": both callbacks are required.
+    assert_eq!(
+        call!(ir, AddPendingWorkOrdered(None, Some(order_ok), Some(rel), ptr::null_mut())),
+        E_INVALIDARG
+    );
+    assert_eq!(
+        call!(ir, AddPendingWorkOrdered(Some(wait), None, Some(rel), ptr::null_mut())),
+        E_INVALIDARG
+    );
+    let (hr, other) = tex2d(dev, d, None);
+    assert_eq!(hr, S_OK);
+    let copy = || call!(ctx, CopyResource(other.cast(), t.cast()));
+    // A copy: the Vulkan backend lets the order callback order it; the host backend copies on
+    // the CPU, so it waits.
+    let gpu = !host;
+    assert_eq!(
+        call!(ir, AddPendingWorkOrdered(Some(wait), Some(order_ok), Some(rel), ptr::null_mut())),
+        S_OK
+    );
+    copy();
+    let expect = if gpu { (0, 1, 1) } else { (1, 0, 1) };
+    assert_eq!(counts(), expect);
+    // A declined order falls back to the wait.
+    assert_eq!(
+        call!(ir, AddPendingWorkOrdered(Some(wait), Some(order_declines), Some(rel), ptr::null_mut())),
+        S_OK
+    );
+    copy();
+    let expect = if gpu { (1, 2, 2) } else { (2, 0, 2) };
+    assert_eq!(counts(), expect);
+    // A CPU access waits, never orders.
+    assert_eq!(
+        call!(ir, AddPendingWorkOrdered(Some(wait), Some(order_ok), Some(rel), ptr::null_mut())),
+        S_OK
+    );
+    let mut m = D3D11_MAPPED_SUBRESOURCE {
+        pData: ptr::null_mut(),
+        RowPitch: 0,
+        DepthPitch: 0,
+    };
+    assert_eq!(call!(ctx, Map(t.cast(), 0, D3D11_MAP_READ, 0, &mut m)), S_OK);
+    call!(ctx, Unmap(t.cast(), 0));
+    let expect = if gpu { (2, 2, 3) } else { (3, 0, 3) };
+    assert_eq!(counts(), expect);
+    // The copy's work is done once a CPU wait for the device has returned.
+    assert_eq!(call!(ir, WaitForDeviceWork()), S_OK);
+    assert_eq!(call!(ir, QueryDeviceWorkDone()), S_OK);
+    release(other);
 }

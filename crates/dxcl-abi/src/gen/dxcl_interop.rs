@@ -79,6 +79,12 @@ pub type PFN_DXCL_PENDING_WAIT = Option<unsafe extern "system" fn(pContext: *mut
 /// Called exactly once, after the wait, to free what pContext holds.
 pub type PFN_DXCL_PENDING_RELEASE = Option<unsafe extern "system" fn(pContext: *mut c_void)>;
 
+/// Called before a GPU-side access instead of the wait: S_OK when the pending work is complete, or
+/// when the callee has ordered all later GPU work of the device after it (through
+/// IDxclInteropDevice::WaitSharedSemaphore) without blocking; any other value asks the runtime to
+/// call the wait instead.
+pub type PFN_DXCL_PENDING_ORDER = Option<unsafe extern "system" fn(pContext: *mut c_void) -> HRESULT>;
+
 /// The adapter a dxcl device was created on.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -152,6 +158,16 @@ pub struct IDxclInteropResourceVtbl {
     /// (each such subresource holds one of the layer's). NONE goes before the layer's reference.
     /// S_FALSE when validation is off (nothing recorded); E_INVALIDARG past the last subresource.
     pub SetOpenCLAccess: unsafe extern "system" fn(This: *mut IDxclInteropResource, Subresource: UINT, Access: DXCL_OPENCL_ACCESS, pCall: *const c_char) -> HRESULT,
+    /// S_OK when all Direct3D work issued so far that touches the resource has completed on the
+    /// device, S_FALSE when some is still pending. Never blocks (work recorded but not yet
+    /// submitted is submitted, so that polling ends).
+    pub QueryDeviceWorkDone: unsafe extern "system" fn(This: *mut IDxclInteropResource) -> HRESULT,
+    /// AddPendingWork for work that GPU-side accesses need not wait for on the CPU: before its
+    /// next access that runs on the device's queue (copy, update), the runtime calls
+    /// pfnOrder(pContext) and, unless it returns S_OK, pfnWait(pContext); before a CPU access (map,
+    /// destruction) it calls pfnWait(pContext). Then pfnRelease(pContext), once. The runtime holds
+    /// none of its locks during the callbacks, so pfnOrder may call WaitSharedSemaphore.
+    pub AddPendingWorkOrdered: unsafe extern "system" fn(This: *mut IDxclInteropResource, pfnWait: PFN_DXCL_PENDING_WAIT, pfnOrder: PFN_DXCL_PENDING_ORDER, pfnRelease: PFN_DXCL_PENDING_RELEASE, pContext: *mut c_void) -> HRESULT,
 }
 impl IDxclInteropResourceVtbl {
     /// Every method a stub: HRESULT methods return `E_NOTIMPL`, void methods do nothing, others return 0.
@@ -163,6 +179,8 @@ impl IDxclInteropResourceVtbl {
         WaitForDeviceWork: not_implemented::IDxclInteropResource_WaitForDeviceWork,
         AddPendingWork: not_implemented::IDxclInteropResource_AddPendingWork,
         SetOpenCLAccess: not_implemented::IDxclInteropResource_SetOpenCLAccess,
+        QueryDeviceWorkDone: not_implemented::IDxclInteropResource_QueryDeviceWorkDone,
+        AddPendingWorkOrdered: not_implemented::IDxclInteropResource_AddPendingWorkOrdered,
     };
 }
 
@@ -242,6 +260,12 @@ mod not_implemented {
         E_NOTIMPL
     }
     pub(super) extern "system" fn IDxclInteropResource_SetOpenCLAccess(_: *mut IDxclInteropResource, _: UINT, _: DXCL_OPENCL_ACCESS, _: *const c_char) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropResource_QueryDeviceWorkDone(_: *mut IDxclInteropResource) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropResource_AddPendingWorkOrdered(_: *mut IDxclInteropResource, _: PFN_DXCL_PENDING_WAIT, _: PFN_DXCL_PENDING_ORDER, _: PFN_DXCL_PENDING_RELEASE, _: *mut c_void) -> HRESULT {
         E_NOTIMPL
     }
     pub(super) extern "system" fn IDxclInteropDevice_GetAdapterInfo(_: *mut IDxclInteropDevice, _: *mut DXCL_ADAPTER_INFO) -> HRESULT {

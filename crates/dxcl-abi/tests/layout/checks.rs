@@ -3226,6 +3226,7 @@ pub fn all(c: &mut Checks) {
     c.field("DXCL_SUBRESOURCE_LAYOUT", "Reserved", offset_of!(DXCL_SUBRESOURCE_LAYOUT, Reserved));
     c.size("PFN_DXCL_PENDING_WAIT", size_of::<PFN_DXCL_PENDING_WAIT>(), align_of::<PFN_DXCL_PENDING_WAIT>());
     c.size("PFN_DXCL_PENDING_RELEASE", size_of::<PFN_DXCL_PENDING_RELEASE>(), align_of::<PFN_DXCL_PENDING_RELEASE>());
+    c.size("PFN_DXCL_PENDING_ORDER", size_of::<PFN_DXCL_PENDING_ORDER>(), align_of::<PFN_DXCL_PENDING_ORDER>());
     c.size("DXCL_ADAPTER_INFO", size_of::<DXCL_ADAPTER_INFO>(), align_of::<DXCL_ADAPTER_INFO>());
     c.field("DXCL_ADAPTER_INFO", "Backend", offset_of!(DXCL_ADAPTER_INFO, Backend));
     c.field("DXCL_ADAPTER_INFO", "VendorId", offset_of!(DXCL_ADAPTER_INFO, VendorId));
@@ -3246,6 +3247,8 @@ pub fn all(c: &mut Checks) {
     c.method("IDxclInteropResource", "WaitForDeviceWork", 0, offset_of!(IDxclInteropResourceVtbl, WaitForDeviceWork));
     c.method("IDxclInteropResource", "AddPendingWork", 3, offset_of!(IDxclInteropResourceVtbl, AddPendingWork));
     c.method("IDxclInteropResource", "SetOpenCLAccess", 3, offset_of!(IDxclInteropResourceVtbl, SetOpenCLAccess));
+    c.method("IDxclInteropResource", "QueryDeviceWorkDone", 0, offset_of!(IDxclInteropResourceVtbl, QueryDeviceWorkDone));
+    c.method("IDxclInteropResource", "AddPendingWorkOrdered", 4, offset_of!(IDxclInteropResourceVtbl, AddPendingWorkOrdered));
     c.method("IDxclInteropResource", "QueryInterface", 2, offset_of!(IDxclInteropResourceVtbl, base) + offset_of!(IUnknownVtbl, QueryInterface));
     c.method("IDxclInteropResource", "AddRef", 0, offset_of!(IDxclInteropResourceVtbl, base) + offset_of!(IUnknownVtbl, AddRef));
     c.method("IDxclInteropResource", "Release", 0, offset_of!(IDxclInteropResourceVtbl, base) + offset_of!(IUnknownVtbl, Release));

@@ -38,6 +38,8 @@ pub static INTEROP_RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourc
     WaitForDeviceWork: wait_for_device_work,
     AddPendingWork: add_pending_work,
     SetOpenCLAccess: set_opencl_access,
+    QueryDeviceWorkDone: query_device_work_done,
+    AddPendingWorkOrdered: add_pending_work_ordered,
 };
 
 /// # Safety
@@ -146,6 +148,33 @@ unsafe extern "system" fn add_pending_work(
     guard(E_FAIL, || {
         // SAFETY: COM contract: `this` is this face of a live object.
         unsafe { res(this) }.add_pending(wait, release, context)
+    })
+}
+
+unsafe extern "system" fn query_device_work_done(this: *mut IDxclInteropResource) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract: `this` is this face of a live object.
+        let r = unsafe { res(this) };
+        // QueryDeviceWorkDone: "S_OK when all Direct3D work issued so far that touches the
+        // resource has completed on the device, S_FALSE when some is still pending."
+        if r.device_work_done() {
+            S_OK
+        } else {
+            S_FALSE
+        }
+    })
+}
+
+unsafe extern "system" fn add_pending_work_ordered(
+    this: *mut IDxclInteropResource,
+    wait: PFN_DXCL_PENDING_WAIT,
+    order: PFN_DXCL_PENDING_ORDER,
+    release: PFN_DXCL_PENDING_RELEASE,
+    context: *mut c_void,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract: `this` is this face of a live object.
+        unsafe { res(this) }.add_pending_ordered(wait, order, release, context)
     })
 }
 

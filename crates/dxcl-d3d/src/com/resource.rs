@@ -17,7 +17,7 @@ use super::object::*;
 use super::private_data::*;
 use super::validation::{self, OpenClUse};
 use super::{backend_error, iid_in};
-use crate::backend::{Allocation, MapAccess};
+use crate::backend::{Allocation, BackendKind, MapAccess};
 use crate::core::flags::*;
 use crate::core::{BlockRegion, Dimension, ResourceDesc, ResourceLayout, TexelBox};
 
@@ -32,8 +32,19 @@ pub struct InitData {
 /// Work the interop layer asked the runtime to wait for before the next access.
 struct PendingWork {
     wait: unsafe extern "system" fn(*mut c_void),
+    /// `AddPendingWorkOrdered`: may order a GPU-side access without a CPU wait.
+    order: PFN_DXCL_PENDING_ORDER,
     release: PFN_DXCL_PENDING_RELEASE,
     context: *mut c_void,
+}
+
+/// Who performs an access to a resource's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// The CPU (map, destruction, the host backend's copies).
+    Cpu,
+    /// The device's queue, in submission order (the Vulkan backend's copies and updates).
+    Gpu,
 }
 
 /// `D3D11_MAP` / `D3D10_MAP` values (identical in both APIs).
@@ -406,10 +417,39 @@ impl Resource {
         };
         lock(&self.pending).push(PendingWork {
             wait,
+            order: None,
             release,
             context,
         });
         S_OK
+    }
+
+    /// Queues interop work that GPU-side accesses may order without a CPU wait
+    /// (`AddPendingWorkOrdered`).
+    pub fn add_pending_ordered(
+        &self,
+        wait: PFN_DXCL_PENDING_WAIT,
+        order: PFN_DXCL_PENDING_ORDER,
+        release: PFN_DXCL_PENDING_RELEASE,
+        context: *mut c_void,
+    ) -> HRESULT {
+        let (Some(wait), Some(order)) = (wait, order) else {
+            // Without pfnWait there is nothing to call before a CPU access; without pfnOrder the
+            // call is AddPendingWork's.
+            return E_INVALIDARG;
+        };
+        lock(&self.pending).push(PendingWork {
+            wait,
+            order: Some(order),
+            release,
+            context,
+        });
+        S_OK
+    }
+
+    /// Whether all Direct3D work issued so far on the resource has completed (never blocks).
+    pub fn device_work_done(&self) -> bool {
+        !self.device.backend.is_busy(&self.allocation)
     }
 
     /// Whether interop work is queued.
@@ -417,19 +457,39 @@ impl Resource {
         !lock(&self.pending).is_empty()
     }
 
-    /// Runs queued interop work: each wait, then its release, once each, outside any lock.
+    /// Runs queued interop work before a CPU access: each wait, then its release, once each,
+    /// outside any lock.
     pub fn run_pending(&self) {
+        self.run_pending_before(Access::Cpu);
+    }
+
+    /// Runs queued interop work before an access of the given kind. A GPU-side access (one the
+    /// device's queue performs) first lets ordered work order it without a CPU wait.
+    fn run_pending_before(&self, access: Access) {
         let work = std::mem::take(&mut *lock(&self.pending));
+        let gpu = access == Access::Gpu && self.device.backend.adapter().backend == BackendKind::Vulkan;
         for w in work {
-            // SAFETY: the layer gave these callbacks and context through AddPendingWork, whose
-            // contract is that we call wait then release, once each.
+            // SAFETY: the layer gave these callbacks and context through AddPendingWork or
+            // AddPendingWorkOrdered, whose contract is that we call the order (GPU-side accesses
+            // only) or the wait, then release, once each, holding none of our locks.
             unsafe {
-                (w.wait)(w.context);
+                let ordered = match (gpu, w.order) {
+                    (true, Some(order)) => order(w.context) == S_OK,
+                    _ => false,
+                };
+                if !ordered {
+                    (w.wait)(w.context);
+                }
                 if let Some(release) = w.release {
                     release(w.context);
                 }
             }
         }
+    }
+
+    /// Runs queued interop work before an access the device's queue performs (copy, update).
+    pub fn run_pending_gpu(&self) {
+        self.run_pending_before(Access::Gpu);
     }
 
     /// Waits for all work issued on the resource (interop `WaitForDeviceWork`).
@@ -564,7 +624,7 @@ impl Resource {
         };
         let Some(region) = region else { return };
         self.check_opencl(Op::UpdateSubresource, Some(&[sub]));
-        self.run_pending();
+        self.run_pending_gpu();
         // SAFETY: this backend's allocation; the region lies in the subresource; `data` is
         // readable (contract).
         unsafe {
@@ -616,8 +676,8 @@ pub fn copy_resource(dst: &Resource, src: &Resource) {
     }
     dst.check_opencl(Op::CopyResource, None);
     src.check_opencl(Op::CopyResource, None);
-    dst.run_pending();
-    src.run_pending();
+    dst.run_pending_gpu();
+    src.run_pending_gpu();
     let backend = &dst.device.backend;
     for sub in 0..a.subresource_count() {
         let r = dst.layout().full_region(sub).expect("index in layout");
@@ -671,9 +731,9 @@ pub fn copy_subresource_region(
     }
     dst.check_opencl(Op::CopySubresourceRegion, Some(&[dst_sub]));
     src.check_opencl(Op::CopySubresourceRegion, Some(&[src_sub]));
-    dst.run_pending();
+    dst.run_pending_gpu();
     if !ptr::eq(dst, src) {
-        src.run_pending();
+        src.run_pending_gpu();
     }
     // SAFETY: both allocations belong to this device's backend; the regions were checked against
     // their subresources by `box_region`/`place_region`; overlap within one subresource excluded.
