@@ -2,7 +2,7 @@
 # The GPU suite, run ON the GPU machine from the repository root after scripts/gpu/pack.sh packed
 # .carry/gpu here: the loaders, the NVIDIA OpenCL ICD, then the probe, `dxcl info`, the conformance
 # suite on the Vulkan adapter and the NVIDIA platform, the demo, the benchmark, the frame pipeline,
-# CPU-wait sync for contrast, and every program's exit status. Name parts to run only those (default: all).
+# the fixed sync modes for contrast, and every program's exit status. Name parts to run only those (default: all).
 # Logs go to $OUT (the device tool brings them back) or build/gpu-out.
 set -u
 g=$(cd "$(dirname "$0")" && pwd)
@@ -40,13 +40,17 @@ if want frames; then
     echo "frames: exit status $?" | tee -a "$out/frames.md"
     cat "$out/frames.md"
 fi
-# CPU-wait sync (DXCL_SYNC=cpu), for contrast with the default GPU-side semaphores: its
-# conformance and benchmark, bounded in time.
-if want cpusync; then
-    (cd "$g/conformance" && DXCL_SYNC=cpu timeout 300 sh ./run.sh . "" "buffers textures acquire sync" "") \
-        > "$out/conformance-cpusync.log" 2>&1
-    grep -E "FAIL|passed, .* failed" "$out/conformance-cpusync.log" | tail -20
-    DXCL_SYNC=cpu timeout 200 "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench-cpusync.md"
+# The fixed sync modes (DXCL_SYNC=gpu: a semaphore at every hand-off; cpu: CPU waits), for
+# contrast with the default adaptive sync: the full conformance suite and the benchmark in each.
+if want modes; then
+    for m in gpu cpu; do
+        (cd "$g/conformance" && DXCL_SYNC=$m timeout 280 sh ./run.sh . "" "discovery contexts buffers textures acquire sync" "buffers textures sync") \
+            > "$out/conformance-$m.log" 2>&1
+        echo "DXCL_SYNC=$m:"
+        grep -E "FAIL|passed, .* failed" "$out/conformance-$m.log" | tail -20
+        DXCL_SYNC=$m timeout 200 "$g/bin/dxcl" bench --markdown > "$out/bench-$m.md" 2>&1
+        grep -E "floor|blocked|acquire|release" "$out/bench-$m.md" | head -30
+    done
 fi
 # Hang diagnostics (asked for by name): each conformance program that hung here once, with every
 # thread's stack written to stacks.log if it is still running well before its watchdog.

@@ -182,11 +182,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     );
     println!(
         "{bullet}external-memory sync: {}",
-        if dxcl_layer::strategy::gpu_sync_from_env() {
-            "GPU-side through shared semaphores where the device imports them (the default)"
-        } else {
-            "CPU waits (DXCL_SYNC=cpu)"
-        }
+        dxcl_layer::strategy::SyncMode::from_env().describe()
     );
     if let Some(v) = inherited {
         println!("{bullet}note: DXCL_STRATEGY={v} from the environment is ignored: the bench sets it per object");

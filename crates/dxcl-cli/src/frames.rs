@@ -282,7 +282,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
             0,
         ),
     ];
-    for sync in [SyncRequest::Gpu, SyncRequest::Cpu] {
+    for sync in [SyncRequest::Adaptive, SyncRequest::Gpu, SyncRequest::Cpu] {
         // Its first frame (host frame 0) runs while DXCL_SYNC is set.
         let shared = Shared::new(&gpu, sync, &ring[0])?;
         let sharing = shared.sharing;

@@ -174,9 +174,9 @@ fn describe_vulkan(ai: usize, di: usize, device: cl_device_id, inputs: &strategy
         println!(
             "          sync: {}",
             if !strategy::gpu_sync_from_env() {
-                "CPU waits (DXCL_SYNC=cpu)"
+                strategy::SyncMode::Cpu.describe()
             } else if semaphores {
-                "GPU-side through shared semaphores (when the runtime exports them)"
+                strategy::SyncMode::from_env().describe()
             } else {
                 "CPU waits (the device imports no opaque-fd semaphores)"
             }

@@ -54,7 +54,7 @@ fn table(out: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Runs the four cases on `adapter` and checks the table, the ratios, the sync lines and the chart.
+/// Runs the five cases on `adapter` and checks the table, the ratios, the sync lines and the chart.
 fn four_cases(adapter: &str, driver: &str, strategy: &str) {
     let svg = svg_path(adapter);
     let o = frames(
@@ -77,7 +77,7 @@ fn four_cases(adapter: &str, driver: &str, strategy: &str) {
         "{out}"
     );
     let rows = table(&out);
-    assert_eq!(rows.len(), 2 + 4, "{out}");
+    assert_eq!(rows.len(), 2 + 5, "{out}");
     assert_eq!(rows[0][0], "case");
     assert!(rows.iter().all(|r| r.len() == 11), "{out}");
     let cases: Vec<&str> = rows[2..].iter().map(|r| r[0].as_str()).collect();
@@ -86,6 +86,7 @@ fn four_cases(adapter: &str, driver: &str, strategy: &str) {
         [
             "a. opencl-only",
             "b. host-round-trip",
+            "c. dxcl sync=adaptive",
             "c. dxcl sync=gpu",
             "c. dxcl sync=cpu"
         ]
@@ -110,20 +111,21 @@ fn four_cases(adapter: &str, driver: &str, strategy: &str) {
         }
     }
     assert_eq!(rows[2][9], "1.00");
-    assert_eq!(out.matches("\n- c. dxcl sync=").count(), 4 + 2, "{out}");
+    assert_eq!(out.matches("\n- c. dxcl sync=").count(), 6 + 3, "{out}");
     assert!(
         out.contains("- c. dxcl sync=gpu / a. opencl-only: median frame time "),
         "{out}"
     );
     assert!(out.contains("- c. dxcl sync=cpu: DXCL_SYNC=cpu: no shared semaphores"));
     assert!(out.contains("- c. dxcl sync=gpu: DXCL_SYNC=gpu: no shared semaphores"));
+    assert!(out.contains("- c. dxcl sync=adaptive: DXCL_SYNC=adaptive: no shared semaphores"));
     assert!(
         out.contains("d. raw Vulkan + OpenCL external memory"),
         "{out}"
     );
     assert!(
         out.trim_end()
-            .contains("dxcl frames: OK, 4 cases, 16 frames checked"),
+            .contains("dxcl frames: OK, 5 cases, 20 frames checked"),
         "{out}"
     );
     assert!(chart.starts_with("<svg ") && chart.trim_end().ends_with("</svg>"));
@@ -165,10 +167,11 @@ fn a_stale_frame_fails_the_check() {
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("4 case(s) failed the check"), "{err}");
+    assert!(err.contains("5 case(s) failed the check"), "{err}");
     for case in [
         "a. opencl-only",
         "b. host-round-trip",
+        "c. dxcl sync=adaptive",
         "c. dxcl sync=gpu",
         "c. dxcl sync=cpu",
     ] {

@@ -747,16 +747,28 @@ fn pending_work_ordered(
     unsafe extern "system" fn rel(_: *mut c_void) {
         RELEASES.fetch_add(1, SeqCst);
     }
-    let counts = || (WAITS.load(SeqCst), ORDERS.load(SeqCst), RELEASES.load(SeqCst));
+    let counts = || {
+        (
+            WAITS.load(SeqCst),
+            ORDERS.load(SeqCst),
+            RELEASES.load(SeqCst),
+        )
+    };
     // Nothing issued on it is still running after the Map above.
     assert_eq!(call!(ir, QueryDeviceWorkDone()), S_OK);
     // "Without pfnWait there is nothing to call": both callbacks are required.
     assert_eq!(
-        call!(ir, AddPendingWorkOrdered(None, Some(order_ok), Some(rel), ptr::null_mut())),
+        call!(
+            ir,
+            AddPendingWorkOrdered(None, Some(order_ok), Some(rel), ptr::null_mut())
+        ),
         E_INVALIDARG
     );
     assert_eq!(
-        call!(ir, AddPendingWorkOrdered(Some(wait), None, Some(rel), ptr::null_mut())),
+        call!(
+            ir,
+            AddPendingWorkOrdered(Some(wait), None, Some(rel), ptr::null_mut())
+        ),
         E_INVALIDARG
     );
     let (hr, other) = tex2d(dev, d, None);
@@ -766,7 +778,10 @@ fn pending_work_ordered(
     // the CPU, so it waits.
     let gpu = !host;
     assert_eq!(
-        call!(ir, AddPendingWorkOrdered(Some(wait), Some(order_ok), Some(rel), ptr::null_mut())),
+        call!(
+            ir,
+            AddPendingWorkOrdered(Some(wait), Some(order_ok), Some(rel), ptr::null_mut())
+        ),
         S_OK
     );
     copy();
@@ -774,7 +789,10 @@ fn pending_work_ordered(
     assert_eq!(counts(), expect);
     // A declined order falls back to the wait.
     assert_eq!(
-        call!(ir, AddPendingWorkOrdered(Some(wait), Some(order_declines), Some(rel), ptr::null_mut())),
+        call!(
+            ir,
+            AddPendingWorkOrdered(Some(wait), Some(order_declines), Some(rel), ptr::null_mut())
+        ),
         S_OK
     );
     copy();
@@ -782,7 +800,10 @@ fn pending_work_ordered(
     assert_eq!(counts(), expect);
     // A CPU access waits, never orders.
     assert_eq!(
-        call!(ir, AddPendingWorkOrdered(Some(wait), Some(order_ok), Some(rel), ptr::null_mut())),
+        call!(
+            ir,
+            AddPendingWorkOrdered(Some(wait), Some(order_ok), Some(rel), ptr::null_mut())
+        ),
         S_OK
     );
     let mut m = D3D11_MAPPED_SUBRESOURCE {
@@ -790,7 +811,10 @@ fn pending_work_ordered(
         RowPitch: 0,
         DepthPitch: 0,
     };
-    assert_eq!(call!(ctx, Map(t.cast(), 0, D3D11_MAP_READ, 0, &mut m)), S_OK);
+    assert_eq!(
+        call!(ctx, Map(t.cast(), 0, D3D11_MAP_READ, 0, &mut m)),
+        S_OK
+    );
     call!(ctx, Unmap(t.cast(), 0));
     let expect = if gpu { (2, 2, 3) } else { (3, 0, 3) };
     assert_eq!(counts(), expect);

@@ -557,6 +557,7 @@ impl Pipeline for HostRoundTrip<'_> {
 /// external-memory object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyncRequest {
+    Adaptive,
     Gpu,
     Cpu,
 }
@@ -564,6 +565,7 @@ pub enum SyncRequest {
 impl SyncRequest {
     pub fn name(self) -> &'static str {
         match self {
+            SyncRequest::Adaptive => "adaptive",
             SyncRequest::Gpu => "gpu",
             SyncRequest::Cpu => "cpu",
         }

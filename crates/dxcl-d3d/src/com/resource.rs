@@ -467,7 +467,8 @@ impl Resource {
     /// device's queue performs) first lets ordered work order it without a CPU wait.
     fn run_pending_before(&self, access: Access) {
         let work = std::mem::take(&mut *lock(&self.pending));
-        let gpu = access == Access::Gpu && self.device.backend.adapter().backend == BackendKind::Vulkan;
+        let gpu =
+            access == Access::Gpu && self.device.backend.adapter().backend == BackendKind::Vulkan;
         for w in work {
             // SAFETY: the layer gave these callbacks and context through AddPendingWork or
             // AddPendingWorkOrdered, whose contract is that we call the order (GPU-side accesses

@@ -89,6 +89,14 @@ pub(crate) fn is_done(ev: cl_event) -> bool {
     status == opencl_sys::CL_COMPLETE as cl_int || status < 0
 }
 
+/// Blocks until `ev` has completed (or failed).
+pub(crate) fn wait(ev: cl_event) {
+    if let Some(wait) = super::target().and_then(|t| t.clWaitForEvents) {
+        // SAFETY: an event the caller holds; a list of one.
+        unsafe { wait(1, &ev) };
+    }
+}
+
 type Completion = Box<dyn FnOnce() + Send>;
 
 /// Runs `f` once `ev` has completed (or failed), on whichever thread the platform calls back

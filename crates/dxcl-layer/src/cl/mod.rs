@@ -66,3 +66,44 @@ pub(crate) fn flush(queue: opencl_sys::cl_command_queue) {
         unsafe { flush(queue) };
     }
 }
+
+/// The layer's own in-order queue on `device` of `context` (owned by the caller), created below
+/// the layer so that nothing of the layer's interception applies to it.
+pub(crate) fn create_queue(
+    context: opencl_sys::cl_context,
+    device: opencl_sys::cl_device_id,
+) -> Option<opencl_sys::cl_command_queue> {
+    let create = target()?.clCreateCommandQueueWithProperties?;
+    let mut err = CL_SUCCESS;
+    // SAFETY: a context and one of its devices; no properties (in order, default size).
+    let q = unsafe { create(context, device, std::ptr::null(), &mut err) };
+    (err == CL_SUCCESS && !q.is_null()).then_some(q)
+}
+
+/// Releases a queue of the layer's own.
+pub(crate) fn release_queue(queue: opencl_sys::cl_command_queue) {
+    if let Some(release) = target().and_then(|t| t.clReleaseCommandQueue) {
+        // SAFETY: a queue the layer created and holds one reference to.
+        unsafe { release(queue) };
+    }
+}
+
+/// The device of `queue`.
+pub(crate) fn queue_device(
+    queue: opencl_sys::cl_command_queue,
+) -> Result<opencl_sys::cl_device_id, cl_int> {
+    let f = down!(clGetCommandQueueInfo);
+    // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
+    let d: usize =
+        info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_DEVICE, n, p, r) })?;
+    Ok(d as opencl_sys::cl_device_id)
+}
+
+/// Whether `queue` runs its commands in order (no `CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE`).
+pub(crate) fn queue_in_order(queue: opencl_sys::cl_command_queue) -> Result<bool, cl_int> {
+    let f = down!(clGetCommandQueueInfo);
+    // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
+    let props: opencl_sys::cl_command_queue_properties =
+        info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_PROPERTIES, n, p, r) })?;
+    Ok(props & opencl_sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0)
+}

@@ -167,12 +167,59 @@ pub fn forced_staging_from_env() -> bool {
         .unwrap_or(false)
 }
 
-/// Whether external memory synchronises through shared semaphores (GPU-side waits) where the
+/// How external memory is ordered against Direct3D (`DXCL_SYNC`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SyncMode {
+    /// The default where the runtime exports semaphores and the platform imports them: each
+    /// hand-off looks at what is pending. Acquire: no wait at all when Direct3D's work on the
+    /// objects has completed, else a GPU-side semaphore wait. Release: Direct3D's next access
+    /// finds the release complete (no wait) or, if it still runs, is ordered after it on the
+    /// GPU through a semaphore signalled then. Neither blocks the CPU.
+    Adaptive,
+    /// A shared semaphore at every hand-off (`DXCL_SYNC=gpu`).
+    Gpu,
+    /// CPU waits (`DXCL_SYNC=cpu`): acquire waits for Direct3D, Direct3D's next access for the
+    /// release.
+    Cpu,
+}
+
+impl SyncMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMode::Adaptive => "adaptive",
+            SyncMode::Gpu => "gpu",
+            SyncMode::Cpu => "cpu",
+        }
+    }
+
+    /// What the mode does, for `dxcl info` and the benchmarks.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SyncMode::Adaptive => {
+                "adaptive: no wait where the other API's work is complete, else a GPU-side \
+                 semaphore wait created then; the CPU never waits (the default)"
+            }
+            SyncMode::Gpu => {
+                "GPU-side through a shared semaphore at every hand-off (DXCL_SYNC=gpu)"
+            }
+            SyncMode::Cpu => "CPU waits (DXCL_SYNC=cpu)",
+        }
+    }
+
+    /// `DXCL_SYNC` from the environment (`adaptive`, `gpu`, `cpu`; anything else: the default).
+    pub fn from_env() -> SyncMode {
+        match std::env::var("DXCL_SYNC") {
+            Ok(v) if v.eq_ignore_ascii_case("cpu") => SyncMode::Cpu,
+            Ok(v) if v.eq_ignore_ascii_case("gpu") => SyncMode::Gpu,
+            _ => SyncMode::Adaptive,
+        }
+    }
+}
+
+/// Whether external memory may synchronise through shared semaphores (GPU-side waits) where the
 /// runtime and the platform both have them: yes unless `DXCL_SYNC=cpu` asks for CPU waits.
 pub fn gpu_sync_from_env() -> bool {
-    !std::env::var("DXCL_SYNC")
-        .map(|v| v.eq_ignore_ascii_case("cpu"))
-        .unwrap_or(false)
+    SyncMode::from_env() != SyncMode::Cpu
 }
 
 /// `DXCL_LOG=1` in the environment.

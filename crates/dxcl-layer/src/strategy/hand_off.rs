@@ -8,6 +8,7 @@
 use opencl_sys::{cl_command_queue, cl_context, cl_event, cl_int, cl_mem, cl_uint};
 
 use super::external::{cl as external_cl, sync as external_sync};
+use super::SyncMode;
 use crate::cl::{check, events, wait_list};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop;
@@ -30,7 +31,10 @@ pub(crate) struct HandOff<'a> {
     pub wait: &'a [cl_event],
     /// Implicit synchronisation: KHR without `CL_CONTEXT_INTEROP_USER_SYNC`, and NV always.
     pub sync: bool,
-    /// Release: a marker of all work submitted to the queue before the call (owned).
+    /// A release (else an acquire).
+    releasing: bool,
+    /// Release on an out-of-order queue: a marker of all work submitted to the queue before
+    /// the call (owned).
     prior: Option<cl_event>,
     /// Events the final marker waits for besides the wait list (owned).
     events: Vec<cl_event>,
@@ -52,6 +56,7 @@ impl<'a> HandOff<'a> {
             context,
             wait,
             sync,
+            releasing: false,
             prior: None,
             events: Vec::new(),
             imported: Vec::new(),
@@ -67,7 +72,12 @@ impl<'a> HandOff<'a> {
         sync: bool,
     ) -> Result<Self, cl_int> {
         let mut h = Self::acquire(queue, context, wait, sync);
-        h.prior = Some(events::marker(queue, &[])?);
+        // An in-order queue runs the release's own commands after its earlier work already; an
+        // out-of-order one needs the marker to stand for that work.
+        if !crate::cl::queue_in_order(queue)? {
+            h.prior = Some(events::marker(queue, &[])?);
+        }
+        h.releasing = true;
         Ok(h)
     }
 
@@ -96,14 +106,19 @@ impl<'a> HandOff<'a> {
     /// Issues the shared commands and returns the call's event (owned by the caller).
     pub fn finish(&mut self) -> Result<cl_event, cl_int> {
         if !self.imported.is_empty() {
-            let ev = if self.prior.is_some() {
+            let ev = if self.releasing {
                 self.release_imported()?
             } else {
                 self.acquire_imported()?
             };
+            // The external command alone follows everything the call's event must (the wait
+            // list, and for a release the queue's earlier work): its event is the call's.
+            if self.events.is_empty() && self.prior.is_none() {
+                return Ok(ev);
+            }
             self.events.push(ev);
         }
-        let mut all = if self.prior.is_some() {
+        let mut all = if self.releasing {
             self.release_wait()
         } else {
             self.wait.to_vec()
@@ -113,10 +128,16 @@ impl<'a> HandOff<'a> {
     }
 
     /// After D3D's work (a GPU-side semaphore wait where the context has shared semaphores,
-    /// else a CPU wait), `clEnqueueAcquireExternalMemObjectsKHR`.
+    /// else a CPU wait), `clEnqueueAcquireExternalMemObjectsKHR`. Adaptive sync waits for
+    /// nothing when that work has completed already.
     fn acquire_imported(&mut self) -> Result<cl_event, cl_int> {
         let fns = external_cl::queue_memory_fns(self.queue)?;
-        let ordered = self.imported.iter().any(|i| i.ordered);
+        let mode = external_sync::mode(self.context);
+        let ordered = self.imported.iter().any(|i| {
+            i.ordered
+                && !(mode == Some(SyncMode::Adaptive)
+                    && external_sync::device_work_done(&i.interop))
+        });
         let semaphore = if ordered {
             external_sync::d3d_then_cl(self.context, self.queue, self.wait)?
         } else {
@@ -179,6 +200,14 @@ impl<'a> HandOff<'a> {
         done: cl_event,
         interop: &ComPtr<IDxclInteropResource>,
     ) -> Result<(), cl_int> {
+        if external_sync::mode(self.context) == Some(SyncMode::Adaptive) {
+            // Decided at Direct3D's next access, from what is pending then.
+            if !external_sync::order_d3d_after_next_access(interop, self.context, self.queue, done)
+            {
+                interop::add_pending_work(interop, done);
+            }
+            return Ok(());
+        }
         let gpu = match self.gpu_ordered {
             Some(gpu) => gpu,
             None => {

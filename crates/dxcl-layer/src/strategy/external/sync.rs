@@ -13,17 +13,20 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use dxcl_abi::interop::IDxclInteropDevice;
-use dxcl_abi::{SUCCEEDED, S_OK};
+use std::ffi::c_void;
+
+use dxcl_abi::interop::{IDxclInteropDevice, IDxclInteropResource};
+use dxcl_abi::{E_FAIL, HRESULT, SUCCEEDED, S_OK};
 use opencl_sys::{
-    cl_command_queue, cl_context, cl_event, cl_int, cl_semaphore_khr, cl_semaphore_properties_khr,
-    CL_OUT_OF_RESOURCES, CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR,
-    CL_SEMAPHORE_TYPE_KHR,
+    cl_command_queue, cl_context, cl_device_id, cl_event, cl_int, cl_semaphore_khr,
+    cl_semaphore_properties_khr, CL_OUT_OF_RESOURCES, CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR,
+    CL_SEMAPHORE_TYPE_BINARY_KHR, CL_SEMAPHORE_TYPE_KHR,
 };
 
 use super::cl::SemaphoreFns;
 use crate::cl::events;
 use crate::d3d::com::ComPtr;
+use crate::strategy::SyncMode;
 
 struct Shared {
     id: u64,
@@ -39,7 +42,13 @@ struct Pool {
     device: ComPtr<IDxclInteropDevice>,
     fns: SemaphoreFns,
     context: cl_context,
+    /// `DXCL_SYNC` when the pool opened: the context's objects keep it.
+    mode: SyncMode,
     semaphores: Vec<Shared>,
+    /// Adaptive release: per OpenCL device, the layer's own queue on which a semaphore signal
+    /// waits for a release still running when Direct3D next touches the object. Not the
+    /// application's queue: there the signal would also wait for everything enqueued since.
+    side: Vec<(cl_device_id, cl_command_queue)>,
 }
 
 // SAFETY: the raw handles are OpenCL objects and a COM pointer to dxcl's device, all usable from
@@ -116,6 +125,7 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        let side = std::mem::take(&mut self.side);
         if crate::strategy::logging_enabled() && !self.semaphores.is_empty() {
             eprintln!(
                 "dxcl-layer: semaphore pool of context {:p}: destroyed ({} semaphores)",
@@ -132,6 +142,10 @@ impl Drop for Pool {
                 (self.fns.release)(s.cl);
                 ((*(*p).lpVtbl).DestroySharedSemaphore)(p, s.id);
             }
+        }
+        // Their signals are complete: DestroySharedSemaphore waited for the waits on them.
+        for (_, q) in side {
+            crate::cl::release_queue(q);
         }
     }
 }
@@ -154,7 +168,9 @@ pub(crate) fn open_pool(
         device,
         fns,
         context,
+        mode: SyncMode::from_env(),
         semaphores: Vec::new(),
+        side: Vec::new(),
     };
     // One semaphore up front tells whether the runtime has them at all (the host backend and
     // devices without exportable semaphores answer E_NOTIMPL).
@@ -204,6 +220,14 @@ pub(crate) fn d3d_then_cl(
     Ok(Some(ev))
 }
 
+/// The sync mode of `context`'s pool; None when it has none (CPU waits).
+pub(crate) fn mode(context: cl_context) -> Option<SyncMode> {
+    pools()
+        .as_ref()
+        .and_then(|m| m.get(&(context as usize)))
+        .map(|p| p.mode)
+}
+
 /// Release: `queue` signals after `wait`; D3D's later work waits for it on the GPU. Returns false
 /// when the context has no pool.
 pub(crate) fn cl_then_d3d(
@@ -215,6 +239,50 @@ pub(crate) fn cl_then_d3d(
     let Some(pool) = guard.as_mut().and_then(|m| m.get_mut(&(context as usize))) else {
         return Ok(false);
     };
+    signal_then_d3d_waits(pool, queue, wait)?;
+    Ok(true)
+}
+
+/// Adaptive release, when Direct3D next touches the object: nothing when `done` is complete,
+/// else a semaphore signalled on the pool's side queue for `device` after `done`, which D3D's
+/// later work waits for on the GPU. Returns false when that cannot be arranged (no pool any more,
+/// or a failure): the caller then waits on the CPU.
+pub(crate) fn order_d3d_after_if_pending(
+    context: cl_context,
+    device: cl_device_id,
+    done: cl_event,
+) -> bool {
+    if events::is_done(done) {
+        return true;
+    }
+    let mut guard = pools();
+    let Some(pool) = guard.as_mut().and_then(|m| m.get_mut(&(context as usize))) else {
+        return false;
+    };
+    let Some(queue) = pool.side_queue(device) else {
+        return false;
+    };
+    signal_then_d3d_waits(pool, queue, &[done]).is_ok()
+}
+
+impl Pool {
+    /// The side queue for `device`, created on first use.
+    fn side_queue(&mut self, device: cl_device_id) -> Option<cl_command_queue> {
+        if let Some(&(_, q)) = self.side.iter().find(|(d, _)| *d == device) {
+            return Some(q);
+        }
+        let q = crate::cl::create_queue(self.context, device)?;
+        self.side.push((device, q));
+        Some(q)
+    }
+}
+
+/// `queue` signals a pool semaphore after `wait`, flushed; D3D's later work waits for it.
+fn signal_then_d3d_waits(
+    pool: &mut Pool,
+    queue: cl_command_queue,
+    wait: &[cl_event],
+) -> Result<(), cl_int> {
     let i = pool.take()?;
     let (id, sem) = (pool.semaphores[i].id, pool.semaphores[i].cl);
     let (n, l) = crate::cl::wait_list(wait);
@@ -235,9 +303,90 @@ pub(crate) fn cl_then_d3d(
     if !SUCCEEDED(unsafe { ((*(*p).lpVtbl).WaitSharedSemaphore)(p, id) }) {
         return Err(CL_OUT_OF_RESOURCES);
     }
-    Ok(true)
+    Ok(())
 }
 
 fn retain(ev: cl_event) {
     let _ = events::retain(ev);
+}
+
+/// What an adaptive release leaves with the runtime until Direct3D next touches the object.
+struct PendingRelease {
+    context: cl_context,
+    device: cl_device_id,
+    /// The release's event (retained).
+    done: cl_event,
+}
+
+unsafe extern "system" fn pending_wait(p: *mut c_void) {
+    // SAFETY: the Box `order_d3d_after_next_access` leaked, alive until pending_release.
+    let pending = unsafe { &*p.cast::<PendingRelease>() };
+    let _ = std::panic::catch_unwind(|| events::wait(pending.done));
+}
+
+unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
+    // SAFETY: as in pending_wait.
+    let pending = unsafe { &*p.cast::<PendingRelease>() };
+    let ordered = std::panic::catch_unwind(|| {
+        order_d3d_after_if_pending(pending.context, pending.device, pending.done)
+    });
+    if matches!(ordered, Ok(true)) {
+        S_OK
+    } else {
+        E_FAIL
+    }
+}
+
+unsafe extern "system" fn pending_release(p: *mut c_void) {
+    // SAFETY: the Box leaked by `order_d3d_after_next_access`, given back exactly once.
+    let pending = unsafe { Box::from_raw(p.cast::<PendingRelease>()) };
+    let _ = std::panic::catch_unwind(|| release_event(pending.done));
+}
+
+/// Adaptive release: Direct3D's next access to `interop`'s resource finds `done` complete and
+/// waits for nothing, or (still running) is ordered after it on the GPU through a semaphore
+/// signalled then ([`order_d3d_after_if_pending`]); a CPU access (Map) waits for it. Returns false
+/// when the runtime would not take the work (the caller falls back).
+pub(crate) fn order_d3d_after_next_access(
+    interop: &ComPtr<IDxclInteropResource>,
+    context: cl_context,
+    queue: cl_command_queue,
+    done: cl_event,
+) -> bool {
+    let Ok(device) = crate::cl::queue_device(queue) else {
+        return false;
+    };
+    if events::retain(done).is_err() {
+        return false;
+    }
+    let pending = Box::into_raw(Box::new(PendingRelease {
+        context,
+        device,
+        done,
+    }));
+    let p = interop.as_ptr();
+    // SAFETY: a live IDxclInteropResource; the callbacks are plain functions that catch panics,
+    // and the context is the Box just leaked, which pending_release takes back once.
+    let hr = unsafe {
+        ((*(*p).lpVtbl).AddPendingWorkOrdered)(
+            p,
+            Some(pending_wait),
+            Some(pending_order),
+            Some(pending_release),
+            pending.cast(),
+        )
+    };
+    if !SUCCEEDED(hr) {
+        // SAFETY: the runtime refused it, so the Box is still ours alone.
+        unsafe { pending_release(pending.cast()) };
+        return false;
+    }
+    true
+}
+
+/// Adaptive acquire: whether Direct3D's work on the resource has completed (never blocks).
+pub(crate) fn device_work_done(interop: &ComPtr<IDxclInteropResource>) -> bool {
+    let p = interop.as_ptr();
+    // SAFETY: a live IDxclInteropResource of dxcl's runtime.
+    unsafe { ((*(*p).lpVtbl).QueryDeviceWorkDone)(p) == S_OK }
 }
