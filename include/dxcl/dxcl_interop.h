@@ -145,8 +145,8 @@ struct IDxclInteropResource : public IUnknown {
     virtual HRESULT STDMETHODCALLTYPE SetOpenCLAccess(UINT Subresource, DXCL_OPENCL_ACCESS Access, const char *pCall) = 0;
     /*
      * S_OK when all Direct3D work issued so far that touches the resource has completed on the
-     * device, S_FALSE when some is still pending. Never blocks (work recorded but not yet
-     * submitted is submitted, so that polling ends).
+     * device, S_FALSE when some is still pending (recorded, or submitted and running). Never
+     * blocks and submits nothing: the caller orders after pending work (SignalSharedSemaphore).
      */
     virtual HRESULT STDMETHODCALLTYPE QueryDeviceWorkDone() = 0;
     /*

@@ -811,6 +811,14 @@ int main(void)
                 mips_and_arrays(&E, 0, 23, 11, 3, 3, fmt_table[fi].dxgi, 1);
                 mips_and_arrays(&E, 1, 13, 9, 5, 3, fmt_table[fi].dxgi, 1);
             }
+            /* Issue 13's reported SNORM shapes, exactly as reported (creation failed on an H100 for these
+             * 8-bit SNORM formats with mips or array slices). */
+            static const DXGI_FORMAT snorm8[] = {DXGI_FORMAT_R8G8B8A8_SNORM, DXGI_FORMAT_R8G8_SNORM,
+                                                 DXGI_FORMAT_R8_SNORM};
+            for (size_t fi = 0; fi < sizeof snorm8 / sizeof snorm8[0]; fi++)
+                mips_and_arrays(&E, 1, 128, 256, 64, 4, snorm8[fi], 0);
+            mips_and_arrays(&E, 0, 128, 128, 6, 4, DXGI_FORMAT_R8G8_SNORM, 0);
+            mips_and_arrays(&E, 0, 767, 1025, 1, 4, DXGI_FORMAT_R8_SNORM, 0);
             usages(&E);
             memset(&second, 0, sizeof second);
             gfx_open(&second, api);

@@ -159,8 +159,8 @@ pub struct IDxclInteropResourceVtbl {
     /// S_FALSE when validation is off (nothing recorded); E_INVALIDARG past the last subresource.
     pub SetOpenCLAccess: unsafe extern "system" fn(This: *mut IDxclInteropResource, Subresource: UINT, Access: DXCL_OPENCL_ACCESS, pCall: *const c_char) -> HRESULT,
     /// S_OK when all Direct3D work issued so far that touches the resource has completed on the
-    /// device, S_FALSE when some is still pending. Never blocks (work recorded but not yet
-    /// submitted is submitted, so that polling ends).
+    /// device, S_FALSE when some is still pending (recorded, or submitted and running). Never
+    /// blocks and submits nothing: the caller orders after pending work (SignalSharedSemaphore).
     pub QueryDeviceWorkDone: unsafe extern "system" fn(This: *mut IDxclInteropResource) -> HRESULT,
     /// AddPendingWork for work that GPU-side accesses need not wait for on the CPU: before its
     /// next access that runs on the device's queue (copy, update), the runtime calls

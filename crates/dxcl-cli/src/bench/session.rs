@@ -569,9 +569,11 @@ impl Shared<'_> {
         cl_check("clFinish", unsafe { cl::clFinish(self.session.queue.0) })
     }
 
-    /// Direct3D writes `value` into the first texel (4 bytes), so that the next acquire has D3D
-    /// work to wait for and the runtime runs the work the last release left pending.
-    pub fn touch(&self, value: u32) {
+    /// Direct3D writes `value` into the first texel (4 bytes) and the bench waits for that work
+    /// to complete: the next acquire follows Direct3D work on the object, with Direct3D idle
+    /// (the busy case is [`Self::stall`]'s), and the runtime runs the work the last release left
+    /// pending.
+    pub fn touch(&self, value: u32) -> Result<(), BoxError> {
         let b = D3D11_BOX {
             left: 0,
             top: 0,
@@ -598,6 +600,8 @@ impl Shared<'_> {
                 0,
             )
         };
+        let q = self.session.event_query()?;
+        self.session.wait_event(&q)
     }
 
     /// Checks, untimed, that the path moves data both ways: what Direct3D wrote is what OpenCL

@@ -194,6 +194,11 @@ pub unsafe trait Backend: Send + Sync {
     fn flush(&self);
     /// Whether work that touches the allocation is still running (for `D3D11_MAP_FLAG_DO_NOT_WAIT`).
     fn is_busy(&self, allocation: &Allocation) -> bool;
+    /// Whether work that touches the allocation is recorded or running, without submitting
+    /// anything (interop `QueryDeviceWorkDone`: the caller orders after it if so).
+    fn has_pending_work(&self, allocation: &Allocation) -> bool {
+        self.is_busy(allocation)
+    }
 
     /// A new fd for [`MemoryKind::OpaqueFd`] memory, owned by the caller.
     ///

@@ -449,7 +449,7 @@ impl Resource {
 
     /// Whether all Direct3D work issued so far on the resource has completed (never blocks).
     pub fn device_work_done(&self) -> bool {
-        !self.device.backend.is_busy(&self.allocation)
+        !self.device.backend.has_pending_work(&self.allocation)
     }
 
     /// Whether interop work is queued.

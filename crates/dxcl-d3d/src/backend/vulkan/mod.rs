@@ -810,6 +810,19 @@ unsafe impl Backend for VulkanBackend {
         self.completed() < target
     }
 
+    fn has_pending_work(&self, allocation: &Allocation) -> bool {
+        let Some(m) = self.memory(allocation) else {
+            return false;
+        };
+        let target = {
+            let q = lock(&self.queue);
+            m.last_use.load(Ordering::Acquire).max(q.floor)
+        };
+        // Recorded work (target >= next_value) is not complete either: whoever orders after it
+        // submits it with the signal.
+        self.completed() < target
+    }
+
     unsafe fn export_fd(&self, allocation: &Allocation) -> Result<i32, BackendError> {
         let m = self.memory(allocation).ok_or(BackendError::NotSupported)?;
         let info = vk::MemoryGetFdInfoKHR::default()
