@@ -128,7 +128,12 @@ fn main() {
     }
 }
 
-/// The backend's counters, where it keeps them.
-fn stats(_b: &dxcl_d3d::backend::vulkan::VulkanBackend) -> Option<Vec<(&'static str, u64)>> {
-    None
+/// The backend's counters.
+fn stats(b: &dxcl_d3d::backend::vulkan::VulkanBackend) -> Option<Vec<(&'static str, u64)>> {
+    let c = b.counters();
+    Some(vec![
+        ("vkAllocateMemory:", c.memory_allocations),
+        ("vkQueueSubmit:", c.submissions),
+        ("CPU waits:", c.cpu_waits),
+    ])
 }
