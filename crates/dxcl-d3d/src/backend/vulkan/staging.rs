@@ -211,8 +211,8 @@ mod tests {
     #[test]
     fn capacity_and_alignment() {
         assert_eq!(ring_capacity(1), Some(RING_MIN));
-        // A 3840x2160 RGBA8 frame: 31.6 MiB, two of them in 128 MiB.
-        assert_eq!(ring_capacity(3840 * 2160 * 4), Some(128 << 20));
+        // A 3840x2160 RGBA8 frame: 31.6 MiB, two of them in 64 MiB.
+        assert_eq!(ring_capacity(3840 * 2160 * 4), Some(64 << 20));
         assert_eq!(ring_capacity(RING_MAX / 2), Some(RING_MAX));
         assert_eq!(ring_capacity(RING_MAX / 2 + 1), None);
         assert_eq!(ring_capacity(u64::MAX), None);
