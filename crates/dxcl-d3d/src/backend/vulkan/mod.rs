@@ -404,11 +404,13 @@ impl VulkanBackend {
                 self.reclaim(&mut q);
                 let small = q.ring.as_ref().is_none_or(|r| r.alloc.capacity() < cap);
                 if small {
-                    match q.ring.as_ref().map(|r| r.alloc.last_value()) {
+                    if q.ring
+                        .as_ref()
+                        .is_some_and(|r| r.alloc.last_value().is_none())
+                    {
                         // Another thread is filling a band of the old ring: this upload goes
                         // alone rather than pull the ring from under it.
-                        Some(None) => return self.staging(size).map(Upload::Own),
-                        Some(Some(_)) | None => {}
+                        return self.staging(size).map(Upload::Own);
                     }
                     let staging = self.staging(cap)?;
                     let ring = UploadRing {
