@@ -479,6 +479,64 @@ impl VulkanBackend {
         Ok(())
     }
 
+    /// Records the copy of an upload's region, tightly packed at `at` in `buffer`, into the
+    /// resource.
+    #[allow(clippy::too_many_arguments)] // The destination and the staging side of one copy.
+    fn record_upload(
+        &self,
+        q: &mut Queue,
+        d: &Memory,
+        dst: &Allocation,
+        subresource: u32,
+        region: &BlockRegion,
+        buffer: vk::Buffer,
+        at: u64,
+    ) -> Result<(), BackendError> {
+        let row_bytes = region.w as u64 * dst.layout.block.2 as u64;
+        let slice_bytes = row_bytes * region.h as u64;
+        match &d.image {
+            None => {
+                let ds = &dst.layout.subresources[subresource as usize];
+                let regions = row_copies(
+                    at,
+                    (row_bytes, slice_bytes),
+                    dst.layout.region_offset(subresource, region),
+                    (ds.row_pitch as u64, ds.depth_pitch as u64),
+                    row_bytes,
+                    region.h,
+                    region.d,
+                );
+                self.record_copy(q, buffer, d.buffer, &regions, &[d])
+            }
+            Some(di) => {
+                let copy = image::buffer_image_copy(
+                    di,
+                    subresource,
+                    region,
+                    at,
+                    row_bytes,
+                    slice_bytes,
+                    dst.layout.block.2,
+                );
+                self.record_transfer(q, &[d], Some(buffer), |cmd| {
+                    // SAFETY: `cmd` is recording; the staging space holds the region tightly
+                    // packed from `at`, a multiple of the texel size (bands are aligned to it and
+                    // pieces are whole rows); the image is alive, in GENERAL, and the region lies
+                    // in the subresource (trait contract).
+                    unsafe {
+                        self.device.cmd_copy_buffer_to_image(
+                            cmd,
+                            buffer,
+                            di.raw,
+                            vk::ImageLayout::GENERAL,
+                            &[copy],
+                        )
+                    }
+                })
+            }
+        }
+    }
+
     /// Records `vkCmdCopyBuffer` between buffers (resources' or staging).
     fn record_copy(
         &self,
@@ -854,80 +912,70 @@ unsafe impl Backend for VulkanBackend {
             return;
         };
         let (buffer, base, offset) = upload.parts();
-        // The CPU writes only staging memory the device no longer reads (a free band, or a new
-        // buffer); the resource itself is written by the copy below, queue work ordered after
-        // every semaphore wait submitted so far.
-        for z in 0..region.d as usize {
-            for y in 0..region.h as usize {
-                let at = (z * region.h as usize + y) * row_bytes;
-                // SAFETY: the source row is readable (trait contract); the staging space holds
-                // `total` bytes from `base` (a reserved band or a buffer of that size), so row
-                // `at..at + row_bytes` is inside it and no one else writes it; they do not
-                // overlap.
-                unsafe {
-                    ptr::copy_nonoverlapping(
-                        data.wrapping_add(z * depth_pitch + y * row_pitch),
-                        base.add(at),
-                        row_bytes,
-                    )
-                };
-            }
-        }
-        let mut q = lock(&self.queue);
-        let recorded = match &d.image {
-            None => {
-                let ds = &dst.layout.subresources[subresource as usize];
-                let regions = row_copies(
-                    offset,
-                    (row_bytes as u64, (row_bytes * region.h as usize) as u64),
-                    dst.layout.region_offset(subresource, region),
-                    (ds.row_pitch as u64, ds.depth_pitch as u64),
-                    row_bytes as u64,
-                    region.h,
-                    region.d,
-                );
-                self.record_copy(&mut q, buffer, d.buffer, &regions, &[&d])
-            }
-            Some(di) => {
-                let copy = image::buffer_image_copy(
-                    di,
-                    subresource,
-                    region,
-                    offset,
-                    row_bytes as u64,
-                    (row_bytes * region.h as usize) as u64,
-                    dst.layout.block.2,
-                );
-                self.record_transfer(&mut q, &[&d], Some(buffer), |cmd| {
-                    // SAFETY: `cmd` is recording; the staging space holds the region tightly
-                    // packed from `offset`, a multiple of the texel size; the image is alive, in
-                    // GENERAL, and the region lies in the subresource (trait contract).
-                    unsafe {
-                        self.device.cmd_copy_buffer_to_image(
-                            cmd,
-                            buffer,
-                            di.raw,
-                            vk::ImageLayout::GENERAL,
-                            &[copy],
-                        )
-                    }
-                })
-            }
+        // A large single-slice upload goes in pieces of rows, each submitted once its bytes are
+        // in place, so the device copies one piece while the CPU writes the next. The last piece
+        // stays recorded, batched with what follows.
+        let piece = staging::upload_piece_bytes();
+        let rows_per_piece = if region.d == 1 && piece > 0 && total as u64 > 2 * piece {
+            ((piece / row_bytes.max(1) as u64) as u32).clamp(1, region.h)
+        } else {
+            region.h
         };
-        // The band is read by the batch being recorded; on failure (a lost device runs nothing)
-        // it is free once the timeline reports everything done, which a lost device does.
-        let value = q.next_value;
-        match upload {
-            Upload::Ring { offset, .. } => {
-                if let Some(r) = q.ring.as_mut().filter(|r| r.staging.buffer == buffer) {
-                    r.alloc.commit(offset, value);
+        let mut y0 = 0;
+        loop {
+            let y1 = (y0 + rows_per_piece).min(region.h);
+            // The CPU writes only staging memory the device no longer reads (a free band, or a
+            // new buffer); the resource itself is written by the copy below, queue work ordered
+            // after every semaphore wait submitted so far.
+            for z in 0..region.d as usize {
+                for y in y0 as usize..y1 as usize {
+                    let at = (z * region.h as usize + y) * row_bytes;
+                    // SAFETY: the source row is readable (trait contract); the staging space
+                    // holds `total` bytes from `base` (a reserved band or a buffer of that size),
+                    // so row `at..at + row_bytes` is inside it and no one else writes it; they do
+                    // not overlap.
+                    unsafe {
+                        ptr::copy_nonoverlapping(
+                            data.wrapping_add(z * depth_pitch + y * row_pitch),
+                            base.add(at),
+                            row_bytes,
+                        )
+                    };
                 }
             }
-            Upload::Own(s) if recorded.is_ok() => q.staging.push(s),
-            Upload::Own(s) => {
-                drop(q);
-                self.destroy_staging(s);
+            let part = BlockRegion {
+                y: region.y + y0,
+                h: y1 - y0,
+                ..*region
+            };
+            let at = offset + y0 as u64 * row_bytes as u64;
+            let mut q = lock(&self.queue);
+            let mut recorded = self.record_upload(&mut q, &d, dst, subresource, &part, buffer, at);
+            let last = y1 == region.h;
+            if !last && recorded.is_ok() {
+                recorded = self.submit(&mut q, None, None).map(|_| ());
             }
+            if !last && recorded.is_ok() {
+                y0 = y1;
+                continue;
+            }
+            // The staging space is read by the batch being recorded (and earlier ones); on
+            // failure (a lost device runs nothing) it is free once the timeline reports
+            // everything done, which a lost device does.
+            let value = q.next_value;
+            match upload {
+                Upload::Ring { offset, .. } => {
+                    if let Some(r) = q.ring.as_mut().filter(|r| r.staging.buffer == buffer) {
+                        r.alloc.commit(offset, value);
+                    }
+                }
+                Upload::Own(s) if recorded.is_ok() => q.staging.push(s),
+                Upload::Own(s) => {
+                    // Pieces already submitted may read it: destroyed once they completed.
+                    q.retired.push((value, Retired::Staging(s)));
+                }
+            }
+            return;
         }
     }
 

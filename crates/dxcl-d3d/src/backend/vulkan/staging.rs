@@ -34,6 +34,21 @@ pub const UPLOAD_ALIGNMENT: u64 = 256;
 /// Spare map buffers kept, in bytes at most.
 pub const SPARE_MAX: u64 = 64 << 20;
 
+/// Pieces a large upload is submitted in (bytes), unless `DXCL_UPLOAD_PIECE` says otherwise.
+pub const UPLOAD_PIECE: u64 = 4 << 20;
+
+/// The piece size of large uploads: `DXCL_UPLOAD_PIECE` (bytes; 0 submits each upload whole),
+/// else [`UPLOAD_PIECE`]. Read once per process.
+pub fn upload_piece_bytes() -> u64 {
+    static PIECE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PIECE.get_or_init(|| {
+        std::env::var("DXCL_UPLOAD_PIECE")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(UPLOAD_PIECE)
+    })
+}
+
 /// The ring size for an upload of `size` bytes: room for two of them in flight (one being read by
 /// the device while the next is written), a power of two, at least [`RING_MIN`]. `None` when that
 /// exceeds [`RING_MAX`].

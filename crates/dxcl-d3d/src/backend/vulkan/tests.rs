@@ -528,3 +528,45 @@ fn staging_maps_reuse_buffers() {
         b.free(&mut a);
     }
 }
+
+/// A large upload is submitted in pieces of rows while the CPU writes the next; every row arrives,
+/// on images and on linear textures, also into a box that does not start at row 0.
+#[test]
+fn large_uploads_go_in_pieces() {
+    let _serial = serial();
+    for b in backends() {
+        // 2048x2100 RGBA8: 16.4 MiB, more than two pieces of 4 MiB (512 rows each).
+        let (d, l) = texture_with(2048, 2100, 1, USAGE_DEFAULT, 0);
+        let mut a = b.allocate(&d, &l).unwrap();
+        let row = 2048 * 4;
+        let bx = TexelBox {
+            left: 0,
+            top: 3,
+            front: 0,
+            right: 2048,
+            bottom: 2100,
+            back: 1,
+        };
+        let region = l.box_region(0, &bx).unwrap();
+        let rows = 2097;
+        let data: Vec<u8> = (0..row * rows)
+            .map(|i| (i / 4093) as u8 ^ i as u8)
+            .collect();
+        b.wait(b.signal());
+        let before = b.counters().submissions;
+        // SAFETY: `a` is `b`'s; the box lies in subresource 0; `data` holds its rows.
+        unsafe { b.write_region(&a, 0, &region, data.as_ptr(), row, row * rows) };
+        let pieces = staging::upload_piece_bytes();
+        if pieces == staging::UPLOAD_PIECE {
+            // 2097 rows of 8 KiB in pieces of 512 rows: four submitted, the fifth recorded.
+            assert_eq!(b.counters().submissions - before, 4);
+        }
+        let got = read_rows(&b, &a, 0);
+        assert!(got[..3].iter().flatten().all(|&x| x == 0));
+        for y in 0..rows {
+            assert_eq!(got[y + 3][..], data[y * row..(y + 1) * row], "row {y}");
+        }
+        // SAFETY: as above.
+        unsafe { b.free(&mut a) };
+    }
+}
