@@ -6,11 +6,10 @@
 //! submitted when nothing is recorded.
 
 use std::collections::VecDeque;
-
-use ash::vk;
-
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+use ash::vk;
 
 use super::image::{self, Image};
 use super::staging::{SparePool, Staging, UploadRing};
