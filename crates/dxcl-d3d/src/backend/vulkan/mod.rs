@@ -412,7 +412,10 @@ impl VulkanBackend {
                         // alone rather than pull the ring from under it.
                         return self.staging(size).map(Upload::Own);
                     }
-                    let staging = self.staging(cap)?;
+                    let Ok(staging) = self.staging(cap) else {
+                        // No room for a ring of that size: the upload may still fit alone.
+                        return self.staging(size).map(Upload::Own);
+                    };
                     let ring = UploadRing {
                         staging,
                         alloc: staging::RingAlloc::new(cap),
@@ -686,8 +689,7 @@ unsafe impl Backend for VulkanBackend {
             return;
         };
         // No CPU wait: memory the device may still use is destroyed by a later `reclaim`, once
-        // the timeline passed its last batch (recorded work is submitted by the next flush,
-        // signal, wait or map like any other).
+        // the timeline passed its last batch.
         let last = m.last_use.load(Ordering::Acquire);
         let mut q = lock(&self.queue);
         if self.completed() >= last {
