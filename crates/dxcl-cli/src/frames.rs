@@ -10,9 +10,11 @@
 //! Every case's result is read back and checked against a CPU blur before timing and every N-th
 //! frame (untimed); a case that fails is not reported and the command fails.
 
+mod expert;
 mod image;
 mod pipeline;
 mod report;
+mod vulkan;
 
 use crate::bench::Driver;
 use image::{blur_reference, compare, host_frame, Extent};
