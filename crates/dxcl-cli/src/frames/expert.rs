@@ -156,12 +156,18 @@ fn cl_requirements(gpu: &Gpu) -> Result<([u8; 16], Entries), String> {
     Ok((uuid, entries))
 }
 
-/// Case d. The OpenCL objects come first: they drop (after `Drop::drop` finishes the queue)
-/// before the Vulkan memory and semaphores they import.
-pub struct Expert {
+/// Case d's OpenCL objects. Fields drop in order: the imports before the queue and context.
+struct Imports {
     semaphores: [ClHandle<cl_semaphore_khr>; 2],
     mems: [ClHandle<cl_mem>; 2],
     cl: ClSide,
+}
+
+/// Case d. The OpenCL objects come first: they go (after `Drop::drop` finishes the queue)
+/// before the Vulkan memory and semaphores they import.
+pub struct Expert {
+    /// Always `Some` but in `Drop`.
+    imports: Option<Imports>,
     entries: Entries,
     vk: Frames,
     /// Which path ran: the allocation of the images, and why.
@@ -231,9 +237,11 @@ impl Expert {
         ];
         cl.bind(mems[0].0, mems[1].0).map_err(failed)?;
         Ok(Expert {
-            semaphores,
-            mems,
-            cl,
+            imports: Some(Imports {
+                semaphores,
+                mems,
+                cl,
+            }),
             entries,
             vulkan_device: vk.name.clone(),
             vk,
@@ -241,13 +249,18 @@ impl Expert {
         })
     }
 
+    fn imports(&self) -> &Imports {
+        self.imports.as_ref().expect("taken only in Drop")
+    }
+
     fn enqueue_mems(&self, call: &'static str, f: EnqueueMems) -> Result<(), BoxError> {
-        let mems = [self.mems[0].0, self.mems[1].0];
+        let i = self.imports();
+        let mems = [i.mems[0].0, i.mems[1].0];
         // SAFETY: a queue of the context the objects were imported into; two valid cl_mem; no
         // events.
         cl_check(call, unsafe {
             f(
-                self.cl.queue.0,
+                i.cl.queue.0,
                 2,
                 mems.as_ptr(),
                 0,
@@ -264,12 +277,13 @@ impl Expert {
         f: EnqueueSemaphores,
         which: usize,
     ) -> Result<(), BoxError> {
-        let s = self.semaphores[which].0;
+        let i = self.imports();
+        let s = i.semaphores[which].0;
         // SAFETY: a queue of the semaphore's context; one binary semaphore (no payload); no
         // events.
         cl_check(call, unsafe {
             f(
-                self.cl.queue.0,
+                i.cl.queue.0,
                 1,
                 &s,
                 ptr::null(),
@@ -377,12 +391,12 @@ impl Pipeline for Expert {
         self.vk.upload(host)?;
         self.enqueue_semaphore("clEnqueueWaitSemaphoresKHR", e.wait, 0)?;
         self.enqueue_mems("clEnqueueAcquireExternalMemObjectsKHR", e.acquire)?;
-        self.cl.run_kernel()?;
+        self.imports().cl.run_kernel()?;
         self.enqueue_mems("clEnqueueReleaseExternalMemObjectsKHR", e.release)?;
         self.enqueue_semaphore("clEnqueueSignalSemaphoresKHR", e.signal, 1)?;
         // The signal must reach the device before Vulkan waits for it; no clFinish.
         // SAFETY: a valid queue.
-        cl_check("clFlush", unsafe { cl::clFlush(self.cl.queue.0) })?;
+        cl_check("clFlush", unsafe { cl::clFlush(self.imports().cl.queue.0) })?;
         self.vk.onward()?;
         Ok(())
     }
@@ -394,7 +408,16 @@ impl Pipeline for Expert {
 
 impl Drop for Expert {
     fn drop(&mut self) {
+        let Some(imports) = self.imports.take() else {
+            return;
+        };
+        if self.vk.is_stuck() {
+            // A semaphore signal never came: OpenCL's queue may never finish either. Leaked,
+            // like the Vulkan objects (`Frames::drop`), rather than released while in use.
+            std::mem::forget(imports);
+            return;
+        }
         // OpenCL's work on the imports ends before they and the Vulkan objects go.
-        let _ = self.cl.finish();
+        let _ = imports.cl.finish();
     }
 }

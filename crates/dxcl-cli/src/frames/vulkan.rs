@@ -98,6 +98,9 @@ pub struct Frames {
     /// Upload, onward copy, read-back.
     commands: [vk::CommandBuffer; 3],
     extent: Extent,
+    /// A fenced wait timed out: the queue may wait forever for a signal that never comes, so
+    /// `Drop` leaks every object rather than wait for the device or destroy objects in use.
+    stuck: std::cell::Cell<bool>,
     pub allocation: Allocation,
     /// The device's name and driver, for the report.
     pub name: String,
@@ -207,6 +210,7 @@ impl Frames {
             fence: vk::Fence::null(),
             commands: [vk::CommandBuffer::null(); 3],
             extent,
+            stuck: std::cell::Cell::new(false),
             allocation: if dedicated_only {
                 Allocation::Dedicated
             } else {
@@ -627,9 +631,13 @@ impl Frames {
             unsafe {
                 // A bounded wait: a signal that never comes (the other API failed) must end
                 // the case, not hang the run.
-                self.device
-                    .wait_for_fences(&[self.fence], true, FENCE_TIMEOUT_NS)
-                    .map_err(vk_err("vkWaitForFences (20 s)"))?;
+                let waited = self
+                    .device
+                    .wait_for_fences(&[self.fence], true, FENCE_TIMEOUT_NS);
+                if waited == Err(vk::Result::TIMEOUT) {
+                    self.stuck.set(true);
+                }
+                waited.map_err(vk_err("vkWaitForFences (20 s)"))?;
                 self.device
                     .reset_fences(&[self.fence])
                     .map_err(vk_err("vkResetFences"))?;
@@ -708,6 +716,11 @@ impl Frames {
         // SAFETY: not pending: the fenced submission completed, or never happened.
         unsafe { d.free_command_buffers(self.pool, &[once]) };
         done
+    }
+
+    /// Whether a fenced wait timed out (see `stuck`).
+    pub fn is_stuck(&self) -> bool {
+        self.stuck.get()
     }
 
     /// A new opaque fd of the memory of the input (`output` false) or the result image, owned by
@@ -855,6 +868,13 @@ impl Frames {
 
 impl Drop for Frames {
     fn drop(&mut self) {
+        if self.stuck.get() {
+            eprintln!(
+                "dxcl frames: case d's Vulkan queue timed out waiting; its device and objects are \
+                 left to the process's exit"
+            );
+            return;
+        }
         let d = self.device.clone();
         // SAFETY: every handle below was made from this device (null ones are skipped by
         // Vulkan's destroy calls, which accept VK_NULL_HANDLE), and none is in use once the
