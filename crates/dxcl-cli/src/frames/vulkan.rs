@@ -5,13 +5,18 @@
 //! the result copied onward into a third image. OpenCL's half is `expert.rs`.
 //!
 //! Every Vulkan object lives in [`Frames`], which destroys them, the device and the instance in
-//! its `Drop`, after the device is idle.
+//! its `Drop`, after the device is idle. `select.rs` chooses the device; `commands.rs` records
+//! the commands.
 
 use ash::vk;
-use std::ffi::CStr;
 use std::os::fd::{FromRawFd, OwnedFd};
 
 use super::image::Extent;
+
+mod commands;
+mod select;
+
+use select::{choose, memory_type, Partial};
 
 pub type VkError = String;
 
@@ -117,26 +122,6 @@ const ONWARD: usize = 2;
 const UPLOAD: usize = 0;
 const ONWARD_COPY: usize = 1;
 const READ_BACK: usize = 2;
-
-fn has_extension(list: &[vk::ExtensionProperties], name: &CStr) -> bool {
-    list.iter()
-        .any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))
-}
-
-/// A memory type among `bits` with all of `want`, else one with `fallback`.
-fn memory_type(
-    props: &vk::PhysicalDeviceMemoryProperties,
-    bits: u32,
-    want: vk::MemoryPropertyFlags,
-    fallback: vk::MemoryPropertyFlags,
-) -> Option<u32> {
-    let types = &props.memory_types[..props.memory_type_count as usize];
-    let find = |flags: vk::MemoryPropertyFlags| {
-        (0..types.len() as u32)
-            .find(|&i| bits & (1 << i) != 0 && types[i as usize].property_flags.contains(flags))
-    };
-    find(want).or_else(|| find(fallback))
-}
 
 impl Frames {
     /// Opens the Vulkan device whose `deviceUUID` is `uuid` (any device with the extensions when
@@ -414,185 +399,6 @@ impl Frames {
         made
     }
 
-    /// A barrier of one whole image, `GENERAL` before and after; with `to`/`from` set to
-    /// `VK_QUEUE_FAMILY_EXTERNAL`, its release or acquire half of an ownership transfer.
-    fn barrier(
-        image: vk::Image,
-        src: vk::AccessFlags,
-        dst: vk::AccessFlags,
-        from: u32,
-        to: u32,
-    ) -> vk::ImageMemoryBarrier<'static> {
-        vk::ImageMemoryBarrier::default()
-            .src_access_mask(src)
-            .dst_access_mask(dst)
-            .old_layout(vk::ImageLayout::GENERAL)
-            .new_layout(vk::ImageLayout::GENERAL)
-            .src_queue_family_index(from)
-            .dst_queue_family_index(to)
-            .image(image)
-            .subresource_range(COLOR)
-    }
-
-    fn whole(&self) -> vk::Extent3D {
-        vk::Extent3D {
-            width: self.extent.width,
-            height: self.extent.height,
-            depth: 1,
-        }
-    }
-
-    /// Records the three per-frame command buffers once. The shared images stay in `GENERAL`
-    /// (OpenCL has no layouts) and are acquired from and released to `VK_QUEUE_FAMILY_EXTERNAL`
-    /// around each Vulkan use.
-    fn record(&self) -> Result<(), VkError> {
-        let d = &self.device;
-        let (ext, ign) = (vk::QUEUE_FAMILY_EXTERNAL, vk::QUEUE_FAMILY_IGNORED);
-        let family = self.family();
-        let (upload, onward, readback) = (
-            self.commands[UPLOAD],
-            self.commands[ONWARD_COPY],
-            self.commands[READ_BACK],
-        );
-        let staging = self.staging.as_ref().ok_or("no staging buffer")?;
-        let back = self.readback.as_ref().ok_or("no read-back buffer")?;
-        let (input, output, third) = (
-            self.images[INPUT].image,
-            self.images[OUTPUT].image,
-            self.images[ONWARD].image,
-        );
-        let layers = vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        };
-        let region = vk::BufferImageCopy::default()
-            .image_subresource(layers)
-            .image_extent(self.whole());
-        let begin = vk::CommandBufferBeginInfo::default();
-        let t = vk::PipelineStageFlags::TRANSFER;
-        let (read, write) = (
-            vk::AccessFlags::TRANSFER_READ,
-            vk::AccessFlags::TRANSFER_WRITE,
-        );
-        let none = vk::AccessFlags::empty();
-        let deps = vk::DependencyFlags::empty();
-        // SAFETY: fresh primary command buffers of this device's pool, recorded once each; every
-        // handle they name lives as long as they do (all are destroyed together in `Drop`), and
-        // the copies lie inside the images and buffers (both hold exactly the frame).
-        unsafe {
-            // Upload: the host frame from the staging buffer into the input image.
-            d.begin_command_buffer(upload, &begin)
-                .map_err(vk_err("vkBeginCommandBuffer"))?;
-            d.cmd_pipeline_barrier(
-                upload,
-                vk::PipelineStageFlags::TOP_OF_PIPE,
-                t,
-                deps,
-                &[],
-                &[],
-                &[Self::barrier(input, none, write, ext, family)],
-            );
-            d.cmd_copy_buffer_to_image(
-                upload,
-                staging.buffer,
-                input,
-                vk::ImageLayout::GENERAL,
-                &[region],
-            );
-            d.cmd_pipeline_barrier(
-                upload,
-                t,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                deps,
-                &[],
-                &[],
-                &[Self::barrier(input, write, none, family, ext)],
-            );
-            d.end_command_buffer(upload)
-                .map_err(vk_err("vkEndCommandBuffer"))?;
-
-            // Onward: OpenCL's result into the third image (after the last frame's uses of it).
-            d.begin_command_buffer(onward, &begin)
-                .map_err(vk_err("vkBeginCommandBuffer"))?;
-            d.cmd_pipeline_barrier(
-                onward,
-                t,
-                t,
-                deps,
-                &[],
-                &[],
-                &[
-                    Self::barrier(output, none, read, ext, family),
-                    Self::barrier(third, read | write, write, ign, ign),
-                ],
-            );
-            let copy = vk::ImageCopy::default()
-                .src_subresource(layers)
-                .dst_subresource(layers)
-                .extent(self.whole());
-            d.cmd_copy_image(
-                onward,
-                output,
-                vk::ImageLayout::GENERAL,
-                third,
-                vk::ImageLayout::GENERAL,
-                &[copy],
-            );
-            d.cmd_pipeline_barrier(
-                onward,
-                t,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                deps,
-                &[],
-                &[],
-                &[Self::barrier(output, none, none, family, ext)],
-            );
-            d.end_command_buffer(onward)
-                .map_err(vk_err("vkEndCommandBuffer"))?;
-
-            // Read-back (for the check): the third image into host memory.
-            d.begin_command_buffer(readback, &begin)
-                .map_err(vk_err("vkBeginCommandBuffer"))?;
-            d.cmd_pipeline_barrier(
-                readback,
-                t,
-                t,
-                deps,
-                &[],
-                &[],
-                &[Self::barrier(third, write, read, ign, ign)],
-            );
-            d.cmd_copy_image_to_buffer(
-                readback,
-                third,
-                vk::ImageLayout::GENERAL,
-                back.buffer,
-                &[region],
-            );
-            let to_host = vk::BufferMemoryBarrier::default()
-                .src_access_mask(write)
-                .dst_access_mask(vk::AccessFlags::HOST_READ)
-                .src_queue_family_index(ign)
-                .dst_queue_family_index(ign)
-                .buffer(back.buffer)
-                .size(vk::WHOLE_SIZE);
-            d.cmd_pipeline_barrier(
-                readback,
-                t,
-                vk::PipelineStageFlags::HOST,
-                deps,
-                &[],
-                &[to_host],
-                &[],
-            );
-            d.end_command_buffer(readback)
-                .map_err(vk_err("vkEndCommandBuffer"))?;
-        }
-        Ok(())
-    }
-
     fn family(&self) -> u32 {
         self.family
     }
@@ -644,78 +450,6 @@ impl Frames {
             }
         }
         Ok(())
-    }
-
-    /// Once: every image from `UNDEFINED` to `GENERAL`; the shared ones then released to
-    /// `VK_QUEUE_FAMILY_EXTERNAL`, where each frame's commands acquire them from.
-    fn initial_layouts(&self) -> Result<(), VkError> {
-        let d = &self.device;
-        let family = self.family;
-        let ign = vk::QUEUE_FAMILY_IGNORED;
-        let to_general: Vec<vk::ImageMemoryBarrier> = self
-            .images
-            .iter()
-            .map(|i| {
-                Self::barrier(
-                    i.image,
-                    vk::AccessFlags::empty(),
-                    vk::AccessFlags::TRANSFER_WRITE,
-                    ign,
-                    ign,
-                )
-                .old_layout(vk::ImageLayout::UNDEFINED)
-            })
-            .collect();
-        let release: Vec<vk::ImageMemoryBarrier> = [INPUT, OUTPUT]
-            .iter()
-            .map(|&i| {
-                Self::barrier(
-                    self.images[i].image,
-                    vk::AccessFlags::empty(),
-                    vk::AccessFlags::empty(),
-                    family,
-                    vk::QUEUE_FAMILY_EXTERNAL,
-                )
-            })
-            .collect();
-        // A temporary command buffer from the pool, freed after its fenced submission.
-        let info = vk::CommandBufferAllocateInfo::default()
-            .command_pool(self.pool)
-            .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
-        // SAFETY: a live pool of this device.
-        let once = unsafe { d.allocate_command_buffers(&info) }
-            .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
-        // SAFETY: a fresh command buffer; the barriers name this device's live images.
-        let recorded = unsafe {
-            d.begin_command_buffer(once, &vk::CommandBufferBeginInfo::default())
-                .and_then(|()| {
-                    d.cmd_pipeline_barrier(
-                        once,
-                        vk::PipelineStageFlags::TOP_OF_PIPE,
-                        vk::PipelineStageFlags::TRANSFER,
-                        vk::DependencyFlags::empty(),
-                        &[],
-                        &[],
-                        &to_general,
-                    );
-                    d.cmd_pipeline_barrier(
-                        once,
-                        vk::PipelineStageFlags::TRANSFER,
-                        vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                        vk::DependencyFlags::empty(),
-                        &[],
-                        &[],
-                        &release,
-                    );
-                    d.end_command_buffer(once)
-                })
-        }
-        .map_err(vk_err("recording the initial layouts"));
-        let done = recorded.and_then(|()| self.submit(Some(once), None, None, true));
-        // SAFETY: not pending: the fenced submission completed, or never happened.
-        unsafe { d.free_command_buffers(self.pool, &[once]) };
-        done
     }
 
     /// Whether a fenced wait timed out (see `stuck`).
@@ -785,85 +519,6 @@ impl Frames {
         // visible to the host by its barrier (coherent memory).
         Ok(unsafe { std::slice::from_raw_parts(back.mapped, back.size) }.to_vec())
     }
-
-    /// For the tests, OpenCL's part done by Vulkan: waits for the Vulkan → OpenCL semaphore,
-    /// copies the input image into the result image as the external owner would, and signals the
-    /// OpenCL → Vulkan semaphore.
-    #[cfg(test)]
-    pub fn stand_in_for_opencl(&self) -> Result<(), VkError> {
-        let d = &self.device;
-        let (ext, family) = (vk::QUEUE_FAMILY_EXTERNAL, self.family);
-        let (input, output) = (self.images[INPUT].image, self.images[OUTPUT].image);
-        let info = vk::CommandBufferAllocateInfo::default()
-            .command_pool(self.pool)
-            .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
-        // SAFETY: a live pool of this device.
-        let cb = unsafe { d.allocate_command_buffers(&info) }
-            .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
-        let layers = vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        };
-        let copy = vk::ImageCopy::default()
-            .src_subresource(layers)
-            .dst_subresource(layers)
-            .extent(self.whole());
-        let (none, read, write) = (
-            vk::AccessFlags::empty(),
-            vk::AccessFlags::TRANSFER_READ,
-            vk::AccessFlags::TRANSFER_WRITE,
-        );
-        let t = vk::PipelineStageFlags::TRANSFER;
-        // SAFETY: a fresh command buffer naming this device's live images; the copy covers both.
-        let recorded = unsafe {
-            d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
-                .and_then(|()| {
-                    d.cmd_pipeline_barrier(
-                        cb,
-                        vk::PipelineStageFlags::TOP_OF_PIPE,
-                        t,
-                        vk::DependencyFlags::empty(),
-                        &[],
-                        &[],
-                        &[
-                            Self::barrier(input, none, read, ext, family),
-                            Self::barrier(output, none, write, ext, family),
-                        ],
-                    );
-                    d.cmd_copy_image(
-                        cb,
-                        input,
-                        vk::ImageLayout::GENERAL,
-                        output,
-                        vk::ImageLayout::GENERAL,
-                        &[copy],
-                    );
-                    d.cmd_pipeline_barrier(
-                        cb,
-                        t,
-                        vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                        vk::DependencyFlags::empty(),
-                        &[],
-                        &[],
-                        &[
-                            Self::barrier(input, none, none, family, ext),
-                            Self::barrier(output, write, none, family, ext),
-                        ],
-                    );
-                    d.end_command_buffer(cb)
-                })
-        }
-        .map_err(vk_err("recording the stand-in"));
-        let pair = self.semaphores;
-        let done = recorded
-            .and_then(|()| self.submit(Some(cb), pair.map(|s| s[0]), pair.map(|s| s[1]), true));
-        // SAFETY: not pending: the fenced submission completed, or never happened.
-        unsafe { d.free_command_buffers(self.pool, &[cb]) };
-        done
-    }
 }
 
 impl Drop for Frames {
@@ -905,128 +560,6 @@ impl Drop for Frames {
         }
         let _ = &self.entry;
     }
-}
-
-/// The instance (and the loader) until the device exists; destroys the instance on an early
-/// return.
-struct Partial {
-    entry: Option<ash::Entry>,
-    instance: Option<ash::Instance>,
-}
-
-impl Partial {
-    fn take(&mut self) -> (ash::Entry, ash::Instance) {
-        (
-            self.entry.take().expect("taken once"),
-            self.instance.take().expect("taken once"),
-        )
-    }
-}
-
-impl Drop for Partial {
-    fn drop(&mut self) {
-        if let Some(instance) = self.instance.take() {
-            // SAFETY: no device or other child was made from it (or it was destroyed).
-            unsafe { instance.destroy_instance(None) };
-        }
-    }
-}
-
-/// The physical device to use: its handle, a queue family with transfer, its name, whether it
-/// exports semaphores, and whether exported images need dedicated allocations.
-fn choose(
-    instance: &ash::Instance,
-    uuid: Option<[u8; 16]>,
-    extent: Extent,
-) -> Result<(vk::PhysicalDevice, u32, String, bool, bool), Setup> {
-    // SAFETY: a live instance. Every query below takes a handle from it and structures that
-    // outlive the call ("as above").
-    let physicals = unsafe { instance.enumerate_physical_devices() }
-        .map_err(|r| Setup::Unavailable(format!("vkEnumeratePhysicalDevices: {r:?}")))?;
-    let mut seen = Vec::new();
-    for pd in physicals {
-        let mut id = vk::PhysicalDeviceIDProperties::default();
-        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
-        // SAFETY: as above.
-        unsafe { instance.get_physical_device_properties2(pd, &mut props2) };
-        let props = props2.properties;
-        let device_uuid = id.device_uuid;
-        let name = props
-            .device_name_as_c_str()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| "Vulkan device".into());
-        if uuid.is_some_and(|u| u != device_uuid) {
-            seen.push(name);
-            continue;
-        }
-        // SAFETY: as above.
-        let exts = unsafe { instance.enumerate_device_extension_properties(pd) }
-            .map_err(|r| Setup::Failed(format!("vkEnumerateDeviceExtensionProperties: {r:?}")))?;
-        if !has_extension(&exts, ash::khr::external_memory_fd::NAME) {
-            return Err(Setup::Unavailable(format!(
-                "the Vulkan device {name} has no VK_KHR_external_memory_fd"
-            )));
-        }
-        // The images: exportable as opaque fds, in this format, extent and usage.
-        let mut external_info =
-            vk::PhysicalDeviceExternalImageFormatInfo::default().handle_type(OPAQUE_FD);
-        let info = vk::PhysicalDeviceImageFormatInfo2::default()
-            .format(FORMAT)
-            .ty(vk::ImageType::TYPE_2D)
-            .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(SHARED_USAGE)
-            .push_next(&mut external_info);
-        let mut external = vk::ExternalImageFormatProperties::default();
-        let mut out = vk::ImageFormatProperties2::default().push_next(&mut external);
-        // SAFETY: as above.
-        let r =
-            unsafe { instance.get_physical_device_image_format_properties2(pd, &info, &mut out) };
-        let limits = out.image_format_properties.max_extent;
-        let features = external.external_memory_properties.external_memory_features;
-        if r.is_err()
-            || !features.contains(vk::ExternalMemoryFeatureFlags::EXPORTABLE)
-            || limits.width < extent.width
-            || limits.height < extent.height
-        {
-            return Err(Setup::Unavailable(format!(
-                "the Vulkan device {name} cannot export an optimal-tiled {} R8G8B8A8_UNORM image \
-                 as an opaque fd ({r:?}, features {features:?}, max {}x{})",
-                extent.name(),
-                limits.width,
-                limits.height
-            )));
-        }
-        let dedicated_only = features.contains(vk::ExternalMemoryFeatureFlags::DEDICATED_ONLY);
-        let semaphores = has_extension(&exts, ash::khr::external_semaphore_fd::NAME) && {
-            let info = vk::PhysicalDeviceExternalSemaphoreInfo::default().handle_type(SEMAPHORE_FD);
-            let mut out = vk::ExternalSemaphoreProperties::default();
-            // SAFETY: as above.
-            unsafe {
-                instance.get_physical_device_external_semaphore_properties(pd, &info, &mut out)
-            };
-            out.external_semaphore_features
-                .contains(vk::ExternalSemaphoreFeatureFlags::EXPORTABLE)
-        };
-        // SAFETY: as above.
-        let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
-        let any = vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER;
-        let family = families
-            .iter()
-            .position(|f| f.queue_count > 0 && f.queue_flags.intersects(any))
-            .ok_or_else(|| Setup::Unavailable(format!("the Vulkan device {name} has no queue")))?;
-        return Ok((pd, family as u32, name, semaphores, dedicated_only));
-    }
-    Err(Setup::Unavailable(match uuid {
-        Some(_) => format!(
-            "no Vulkan device has the OpenCL device's UUID (devices: {})",
-            if seen.is_empty() {
-                "none".to_string()
-            } else {
-                seen.join(", ")
-            }
-        ),
-        None => "no Vulkan device".to_string(),
-    }))
 }
 
 #[cfg(test)]
