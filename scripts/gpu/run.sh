@@ -33,12 +33,20 @@ if want conformance; then
     grep -E "FAIL|passed, .* failed" "$out/conformance.log" | tail -40
 fi
 if want bench; then "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench.md"; fi
-# The frame pipeline at 3840x2160 (docs/benchmarks.md): OpenCL alone, the host round trip, and dxcl
-# with each DXCL_SYNC mode (it sets the variable per case), with its chart.
+# The frame pipeline at 3840x2160 (docs/benchmarks.md): a. OpenCL alone, b. the host round trip,
+# c. dxcl with each DXCL_SYNC mode (it sets the variable per case), d. raw Vulkan + OpenCL external
+# memory and semaphores by hand (no Direct3D, no dxcl), with its chart. d needs the Vulkan loader
+# unpacked above and the NVIDIA platform's external memory/semaphore extensions; when it does not
+# run or fails, its row says why, and so does the last line here.
 if want frames; then
     timeout 500 "$g/bin/dxcl" frames --markdown --svg "$out/frames.svg" > "$out/frames.md" 2> "$out/frames.log"
     echo "frames: exit status $?" | tee -a "$out/frames.md"
     cat "$out/frames.md"
+    if grep -q '^| d\. .* | ok (' "$out/frames.md"; then
+        echo "frames: case d (Vulkan + OpenCL by hand) measured"
+    else
+        echo "frames: case d (Vulkan + OpenCL by hand) NOT measured: $(grep -E '^(- )?d\. |^\| d\. ' "$out/frames.md" | head -2 | tr '\n' ' ')"
+    fi
 fi
 # The fixed sync modes (DXCL_SYNC=gpu: a semaphore at every hand-off; cpu: CPU waits), for
 # contrast with the default adaptive sync: the full conformance suite and the benchmark in each.
