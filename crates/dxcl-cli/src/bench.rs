@@ -338,7 +338,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Rounds and queued commands per side of the CPU-blocking measurement.
-const STALL_ROUNDS: usize = 10;
+const STALL_ROUNDS: usize = 30;
 const STALL_COMMANDS: usize = 4;
 
 /// How long acquire and release keep the CPU waiting while the other API has work queued, for
@@ -365,9 +365,9 @@ fn stall_report(
         s.d3d_work_us, s.acquire_blocked_us
     );
     println!(
-        "{bullet}release + one Direct3D copy of the buffer, while OpenCL runs {STALL_COMMANDS} \
-         fills of it ({:.1} µs of work): {:.1} µs",
-        s.cl_work_us, s.release_blocked_us
+        "{bullet}release, while OpenCL runs {STALL_COMMANDS} fills of the buffer ({:.1} µs of \
+         work): {:.1} µs; then the next Direct3D call on it (a copy, and Flush): {:.1} µs",
+        s.cl_work_us, s.release_blocked_us, s.next_d3d_blocked_us
     );
     Ok(())
 }
