@@ -302,8 +302,23 @@ impl VulkanBackend {
         Ok(())
     }
 
-    /// A host-visible staging buffer of `size` bytes, mapped.
+    /// A host-visible staging buffer of `size` bytes, mapped, in memory the CPU caches.
     fn staging(&self, size: u64) -> Result<Staging, BackendError> {
+        self.staging_in(size, staging::UploadMemory::Cached)
+    }
+
+    /// A staging buffer for uploads, in the memory `DXCL_UPLOAD_MEMORY` names.
+    fn upload_staging(&self, size: u64) -> Result<Staging, BackendError> {
+        self.staging_in(size, staging::upload_memory())
+    }
+
+    /// A host-visible staging buffer of `size` bytes, mapped, in memory of the kind `memory`
+    /// (falling back to any host-visible coherent memory).
+    fn staging_in(
+        &self,
+        size: u64,
+        memory: staging::UploadMemory,
+    ) -> Result<Staging, BackendError> {
         let info = vk::BufferCreateInfo::default()
             .size(size.max(4))
             .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
@@ -314,24 +329,49 @@ impl VulkanBackend {
         // SAFETY: `buffer` was just made from this device.
         let req = unsafe { self.device.get_buffer_memory_requirements(buffer) };
         let host = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        let made = memory_type(
-            &self.memory_props,
-            req.memory_type_bits,
-            host,
-            vk::MemoryPropertyFlags::HOST_CACHED,
-        )
-        .ok_or(BackendError::OutOfMemory)
-        .and_then(|t| {
-            let alloc = vk::MemoryAllocateInfo::default()
-                .allocation_size(req.size)
-                .memory_type_index(t);
-            self.counters
-                .memory_allocations
-                .fetch_add(1, Ordering::Relaxed);
-            // SAFETY: as above.
-            unsafe { self.device.allocate_memory(&alloc, None) }
-                .map_err(|_| BackendError::OutOfMemory)
-        });
+        let types = &self.memory_props.memory_types[..self.memory_props.memory_type_count as usize];
+        let uncached = || {
+            (0..types.len()).find(|&i| {
+                let f = types[i].property_flags;
+                req.memory_type_bits & (1 << i) != 0
+                    && f.contains(host)
+                    && !f.intersects(
+                        vk::MemoryPropertyFlags::HOST_CACHED
+                            | vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                    )
+            })
+        };
+        let preferred = match memory {
+            staging::UploadMemory::Cached => None,
+            staging::UploadMemory::Uncached => uncached().map(|i| i as u32),
+            staging::UploadMemory::Device => memory_type(
+                &self.memory_props,
+                req.memory_type_bits,
+                host | vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                vk::MemoryPropertyFlags::empty(),
+            ),
+        };
+        let made = preferred
+            .or_else(|| {
+                memory_type(
+                    &self.memory_props,
+                    req.memory_type_bits,
+                    host,
+                    vk::MemoryPropertyFlags::HOST_CACHED,
+                )
+            })
+            .ok_or(BackendError::OutOfMemory)
+            .and_then(|t| {
+                let alloc = vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(t);
+                self.counters
+                    .memory_allocations
+                    .fetch_add(1, Ordering::Relaxed);
+                // SAFETY: as above.
+                unsafe { self.device.allocate_memory(&alloc, None) }
+                    .map_err(|_| BackendError::OutOfMemory)
+            });
         let memory = match made {
             Ok(m) => m,
             Err(e) => {
@@ -396,7 +436,7 @@ impl VulkanBackend {
     /// passed yet.
     fn reserve_upload(&self, size: u64, align: u64) -> Result<Upload, BackendError> {
         let Some(cap) = staging::ring_capacity(size) else {
-            return self.staging(size).map(Upload::Own);
+            return self.upload_staging(size).map(Upload::Own);
         };
         loop {
             let wait_for = {
@@ -410,11 +450,11 @@ impl VulkanBackend {
                     {
                         // Another thread is filling a band of the old ring: this upload goes
                         // alone rather than pull the ring from under it.
-                        return self.staging(size).map(Upload::Own);
+                        return self.upload_staging(size).map(Upload::Own);
                     }
-                    let Ok(staging) = self.staging(cap) else {
+                    let Ok(staging) = self.upload_staging(cap) else {
                         // No room for a ring of that size: the upload may still fit alone.
-                        return self.staging(size).map(Upload::Own);
+                        return self.upload_staging(size).map(Upload::Own);
                     };
                     let ring = UploadRing {
                         staging,
@@ -446,7 +486,7 @@ impl VulkanBackend {
                     }
                     // The oldest band is being filled by another thread (or, impossibly, the
                     // ring is empty and still too small): no waiting on that.
-                    Some(None) | None => return self.staging(size).map(Upload::Own),
+                    Some(None) | None => return self.upload_staging(size).map(Upload::Own),
                 }
             };
             self.wait_value(wait_for)?;

@@ -49,6 +49,26 @@ pub fn upload_piece_bytes() -> u64 {
     })
 }
 
+/// Which host-visible memory uploads are written into (`DXCL_UPLOAD_MEMORY`), for comparing on
+/// a GPU: system memory the CPU caches (the default, as for read-backs), system memory it does
+/// not (write-combined on most GPUs), or device-local memory the CPU can write (a BAR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UploadMemory {
+    Cached,
+    Uncached,
+    Device,
+}
+
+/// `DXCL_UPLOAD_MEMORY=cached|uncached|device`, else [`UploadMemory::Cached`]. Read once.
+pub fn upload_memory() -> UploadMemory {
+    static MEMORY: std::sync::OnceLock<UploadMemory> = std::sync::OnceLock::new();
+    *MEMORY.get_or_init(|| match std::env::var("DXCL_UPLOAD_MEMORY").as_deref() {
+        Ok("uncached") => UploadMemory::Uncached,
+        Ok("device") => UploadMemory::Device,
+        _ => UploadMemory::Cached,
+    })
+}
+
 /// The ring size for an upload of `size` bytes: room for two of them in flight (one being read by
 /// the device while the next is written), a power of two, at least [`RING_MIN`]. `None` when that
 /// exceeds [`RING_MAX`].
