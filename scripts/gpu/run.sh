@@ -60,6 +60,18 @@ if want modes; then
         grep -E "floor|blocked|acquire|release" "$out/bench-$m.md" | head -30
     done
 fi
+# Upload memory and pieces (asked for by name): the frame pipeline once per DXCL_UPLOAD_MEMORY and
+# DXCL_UPLOAD_PIECE pair, rows a, c (adaptive) and d of each (docs/benchmarks.md, "Upload memory").
+if named uploads; then
+    for v in "cached 4194304" "uncached 4194304" "device 4194304" "uncached 0" "device 0" "uncached 1048576"; do
+        # shellcheck disable=SC2086 # two words
+        set -- $v
+        DXCL_LOG=0 DXCL_UPLOAD_MEMORY=$1 DXCL_UPLOAD_PIECE=$2 timeout 120 "$g/bin/dxcl" frames --markdown \
+            > "$out/frames-$1-$2.md" 2>/dev/null
+        echo "uploads: memory=$1 piece=$2 (exit status $?)"
+        grep -E "^\| (a|c|d)\. " "$out/frames-$1-$2.md" | grep -v "sync=gpu\|sync=cpu" | cut -d'|' -f2,6,7,8,9,11
+    done
+fi
 # Hang diagnostics (asked for by name): each conformance program that hung here once, with every
 # thread's stack written to stacks.log if it is still running well before its watchdog.
 if named stacks; then

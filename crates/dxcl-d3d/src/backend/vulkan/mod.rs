@@ -351,27 +351,28 @@ impl VulkanBackend {
                 vk::MemoryPropertyFlags::empty(),
             ),
         };
+        let cached = memory_type(
+            &self.memory_props,
+            req.memory_type_bits,
+            host,
+            vk::MemoryPropertyFlags::HOST_CACHED,
+        );
+        let allocate = |t: u32| {
+            let alloc = vk::MemoryAllocateInfo::default()
+                .allocation_size(req.size)
+                .memory_type_index(t);
+            self.counters
+                .memory_allocations
+                .fetch_add(1, Ordering::Relaxed);
+            // SAFETY: as above.
+            unsafe { self.device.allocate_memory(&alloc, None) }
+                .map_err(|_| BackendError::OutOfMemory)
+        };
+        // A small BAR (no resizable BAR) may refuse the preferred type: cached memory then.
         let made = preferred
-            .or_else(|| {
-                memory_type(
-                    &self.memory_props,
-                    req.memory_type_bits,
-                    host,
-                    vk::MemoryPropertyFlags::HOST_CACHED,
-                )
-            })
             .ok_or(BackendError::OutOfMemory)
-            .and_then(|t| {
-                let alloc = vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(t);
-                self.counters
-                    .memory_allocations
-                    .fetch_add(1, Ordering::Relaxed);
-                // SAFETY: as above.
-                unsafe { self.device.allocate_memory(&alloc, None) }
-                    .map_err(|_| BackendError::OutOfMemory)
-            });
+            .and_then(allocate)
+            .or_else(|_| cached.ok_or(BackendError::OutOfMemory).and_then(allocate));
         let memory = match made {
             Ok(m) => m,
             Err(e) => {
