@@ -376,15 +376,18 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
         // first and release the resource after this call has returned. It only sets the
         // signal the kept memory waits for, which must be in place before the release below.
         if dropping {
-            // An object let go while acquired is handed back to the platform first.
-            let acquired = registry::with(|r| {
-                r.mems
-                    .get(&key(mem))
-                    .filter(|e| e.acquire == registry::AcquireState::Acquired)
-                    .map(|e| e.sharing.clone())
+            // The strategy lets go of what it holds for hand-offs; an object still acquired
+            // is handed back to the platform first.
+            let held = registry::with(|r| {
+                r.mems.get(&key(mem)).map(|e| {
+                    (
+                        e.sharing.clone(),
+                        e.acquire == registry::AcquireState::Acquired,
+                    )
+                })
             });
-            if let Some(sharing) = acquired {
-                sharing.abandon(mem);
+            if let Some((sharing, acquired)) = held {
+                sharing.let_go(mem, acquired);
             }
         }
         let retired = dropping.then(|| registry::retire_watch(key(mem))).flatten();

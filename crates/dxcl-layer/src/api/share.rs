@@ -273,6 +273,8 @@ fn release_objects(
         return Err(e);
     }
     // The runtime may wait on the event from another thread: make sure it gets submitted.
-    crate::cl::flush(queue);
+    if h.needs_flush(items.len()) {
+        crate::cl::flush(queue);
+    }
     Ok(ev)
 }

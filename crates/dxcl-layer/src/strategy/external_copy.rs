@@ -21,6 +21,8 @@ pub(super) struct ExternalCopy {
     /// The shadow's interop interface (borrowed: `shadow` holds its counted reference).
     interop: ComPtr<IDxclInteropResource>,
     acquired_on: external::AcquiredOn,
+    /// The platform's external acquire/release (the context's, found at creation).
+    fns: Option<external::cl::MemoryFns>,
 }
 
 impl ExternalCopy {
@@ -55,6 +57,7 @@ impl ExternalCopy {
                 // as long as this interface (both in this strategy).
                 interop: unsafe { i.com.into_borrowed() },
                 acquired_on: Default::default(),
+                fns: ext.support.memory,
             },
         )
     }
@@ -74,13 +77,12 @@ impl SharingStrategy for ExternalCopy {
         // The copy into the shadow is D3D work this call issues itself: OpenCL must wait for
         // it even under user sync.
         self.shadow().copy_in();
-        h.import(mem, &self.interop, true);
+        h.import(mem, &self.interop, true, self.fns);
         Ok(())
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        self.acquired_on.clear();
-        h.import(mem, &self.interop, false);
+        h.import(mem, &self.interop, false, self.fns);
         Ok(())
     }
 
@@ -92,7 +94,7 @@ impl SharingStrategy for ExternalCopy {
         Ok(())
     }
 
-    fn abandon(&self, mem: cl_mem) {
-        self.acquired_on.abandon(mem);
+    fn let_go(&self, mem: cl_mem, acquired: bool) {
+        self.acquired_on.let_go(mem, acquired);
     }
 }

@@ -16,6 +16,8 @@ pub(super) struct ExternalMemory {
     /// resource's counted reference).
     interop: ComPtr<IDxclInteropResource>,
     acquired_on: external::AcquiredOn,
+    /// The platform's external acquire/release (the context's, found at creation).
+    fns: Option<external::cl::MemoryFns>,
 }
 
 impl ExternalMemory {
@@ -38,6 +40,7 @@ impl ExternalMemory {
                 // for as long as this strategy lives.
                 interop: unsafe { i.com.into_borrowed() },
                 acquired_on: Default::default(),
+                fns: ext.support.memory,
             },
         )
     }
@@ -51,13 +54,12 @@ impl SharingStrategy for ExternalMemory {
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
         self.acquired_on.set(h.queue);
         let ordered = h.sync;
-        h.import(mem, &self.interop, ordered);
+        h.import(mem, &self.interop, ordered, self.fns);
         Ok(())
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        self.acquired_on.clear();
-        h.import(mem, &self.interop, false);
+        h.import(mem, &self.interop, false, self.fns);
         Ok(())
     }
 
@@ -68,7 +70,7 @@ impl SharingStrategy for ExternalMemory {
         Ok(())
     }
 
-    fn abandon(&self, mem: cl_mem) {
-        self.acquired_on.abandon(mem);
+    fn let_go(&self, mem: cl_mem, acquired: bool) {
+        self.acquired_on.let_go(mem, acquired);
     }
 }

@@ -24,6 +24,8 @@ struct Imported {
     /// Acquire: OpenCL must wait for D3D's work on it (implicit sync, or D3D work this call
     /// issued itself).
     ordered: bool,
+    /// The platform's external acquire/release, when the strategy knows them.
+    fns: Option<external_cl::MemoryFns>,
 }
 
 pub(crate) struct HandOff<'a> {
@@ -45,6 +47,8 @@ pub(crate) struct HandOff<'a> {
     gpu_ordered: Option<bool>,
     /// The wait list less its user events still unset (see [`commands_in`]), when it had any.
     commands: Option<Vec<cl_event>>,
+    /// Release: objects whose ordering flushes the queue itself when it needs to.
+    flush_deferred: usize,
 }
 
 impl<'a> HandOff<'a> {
@@ -66,6 +70,7 @@ impl<'a> HandOff<'a> {
             imported: Vec::new(),
             gpu_ordered: None,
             commands: commands_in(wait),
+            flush_deferred: 0,
         }
     }
 
@@ -103,18 +108,40 @@ impl<'a> HandOff<'a> {
         all
     }
 
+    /// Whether the release must flush its queue: unless every one of its `objects` orders
+    /// Direct3D after it in a way that flushes when it has to.
+    pub fn needs_flush(&self, objects: usize) -> bool {
+        self.flush_deferred < objects
+    }
+
     /// The call's event waits for `ev` too; the hand-off owns that reference now.
     pub fn wait_for(&mut self, ev: cl_event) {
         self.events.push(ev);
     }
 
     /// Brackets `mem` with the call's external-memory acquire or release.
-    pub fn import(&mut self, mem: cl_mem, interop: &ComPtr<IDxclInteropResource>, ordered: bool) {
+    pub fn import(
+        &mut self,
+        mem: cl_mem,
+        interop: &ComPtr<IDxclInteropResource>,
+        ordered: bool,
+        fns: Option<external_cl::MemoryFns>,
+    ) {
         self.imported.push(Imported {
             mem,
             interop: interop.clone(),
             ordered,
+            fns,
         });
+    }
+
+    /// The external acquire/release of the platform: every imported object of one call is of
+    /// the queue's context, so the first that knows them answers for all.
+    fn memory_fns(&self) -> Result<external_cl::MemoryFns, cl_int> {
+        match self.imported.iter().find_map(|i| i.fns) {
+            Some(f) => Ok(f),
+            None => external_cl::queue_memory_fns(self.queue),
+        }
     }
 
     /// Issues the shared commands and returns the call's event (owned by the caller).
@@ -145,7 +172,7 @@ impl<'a> HandOff<'a> {
     /// else a CPU wait), `clEnqueueAcquireExternalMemObjectsKHR`. Adaptive sync waits for
     /// nothing when that work has completed already.
     fn acquire_imported(&mut self) -> Result<cl_event, cl_int> {
-        let fns = external_cl::queue_memory_fns(self.queue)?;
+        let fns = self.memory_fns()?;
         let mode = external_sync::mode(self.context);
         let ordered = self.imported.iter().any(|i| {
             i.ordered
@@ -177,7 +204,7 @@ impl<'a> HandOff<'a> {
 
     /// `clEnqueueReleaseExternalMemObjectsKHR` after the wait list and earlier work.
     fn release_imported(&mut self) -> Result<cl_event, cl_int> {
-        let fns = external_cl::queue_memory_fns(self.queue)?;
+        let fns = self.memory_fns()?;
         let after = self.external_wait();
         self.enqueue(fns.release, &after)
     }
@@ -217,8 +244,9 @@ impl<'a> HandOff<'a> {
     ) -> Result<(), cl_int> {
         if external_sync::mode(self.context) == Some(SyncMode::Adaptive) {
             // Decided at Direct3D's next access, from what is pending then.
-            if !external_sync::order_d3d_after_next_access(interop, self.context, self.queue, done)
-            {
+            if external_sync::order_d3d_after_next_access(interop, self.context, self.queue, done) {
+                self.flush_deferred += 1;
+            } else {
                 interop::add_pending_work(interop, done);
             }
             return Ok(());

@@ -72,9 +72,10 @@ pub(crate) trait SharingStrategy: Send + Sync {
     /// work must wait for it.
     fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int>;
 
-    /// The application's last reference to `mem` goes while it is still acquired (before the
-    /// release is forwarded): hand back to the platform what the acquire took from it.
-    fn abandon(&self, _mem: cl_mem) {}
+    /// The application's last reference to `mem` goes (on its thread, before the release is
+    /// forwarded): let go of what the strategy holds for hand-offs, and if the object is still
+    /// `acquired`, hand back to the platform what the acquire took from it.
+    fn let_go(&self, _mem: cl_mem, _acquired: bool) {}
 }
 
 /// What one create call asks for, its arguments already checked by `api/`.

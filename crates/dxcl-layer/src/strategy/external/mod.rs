@@ -71,47 +71,49 @@ pub(crate) fn import_failure(e: cl_int) -> &'static str {
     }
 }
 
-/// The queue an imported object was last acquired on (retained), so that an object the
-/// application lets go while still acquired is handed back to the platform first.
+/// The queue an imported object was last acquired on, so that an object the application lets
+/// go while still acquired is handed back to the platform first. The queue stays retained
+/// across hand-offs (until another queue acquires the object, or the object goes): a retain and
+/// a release per hand-off cost more than the platform's own acquire.
 #[derive(Default)]
 pub(crate) struct AcquiredOn(std::sync::Mutex<Option<usize>>);
 
 impl AcquiredOn {
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<usize>> {
+    /// The queue, retained.
+    fn held(&self) -> std::sync::MutexGuard<'_, Option<usize>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// An acquire on `queue` is under way.
     pub fn set(&self, queue: cl_command_queue) {
+        let mut held = self.held();
+        if *held == Some(queue as usize) {
+            return;
+        }
         let retained = crate::cl::retain_queue(queue).is_ok();
-        let old = std::mem::replace(&mut *self.slot(), retained.then_some(queue as usize));
-        if let Some(q) = old {
+        if let Some(q) = std::mem::replace(&mut *held, retained.then_some(queue as usize)) {
             crate::cl::release_queue(q as cl_command_queue);
         }
     }
 
-    /// A release is under way.
-    pub fn clear(&self) {
-        if let Some(q) = self.slot().take() {
-            crate::cl::release_queue(q as cl_command_queue);
-        }
-    }
-
-    /// The application's last reference to `mem` goes while it is acquired: its external
-    /// acquire is matched by a release once the acquire's queue has run its work, as a release
-    /// call would. The specs leave this case undefined, but an imported object destroyed while
-    /// acquired left NVIDIA waiting for its release when the context's semaphores were released
-    /// (docs/gpu.md). Never blocks: NVIDIA's external release blocks the calling thread while
-    /// earlier work of its queue waits for a user event, which the application may set only
-    /// after this call. So a marker of the queue's work is watched, and its completion callback
-    /// enqueues the release on a queue of the layer's own (made here: not in a callback).
-    pub fn abandon(&self, mem: cl_mem) {
-        let Some(q) = self.slot().take() else {
+    /// The application's last reference to `mem` goes (on its thread): the held queue is let
+    /// go, and an object still acquired has its external acquire matched by a release once the
+    /// acquire's queue has run its work, as a release call would. The specs leave the release of
+    /// an acquired object undefined, but an imported object destroyed while acquired left NVIDIA
+    /// waiting for its release when the context's semaphores were released (docs/gpu.md). Never
+    /// blocks: NVIDIA's external release blocks the calling thread while earlier work of its
+    /// queue waits for a user event, which the application may set only after this call. So a
+    /// marker of the queue's work is watched, and its completion callback enqueues the release
+    /// on a queue of the layer's own (made here: not in a callback).
+    pub fn let_go(&self, mem: cl_mem, acquired: bool) {
+        let Some(q) = self.held().take() else {
             return;
         };
         let queue = q as cl_command_queue;
-        if let Some(later) = AbandonedRelease::new(queue, mem) {
-            later.after_queue_work(queue);
+        if acquired {
+            if let Some(later) = AbandonedRelease::new(queue, mem) {
+                later.after_queue_work(queue);
+            }
         }
         crate::cl::release_queue(queue);
     }
@@ -168,6 +170,8 @@ impl AbandonedRelease {
 
 impl Drop for AcquiredOn {
     fn drop(&mut self) {
-        self.clear();
+        if let Some(q) = self.held().take() {
+            crate::cl::release_queue(q as cl_command_queue);
+        }
     }
 }

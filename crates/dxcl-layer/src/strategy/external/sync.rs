@@ -353,6 +353,9 @@ fn retain(ev: cl_event) {
 struct PendingRelease {
     context: cl_context,
     device: cl_device_id,
+    /// The release's queue (retained): flushed before another queue waits for `done`, since
+    /// the release call itself does not flush it.
+    queue: cl_command_queue,
     /// The release's event (retained).
     done: cl_event,
 }
@@ -367,6 +370,10 @@ unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
     // SAFETY: as in pending_wait.
     let pending = unsafe { &*p.cast::<PendingRelease>() };
     let ordered = std::panic::catch_unwind(|| {
+        if !events::is_done(pending.done) {
+            // A wait on another queue needs the event's command submitted.
+            crate::cl::flush(pending.queue);
+        }
         order_d3d_after_if_pending(pending.context, pending.device, pending.done)
     });
     if matches!(ordered, Ok(true)) {
@@ -379,13 +386,17 @@ unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
 unsafe extern "system" fn pending_release(p: *mut c_void) {
     // SAFETY: the Box leaked by `order_d3d_after_next_access`, given back exactly once.
     let pending = unsafe { Box::from_raw(p.cast::<PendingRelease>()) };
-    let _ = std::panic::catch_unwind(|| release_event(pending.done));
+    let _ = std::panic::catch_unwind(|| {
+        release_event(pending.done);
+        crate::cl::release_queue(pending.queue);
+    });
 }
 
 /// Adaptive release: Direct3D's next access to `interop`'s resource finds `done` complete and
 /// waits for nothing, or (still running) is ordered after it on the GPU through a semaphore
-/// signalled then ([`order_d3d_after_if_pending`]); a CPU access (Map) waits for it. Returns false
-/// when the runtime would not take the work (the caller falls back).
+/// signalled then ([`order_d3d_after_if_pending`], which flushes `queue` first); a CPU access
+/// (Map) waits for it (`clWaitForEvents` flushes implicitly). So the release need not flush.
+/// Returns false when the runtime would not take the work (the caller falls back).
 pub(crate) fn order_d3d_after_next_access(
     interop: &ComPtr<IDxclInteropResource>,
     context: cl_context,
@@ -398,9 +409,14 @@ pub(crate) fn order_d3d_after_next_access(
     if events::retain(done).is_err() {
         return false;
     }
+    if crate::cl::retain_queue(queue).is_err() {
+        release_event(done);
+        return false;
+    }
     let pending = Box::into_raw(Box::new(PendingRelease {
         context,
         device,
+        queue,
         done,
     }));
     let p = interop.as_ptr();
