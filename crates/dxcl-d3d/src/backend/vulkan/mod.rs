@@ -1153,10 +1153,13 @@ unsafe impl Backend for VulkanBackend {
         if q.recording.is_some() {
             self.submit(&mut q, None, None)?;
         }
-        let value = self.submit(&mut q, Some(s.raw), None)?;
+        // The wait goes with the next submission, which carries the work that follows it (one
+        // vkQueueSubmit fewer per hand-off): that submission and every later one follow the wait
+        // (a semaphore wait's second scope includes later submissions). CPU access waits for
+        // its value, submitting it first if nothing has (as for any recorded work).
+        q.waits.push(s.raw);
+        let value = q.next_value;
         s.last = value;
-        // Later batches follow the wait in submission order (a semaphore wait's second scope
-        // includes later submissions); CPU access waits for this value.
         q.floor = value;
         Ok(())
     }
@@ -1179,6 +1182,14 @@ unsafe impl Backend for VulkanBackend {
         let s = lock(&self.semaphores)
             .remove(&id)
             .ok_or(BackendError::UnknownId)?;
+        {
+            // Its last wait may still be waiting for a submission.
+            let mut q = lock(&self.queue);
+            if s.last >= q.next_value && self.submit(&mut q, None, None).is_err() {
+                // Lost: nothing runs any more.
+                q.waits.retain(|&w| w != s.raw);
+            }
+        }
         // After a loss nothing runs any more, so destroying is safe either way.
         let _ = self.wait_value(s.last);
         // SAFETY: every submission that used the semaphore completed (or the device is lost).

@@ -38,6 +38,9 @@ pub struct Queue {
     pub spare_cmds: Vec<vk::CommandBuffer>,
     /// The value of the last shared-semaphore wait: CPU access waits for it.
     pub floor: u64,
+    /// Shared-semaphore waits for the next submission (value `next_value`), which carries the
+    /// work that follows them rather than an empty batch of its own.
+    pub waits: Vec<vk::Semaphore>,
     /// The upload ring, made by the first upload.
     pub ring: Option<UploadRing>,
     /// Staging buffers of completed batches, for the next map through a staging copy.
@@ -64,6 +67,7 @@ impl Queue {
             in_flight: VecDeque::new(),
             spare_cmds: Vec::new(),
             floor: 0,
+            waits: Vec::new(),
             ring: None,
             spare: SparePool::default(),
             retired: Vec::new(),
@@ -162,7 +166,8 @@ impl VulkanBackend {
     }
 
     /// Submits the recorded batch (or an empty one) with an optional binary-semaphore wait
-    /// (at all stages) and signal; the batch signals the timeline. Returns its value.
+    /// (at all stages), the waits deferred to it (`Queue::waits`) and an optional signal; the
+    /// batch signals the timeline. Returns its value.
     pub(super) fn submit(
         &self,
         q: &mut Queue,
@@ -195,7 +200,7 @@ impl VulkanBackend {
         }
         let value = q.next_value;
         let cmds: Vec<vk::CommandBuffer> = cmd.into_iter().collect();
-        let waits: Vec<vk::Semaphore> = wait.into_iter().collect();
+        let waits: Vec<vk::Semaphore> = wait.into_iter().chain(q.waits.drain(..)).collect();
         let wait_values = vec![0u64; waits.len()];
         let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; waits.len()];
         let mut signals: Vec<vk::Semaphore> = signal.into_iter().collect();
