@@ -38,6 +38,10 @@ pub(crate) fn host_memory(device: cl_device_id) -> Arc<HostMemory> {
             images: None,
         },
     });
+    // DXCL_LOG=1, as for the layer's other decisions: once per device.
+    if std::env::var("DXCL_LOG").is_ok_and(|v| v == "1") {
+        eprintln!("dxcl-layer: device {device:p}: {}", found.describe());
+    }
     seen.insert(device as usize, found.clone());
     found
 }

@@ -57,9 +57,7 @@ use opencl_sys::{
     CL_FALSE, CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE3D,
 };
 
-use super::{
-    create_plain, logging_enabled, made, Decision, HandOff, Made, Request, SharingStrategy,
-};
+use super::{create_plain, made, Decision, HandOff, Made, Request, SharingStrategy};
 use crate::cl::{check, down, events, info, wait_list};
 use crate::core::signal::Signal;
 use crate::d3d::com::ComPtr;
@@ -160,14 +158,7 @@ fn copies_for(context: cl_context) -> Result<bool, cl_int> {
         .map(|c| usize::from_ne_bytes(c.try_into().unwrap_or_default()) as cl_device_id);
     let mut copies = false;
     for device in devices {
-        let probe = crate::probe::host_memory(device);
-        if logging_enabled() {
-            eprintln!(
-                "dxcl-layer: host pointer, device {device:p}: {}",
-                probe.describe()
-            );
-        }
-        copies |= !probe.in_place();
+        copies |= !crate::probe::host_memory(device).in_place();
     }
     Ok(copies)
 }
