@@ -2,7 +2,6 @@
 //! the layer), released when dropped. What the probes need and nothing more; a failed call
 //! becomes a sentence naming it, which a probe reports as "could not tell".
 
-use std::ffi::{c_char, c_void};
 use std::ptr::{null, null_mut};
 
 use opencl_sys::cl_icd::cl_icd_dispatch;
@@ -48,7 +47,6 @@ pub(super) fn name(code: cl_int) -> String {
 /// A context on one device, with an in-order queue, both released when dropped.
 pub(super) struct Plain<'t> {
     pub t: &'t cl_icd_dispatch,
-    pub device: cl_device_id,
     pub context: cl_context,
     pub queue: cl_command_queue,
 }
@@ -72,7 +70,6 @@ impl<'t> Plain<'t> {
         ok(err, "clCreateContext")?;
         let mut plain = Plain {
             t,
-            device,
             context,
             queue: null_mut(),
         };
@@ -143,52 +140,83 @@ impl<'t> Plain<'t> {
         Ok(Mem { t: self.t, mem })
     }
 
-    /// Builds `source` for the device.
-    pub fn program(&self, source: &str) -> Step<Program<'t>> {
-        let create = slot!(self.t, clCreateProgramWithSource);
-        let build = slot!(self.t, clBuildProgram);
-        let mut src = source.as_ptr().cast::<c_char>();
-        let len = source.len();
-        let mut err = CL_SUCCESS;
-        // SAFETY: one string of `len` bytes, alive for the call.
-        let program = unsafe { create(self.context, 1, &mut src, &len, &mut err) };
-        ok(err, "clCreateProgramWithSource")?;
-        let program = Program { t: self.t, program };
-        // SAFETY: the program just made, its context's one device, an empty option string.
-        let r = unsafe {
-            build(
-                program.program,
-                1,
-                &self.device,
-                c"".as_ptr(),
-                None,
-                null_mut(),
-            )
-        };
-        ok(r, "clBuildProgram")?;
-        Ok(program)
+    /// Copies `size` bytes from `src` to `dst` on the device and waits for it (for its event, not
+    /// `clFinish`, which returns early on some platforms: docs/conformance.md).
+    pub fn copy_buffer(&self, src: &Mem, dst: &Mem, size: usize) -> Step<()> {
+        let f = slot!(self.t, clEnqueueCopyBuffer);
+        let mut ev = null_mut();
+        // SAFETY: two buffers of this context of at least `size` bytes.
+        let r = unsafe { f(self.queue, src.mem, dst.mem, 0, 0, size, 0, null(), &mut ev) };
+        ok(r, "clEnqueueCopyBuffer")?;
+        self.wait(ev)
     }
 
-    /// Runs `kernel` over `global` (1 or 2 dimensions) and waits for its event (not for
-    /// `clFinish`, which returns early on some platforms: docs/conformance.md).
-    pub fn run(&self, kernel: &Kernel, global: &[usize]) -> Step<()> {
-        let enqueue = slot!(self.t, clEnqueueNDRangeKernel);
+    /// Fills `size` bytes of `dst` with `byte` and waits for it.
+    pub fn fill_buffer(&self, dst: &Mem, byte: u8, size: usize) -> Step<()> {
+        let f = slot!(self.t, clEnqueueFillBuffer);
         let mut ev = null_mut();
-        // SAFETY: a kernel of this context with every argument set; `global` lives for the call.
+        // SAFETY: a buffer of this context of at least `size` bytes; a one-byte pattern that
+        // lives for the call.
         let r = unsafe {
-            enqueue(
+            f(
                 self.queue,
-                kernel.kernel,
-                global.len() as cl_uint,
-                null(),
-                global.as_ptr(),
-                null(),
+                dst.mem,
+                (&byte as *const u8).cast(),
+                1,
+                0,
+                size,
                 0,
                 null(),
                 &mut ev,
             )
         };
-        ok(r, "clEnqueueNDRangeKernel")?;
+        ok(r, "clEnqueueFillBuffer")?;
+        self.wait(ev)
+    }
+
+    /// Copies `region` of image `src` into buffer `dst`, packed, and waits for it.
+    pub fn copy_image_to_buffer(&self, src: &Mem, dst: &Mem, region: [usize; 3]) -> Step<()> {
+        let f = slot!(self.t, clEnqueueCopyImageToBuffer);
+        let origin = [0usize; 3];
+        let mut ev = null_mut();
+        // SAFETY: an image of this context holding `region`, a buffer of its packed size.
+        let r = unsafe {
+            f(
+                self.queue,
+                src.mem,
+                dst.mem,
+                origin.as_ptr(),
+                region.as_ptr(),
+                0,
+                0,
+                null(),
+                &mut ev,
+            )
+        };
+        ok(r, "clEnqueueCopyImageToBuffer")?;
+        self.wait(ev)
+    }
+
+    /// Copies buffer `src`, packed, into `region` of image `dst` and waits for it.
+    pub fn copy_buffer_to_image(&self, src: &Mem, dst: &Mem, region: [usize; 3]) -> Step<()> {
+        let f = slot!(self.t, clEnqueueCopyBufferToImage);
+        let origin = [0usize; 3];
+        let mut ev = null_mut();
+        // SAFETY: a buffer of the region's packed size, an image of this context holding it.
+        let r = unsafe {
+            f(
+                self.queue,
+                src.mem,
+                dst.mem,
+                0,
+                origin.as_ptr(),
+                region.as_ptr(),
+                0,
+                null(),
+                &mut ev,
+            )
+        };
+        ok(r, "clEnqueueCopyBufferToImage")?;
         self.wait(ev)
     }
 
@@ -232,67 +260,4 @@ impl Drop for Mem<'_> {
             unsafe { f(self.mem) };
         }
     }
-}
-
-pub(super) struct Program<'t> {
-    t: &'t cl_icd_dispatch,
-    program: cl_program,
-}
-
-impl<'t> Program<'t> {
-    /// Kernel `name` with `args` (size, pointer to the value) set.
-    pub fn kernel(
-        &self,
-        name: &std::ffi::CStr,
-        args: &[(usize, *const c_void)],
-    ) -> Step<Kernel<'t>> {
-        let create = slot!(self.t, clCreateKernel);
-        let set = slot!(self.t, clSetKernelArg);
-        let mut err = CL_SUCCESS;
-        // SAFETY: a built program and a zero-terminated name.
-        let kernel = unsafe { create(self.program, name.as_ptr(), &mut err) };
-        ok(err, "clCreateKernel")?;
-        let kernel = Kernel { t: self.t, kernel };
-        for (i, (size, value)) in args.iter().enumerate() {
-            // SAFETY: each value points to `size` bytes alive for the call.
-            ok(
-                unsafe { set(kernel.kernel, i as cl_uint, *size, *value) },
-                "clSetKernelArg",
-            )?;
-        }
-        Ok(kernel)
-    }
-}
-
-impl Drop for Program<'_> {
-    fn drop(&mut self) {
-        if let Some(f) = self.t.clReleaseProgram {
-            // SAFETY: the program this value made and holds one reference to.
-            unsafe { f(self.program) };
-        }
-    }
-}
-
-pub(super) struct Kernel<'t> {
-    t: &'t cl_icd_dispatch,
-    kernel: cl_kernel,
-}
-
-impl Drop for Kernel<'_> {
-    fn drop(&mut self) {
-        if let Some(f) = self.t.clReleaseKernel {
-            // SAFETY: the kernel this value made and holds one reference to.
-            unsafe { f(self.kernel) };
-        }
-    }
-}
-
-/// A kernel argument: a memory object.
-pub(super) fn arg_mem(m: &Mem) -> (usize, *const c_void) {
-    (size_of::<cl_mem>(), (&m.mem as *const cl_mem).cast())
-}
-
-/// A kernel argument: a plain value.
-pub(super) fn arg<T>(v: &T) -> (usize, *const c_void) {
-    (size_of::<T>(), (v as *const T).cast())
 }
