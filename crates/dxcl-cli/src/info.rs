@@ -143,11 +143,8 @@ fn describe_platform_behaviour(p: cl_platform_id, d: cl_device_id) {
     };
     let host = probe::probe_host_memory(table, d);
     println!("        host memory: {}", host.describe());
-    match std::env::var("DXCL_HOST_PTR").as_deref() {
-        Ok(v @ ("copy" | "in-place")) => {
-            println!("          DXCL_HOST_PTR={v}: the layer follows it, not the probe")
-        }
-        _ => {}
+    if let Ok(v @ ("copy" | "in-place")) = std::env::var("DXCL_HOST_PTR").as_deref() {
+        println!("          DXCL_HOST_PTR={v}: the layer follows it, not the probe");
     }
     for note in probe::platform_notes(table, p, d) {
         println!("        platform note: {note}");

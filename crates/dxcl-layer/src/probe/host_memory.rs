@@ -273,10 +273,8 @@ fn unmap(cl: &Plain, m: &Mem, p: *mut c_void) -> Step<()> {
     let unmap = slot!(cl.t, clEnqueueUnmapMemObject);
     let mut ev = std::ptr::null_mut();
     // SAFETY: the pointer the blocking map returned, unmapped once.
-    ok(
-        unsafe { unmap(cl.queue, m.mem, p, 0, std::ptr::null(), &mut ev) },
-        "clEnqueueUnmapMemObject",
-    )?;
+    let r = unsafe { unmap(cl.queue, m.mem, p, 0, std::ptr::null(), &mut ev) };
+    ok(r, "clEnqueueUnmapMemObject")?;
     cl.wait(ev)
 }
 
