@@ -3,7 +3,7 @@
 
 use crate::{cl, d3d, sharing};
 use dxcl_abi::interop::{DXCL_BACKEND_KIND_HOST, DXCL_BACKEND_KIND_VULKAN};
-use dxcl_layer::strategy;
+use dxcl_layer::{probe, strategy};
 use opencl_sys::*;
 
 const EXTENSIONS: [&str; 4] = [
@@ -92,6 +92,7 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
                 yes(unified),
                 d3d_extensions(&dexts).len()
             );
+            describe_platform_behaviour(p, *d);
         }
         for (ai, a) in adapters.iter().enumerate() {
             let matched = sharing::devices_for_adapter(p, a.adapter.as_ptr())?;
@@ -129,6 +130,25 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// What plain OpenCL objects on the device show, through the platform's own dispatch table (no
+/// layer in between): whether `CL_MEM_USE_HOST_PTR` memory is used in place, which decides the
+/// host-pointer strategy's copies, and the platform's deviations the layer works around.
+fn describe_platform_behaviour(p: cl_platform_id, d: cl_device_id) {
+    // SAFETY: a live device of an ICD-loader platform, which lives as long as the process.
+    let Some(table) = (unsafe { probe::platform_table(d) }) else {
+        println!("        host memory: not probed (the device has no dispatch table)");
+        return;
+    };
+    let host = probe::probe_host_memory(table, d);
+    println!("        host memory: {}", host.describe());
+    if let Ok(v @ ("copy" | "in-place")) = std::env::var("DXCL_HOST_PTR").as_deref() {
+        println!("          DXCL_HOST_PTR={v}: the layer follows it, not the probe");
+    }
+    for note in probe::platform_notes(table, p, d) {
+        println!("        platform note: {note}");
+    }
 }
 
 /// The handle types a device lists for an external-memory or semaphore import query.

@@ -10,6 +10,8 @@
 //! - `validate`: `DXCL_VALIDATE=1` (docs/validation.md): what the layer tells dxcl's runtime, and
 //!   the reports only the layer can make.
 //! - `d3d`: the COM client (standard D3D/DXGI calls plus dxcl's optional interop interface).
+//! - [`probe`]: what the platform does where the spec leaves it a choice (is
+//!   `CL_MEM_USE_HOST_PTR` memory used in place?) or where it deviates, asked of plain objects.
 //! - `cl`: the platform below: its dispatch table, queries, markers and the layer's events.
 //! - `core`: the vocabulary every part shares: tokens, resource kinds, the format table.
 
@@ -18,6 +20,7 @@ mod cl;
 mod core;
 mod d3d;
 pub mod loader;
+pub mod probe;
 mod registry;
 pub mod strategy;
 mod validate;

@@ -4,7 +4,7 @@ use std::mem::{offset_of, size_of};
 
 use opencl_sys::cl_icd::cl_icd_dispatch;
 
-use super::{context, derived, ext, guard, memory, platform};
+use super::{context, derived, ext, guard, memory, platform, queue};
 
 /// The loader must pass at least this many slots: the highest slot overridden, plus one. The
 /// OpenCL 3.0 `*WithProperties` slots past it are overridden when the table has them (a shorter
@@ -62,5 +62,6 @@ pub(crate) fn override_slots(t: &mut cl_icd_dispatch) {
     t.clEnqueueNativeKernel = Some(guard::native_kernel);
     t.clEnqueueNDRangeKernel = Some(guard::nd_range_kernel);
     t.clEnqueueTask = Some(guard::task);
+    t.clFinish = Some(queue::finish);
     ext::install_khr_slots(t);
 }

@@ -16,6 +16,7 @@ pub(crate) mod guard;
 pub(crate) mod intercept;
 pub(crate) mod memory;
 pub(crate) mod platform;
+pub(crate) mod queue;
 pub(crate) mod share;
 
 pub(crate) use crate::cl::{check, down};

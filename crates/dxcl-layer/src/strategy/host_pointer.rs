@@ -33,18 +33,32 @@
 //!
 //! Not map and unmap: rusticl (Mesa 22.3) refuses the unmap of a non-blocking map that has not run
 //! yet with `CL_INVALID_VALUE` (docs/conformance.md), and a blocking map would block the call on
-//! its wait list. Where the platform uses the memory in place (PoCL), the read and write copy
-//! nothing: the strategy stays O(1) in size there (docs/benchmarks.md). Where it caches, they are
-//! the copies the spec requires.
+//! its wait list.
+//!
+//! Where the platform uses the memory in place, the copies are skipped: the probe
+//! ([`crate::probe::host_memory`]) asks plain `CL_MEM_USE_HOST_PTR` objects of every device of
+//! the context, at the device's first use, whether maps return `host_ptr`, host writes reach the
+//! next command and commands' writes are in `host_ptr` once they complete. Where all of it holds
+//! (PoCL), a hand-off is O(1): the call's marker, ordered after its wait list, and for a release
+//! after the queue's earlier work. Anywhere else (rusticl caches images), the copies run.
+//! `DXCL_HOST_PTR=copy` forces the copies, `DXCL_HOST_PTR=in-place` skips them whatever the probe
+//! found (the conformance suite's proof that the probe's answer matters: docs/conformance.md).
+//!
+//! A copy back into `host_ptr` is the layer's own command: an application that waits for its
+//! queue with `clFinish` after a release must find it complete, and rusticl's `clFinish` can
+//! return before commands an earlier flush sent on have run. So the copies are kept per queue
+//! until [`finish_copies`] (the `clFinish` intercept) has waited for them.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use opencl_sys::{
-    cl_command_queue, cl_event, cl_int, cl_mem, CL_FALSE, CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE3D,
+    cl_command_queue, cl_context, cl_device_id, cl_event, cl_int, cl_mem, CL_CONTEXT_DEVICES,
+    CL_FALSE, CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE3D,
 };
 
 use super::{create_plain, made, Decision, HandOff, Made, Request, SharingStrategy};
-use crate::cl::{check, down, events, wait_list};
+use crate::cl::{check, down, events, info, wait_list};
 use crate::core::signal::Signal;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
@@ -59,6 +73,8 @@ pub(super) struct HostPointer {
     host: usize,
     /// What a hand-off copies: the whole object.
     extent: Extent,
+    /// Whether hand-offs copy between the object and `host_ptr` (the platform may cache it).
+    copies: bool,
     /// The last hand-off command on the object (retained), which the next one waits for: it may
     /// have run on another queue. Released at the application's last release of the object
     /// ([`SharingStrategy::keep_memory_until`]) or with the strategy.
@@ -89,6 +105,7 @@ impl HostPointer {
         let layout = i.layout(req.subresource).ok_or(CL_INVALID_VALUE)?;
         // SAFETY: the runtime promises Offset lies inside the allocation at pHost.
         let ptr = unsafe { base.cast::<u8>().add(layout.offset as usize) };
+        let copies = copies_for(req.context);
         let mem = create_plain(req, Some((ptr, layout)))?;
         let (w, h, d) = (
             req.extent.0 as usize,
@@ -117,10 +134,40 @@ impl HostPointer {
                 interop: unsafe { i.com.into_borrowed() },
                 host: ptr as usize,
                 extent,
+                copies,
                 last: Mutex::new(None),
             },
         )
     }
+}
+
+/// How hand-offs of `context`'s objects keep the platform's copy and the host memory together:
+/// `DXCL_HOST_PTR=copy` or `in-place` if set, else copies unless every device of the context was
+/// probed to use `CL_MEM_USE_HOST_PTR` memory in place. Copies when the devices cannot be listed:
+/// they are always correct.
+fn copies_for(context: cl_context) -> bool {
+    match std::env::var("DXCL_HOST_PTR").as_deref() {
+        Ok("copy") => return true,
+        Ok("in-place") => return false,
+        _ => {}
+    }
+    let Some(get) = crate::cl::target().and_then(|t| t.clGetContextInfo) else {
+        return true;
+    };
+    // SAFETY: query_bytes passes a buffer of the size it names; the context was checked.
+    let Ok(bytes) =
+        info::query_bytes(|n, p, r| unsafe { get(context, CL_CONTEXT_DEVICES, n, p, r) })
+    else {
+        return true;
+    };
+    let devices: Vec<cl_device_id> = bytes
+        .chunks_exact(size_of::<cl_device_id>())
+        .map(|c| usize::from_ne_bytes(c.try_into().unwrap_or_default()) as cl_device_id)
+        .collect();
+    devices.is_empty()
+        || devices
+            .into_iter()
+            .any(|d| !crate::probe::host_memory(d).in_place())
 }
 
 /// Which way a hand-off brings the platform's copy and the host memory together.
@@ -155,6 +202,9 @@ impl HostPointer {
             None => {}
         }
         let ev = copy(h.queue, mem, self.host, self.extent, dir, &wait)?;
+        if dir == Direction::ToHost {
+            pending_copy(h.queue, self.host, ev);
+        }
         // One reference for the call's event (the hand-off owns it from here, also when the
         // retain below fails), one kept for the next hand-off.
         h.wait_for(ev);
@@ -194,6 +244,7 @@ impl SharingStrategy for HostPointer {
         if let Some(ev) = last {
             events::release(ev as cl_event);
         }
+        forget_copies(self.host);
         // dxcl's runtime runs the wait before its next access to the resource, and before
         // freeing it: the memory outlives the application's reference until the platform is
         // done with it.
@@ -207,6 +258,10 @@ impl SharingStrategy for HostPointer {
             // any subsequent OpenCL work issued in command_queue begins".
             interop::wait_for_device_work(&self.interop);
         }
+        if !self.copies {
+            // The object is the host memory: the call's marker, after the wait list, is all.
+            return Ok(());
+        }
         // Direct3D's bits, in the host memory now, into whatever copy the platform keeps, after
         // the wait list; the call's event waits for it.
         let wait = h.wait.to_vec();
@@ -214,6 +269,11 @@ impl SharingStrategy for HostPointer {
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        if !self.copies {
+            // The object is the host memory: the call's marker follows the wait list and the
+            // queue's earlier work, and Direct3D waits for it (`released`).
+            return Ok(());
+        }
         // The device's bits into the host memory, after the wait list and all earlier work of
         // the queue; the call's event, which later Direct3D work waits for, waits for it.
         let wait = h.release_wait();
@@ -234,6 +294,73 @@ impl SharingStrategy for HostPointer {
             interop::add_pending_work(&self.interop, last.map_or(done, |e| e as cl_event));
         }
         Ok(())
+    }
+}
+
+/// A copy back into `host_ptr` not yet waited for: its event (retained) and the `host_ptr` it
+/// writes, which names its object.
+struct Pending {
+    ev: usize,
+    host: usize,
+}
+
+/// Copies back into `host_ptr` per queue, until the queue's `clFinish`.
+static PENDING: Mutex<Option<HashMap<usize, Vec<Pending>>>> = Mutex::new(None);
+
+/// Keeps a retained reference to the copy `ev` into `host` on `queue` for [`finish_copies`];
+/// copies already complete, on any queue, are let go (a queue that is never finished keeps at
+/// most its pending ones).
+fn pending_copy(queue: cl_command_queue, host: usize, ev: cl_event) {
+    if events::retain(ev).is_err() {
+        return;
+    }
+    let mut all = PENDING.lock().unwrap_or_else(|p| p.into_inner());
+    let all = all.get_or_insert_with(HashMap::new);
+    for list in all.values_mut() {
+        list.retain(|p| {
+            let done = events::is_done(p.ev as cl_event);
+            if done {
+                events::release(p.ev as cl_event);
+            }
+            !done
+        });
+    }
+    all.retain(|_, list| !list.is_empty());
+    all.entry(queue as usize).or_default().push(Pending {
+        ev: ev as usize,
+        host,
+    });
+}
+
+/// Lets go of the copies into `host` still kept for `clFinish`: the application released the
+/// object, and a platform whose events hold their memory objects (rusticl) would otherwise keep
+/// it, and the resource memory that waits for its destruction, alive until the queue's
+/// `clFinish`, which may never come.
+fn forget_copies(host: usize) {
+    let mut all = PENDING.lock().unwrap_or_else(|p| p.into_inner());
+    for list in all.iter_mut().flat_map(|m| m.values_mut()) {
+        list.retain(|p| {
+            if p.host == host {
+                events::release(p.ev as cl_event);
+            }
+            p.host != host
+        });
+    }
+}
+
+/// Waits for the copies back into `host_ptr` enqueued on `queue` (the `clFinish` intercept,
+/// after the platform's own `clFinish`): "clFinish ... blocks until all previously queued
+/// OpenCL commands in command_queue are issued to the associated device and have completed",
+/// the layer's copies included, which a platform's early return would leave running.
+pub(crate) fn finish_copies(queue: cl_command_queue) {
+    let list = PENDING
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_mut()
+        .and_then(|all| all.remove(&(queue as usize)));
+    for p in list.into_iter().flatten() {
+        events::wait(p.ev as cl_event);
+        events::release(p.ev as cl_event);
     }
 }
 

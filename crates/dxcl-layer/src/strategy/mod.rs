@@ -36,6 +36,7 @@ mod staging;
 
 pub use decision::*;
 pub(crate) use hand_off::HandOff;
+pub(crate) use host_pointer::finish_copies;
 
 /// One memory object's way of being shared. Implementations hold what the object needs beyond
 /// its `cl_mem` (interop interfaces, staging resources, imported shadows) and release it when

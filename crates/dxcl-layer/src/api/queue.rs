@@ -1,0 +1,22 @@
+//! Where the application waits for a queue: `clFinish` also waits for the layer's own copies on
+//! it (the host-pointer strategy's copies back into `host_ptr` at release).
+
+use opencl_sys::{cl_command_queue, cl_int};
+
+use super::{check, down, status};
+use crate::strategy;
+
+/// "clFinish blocks until all previously queued OpenCL commands in command_queue are issued to
+/// the associated device and have completed": the platform's own `clFinish` first (its errors,
+/// CL_INVALID_COMMAND_QUEUE among them, are the call's), then the layer's copies enqueued on the
+/// queue, which a platform that returns early (rusticl: docs/conformance.md) may still be
+/// running.
+pub(crate) unsafe extern "C" fn finish(queue: cl_command_queue) -> cl_int {
+    status(|| {
+        let below = down!(clFinish);
+        // SAFETY: the application's queue, passed on unchanged; the platform validates it.
+        check(unsafe { below(queue) })?;
+        strategy::finish_copies(queue);
+        Ok(())
+    })
+}
