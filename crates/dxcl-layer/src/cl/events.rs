@@ -122,6 +122,13 @@ pub(crate) fn is_done(ev: cl_event) -> bool {
     status == opencl_sys::CL_COMPLETE as cl_int || status < 0
 }
 
+/// The command type of any event (None when the query fails).
+pub(crate) fn command_type(ev: cl_event) -> Option<cl_command_type> {
+    let get = super::target().and_then(|t| t.clGetEventInfo)?;
+    // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
+    query_value(|n, p, r| unsafe { get(ev, opencl_sys::CL_EVENT_COMMAND_TYPE, n, p, r) }).ok()
+}
+
 /// Blocks until `ev` has completed (or failed).
 pub(crate) fn wait(ev: cl_event) {
     if let Some(wait) = super::target().and_then(|t| t.clWaitForEvents) {

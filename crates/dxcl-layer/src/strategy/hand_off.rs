@@ -5,7 +5,9 @@
 //! imported object, ordered against Direct3D once (one shared semaphore, or CPU waits), and
 //! the marker whose event the application gets.
 
-use opencl_sys::{cl_command_queue, cl_context, cl_event, cl_int, cl_mem, cl_uint};
+use opencl_sys::{
+    cl_command_queue, cl_context, cl_event, cl_int, cl_mem, cl_uint, CL_COMMAND_USER,
+};
 
 use super::external::{cl as external_cl, sync as external_sync};
 use super::SyncMode;
@@ -41,6 +43,8 @@ pub(crate) struct HandOff<'a> {
     imported: Vec<Imported>,
     /// Release: whether Direct3D was ordered after the call's event on the GPU (decided once).
     gpu_ordered: Option<bool>,
+    /// The wait list less its user events still unset (see [`commands_in`]), when it had any.
+    commands: Option<Vec<cl_event>>,
 }
 
 impl<'a> HandOff<'a> {
@@ -61,6 +65,7 @@ impl<'a> HandOff<'a> {
             events: Vec::new(),
             imported: Vec::new(),
             gpu_ordered: None,
+            commands: commands_in(wait),
         }
     }
 
@@ -89,6 +94,15 @@ impl<'a> HandOff<'a> {
         all
     }
 
+    /// What the external commands wait for: the wait list less its unset user events.
+    fn external_wait(&self) -> Vec<cl_event> {
+        let mut all = self.commands.clone().unwrap_or_else(|| self.wait.to_vec());
+        if self.releasing {
+            all.extend(self.prior);
+        }
+        all
+    }
+
     /// The call's event waits for `ev` too; the hand-off owns that reference now.
     pub fn wait_for(&mut self, ev: cl_event) {
         self.events.push(ev);
@@ -113,7 +127,7 @@ impl<'a> HandOff<'a> {
             };
             // The external command alone follows everything the call's event must (the wait
             // list, and for a release the queue's earlier work): its event is the call's.
-            if self.events.is_empty() && self.prior.is_none() {
+            if self.events.is_empty() && self.prior.is_none() && self.commands.is_none() {
                 return Ok(ev);
             }
             self.events.push(ev);
@@ -138,8 +152,9 @@ impl<'a> HandOff<'a> {
                 && !(mode == Some(SyncMode::Adaptive)
                     && external_sync::device_work_done(&i.interop))
         });
+        let wait = self.external_wait();
         let semaphore = if ordered {
-            external_sync::d3d_then_cl(self.context, self.queue, self.wait)?
+            external_sync::d3d_then_cl(self.context, self.queue, &wait)?
         } else {
             None
         };
@@ -152,7 +167,7 @@ impl<'a> HandOff<'a> {
             }
         }
         // The semaphore wait already follows the wait list.
-        let after: Vec<cl_event> = semaphore.map_or_else(|| self.wait.to_vec(), |ev| vec![ev]);
+        let after: Vec<cl_event> = semaphore.map_or(wait, |ev| vec![ev]);
         let r = self.enqueue(fns.acquire, &after);
         if let Some(s) = semaphore {
             events::release(s);
@@ -163,7 +178,7 @@ impl<'a> HandOff<'a> {
     /// `clEnqueueReleaseExternalMemObjectsKHR` after the wait list and earlier work.
     fn release_imported(&mut self) -> Result<cl_event, cl_int> {
         let fns = external_cl::queue_memory_fns(self.queue)?;
-        let after = self.release_wait();
+        let after = self.external_wait();
         self.enqueue(fns.release, &after)
     }
 
@@ -221,6 +236,28 @@ impl<'a> HandOff<'a> {
         }
         Ok(())
     }
+}
+
+/// The wait list without its user events that are still unset, or None when it has none.
+///
+/// A user event stands for no OpenCL command, so the external acquire or release has nothing to
+/// wait for in it: the call's own event (the final marker) still waits for it, which is what
+/// "event_wait_list ... need to complete before this particular command can be executed" asks of
+/// the call as the application sees it. NVIDIA's `clEnqueueAcquire/ReleaseExternalMemObjectsKHR`
+/// and `clEnqueueWaitSemaphoresKHR` block the calling thread while their wait list holds an unset
+/// user event (docs/gpu.md), so a single thread that sets the event after the call deadlocked.
+fn commands_in(wait: &[cl_event]) -> Option<Vec<cl_event>> {
+    let pending_user =
+        |&ev: &cl_event| events::command_type(ev) == Some(CL_COMMAND_USER) && !events::is_done(ev);
+    if !wait.iter().any(pending_user) {
+        return None;
+    }
+    Some(
+        wait.iter()
+            .copied()
+            .filter(|ev| !pending_user(ev))
+            .collect(),
+    )
 }
 
 impl Drop for HandOff<'_> {
