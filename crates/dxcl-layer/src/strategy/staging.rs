@@ -12,8 +12,7 @@
 //!   the device's multithread lock; the release's event waits for a user event set after that
 //!   write, so once it completes Direct3D sees the data. With implicit synchronisation, whose
 //!   later Direct3D calls a foreign device cannot be made to wait for, the release still waits
-//!   for the write when nothing in its wait list is pending (then the read-back depends only on
-//!   work already submitted).
+//!   for the write unless its wait list holds a user event still unset.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -240,9 +239,10 @@ impl SharingStrategy for StagingCopy {
         // call to clEnqueueReleaseD3D1xObjects will not start executing until after all events in
         // event_wait_list are complete and all work already submitted to command_queue completes
         // execution". Nothing can make a foreign device's later calls wait, so the call waits for
-        // the write, unless the wait list is not complete yet: an enqueue call must not wait on
-        // its wait list. Nothing scheduled the write: it runs here (the old behaviour).
-        if scheduled.is_err() || (foreign && h.sync && h.wait.iter().all(|&e| events::is_done(e))) {
+        // the write, unless the wait list holds a user event still unset: only the application
+        // can set it, perhaps on this thread after the call, and an enqueue call must not wait
+        // for it. Nothing scheduled the write: it runs here.
+        if scheduled.is_err() || (foreign && h.sync && !h.waits_for_unset_user_event()) {
             crate::cl::flush(h.queue);
             self.copy.run_write_back();
         }
