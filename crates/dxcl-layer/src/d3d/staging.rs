@@ -28,6 +28,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::thread::ThreadId;
 
 use super::com::ComPtr;
+use super::interop::Interop;
 use super::multithread::Multithread;
 use super::resource::{device10, device11, AnyResource, Resource};
 use crate::core::tokens::D3dVersion;
@@ -214,11 +215,16 @@ impl Staging {
         // SAFETY: the memory object's registry entry holds the counted reference to the resource
         // and owns this staging copy, so the resource outlives it.
         let base = unsafe { r.base.clone().into_borrowed() };
+        // A foreign device (no interop interface): a staging release writes back from a platform
+        // thread, which must hold the device's own lock. dxcl's runtime writes back on the
+        // thread of the next Direct3D access instead, and needs no protection.
+        let foreign = Interop::query(&r.com).is_none();
         let (api, device_lock) = match base {
             AnyResource::D3D11(resource) => {
                 let device = device11(&resource).ok_or(D3dError(E_FAIL))?;
                 let context = immediate_context(&device)?;
-                let device_lock = DeviceLock::of(device.identity(), Multithread::of(&context));
+                let multithread = foreign.then(|| Multithread::of(&context)).flatten();
+                let device_lock = DeviceLock::of(device.identity(), multithread);
                 let staging = create_staging11(&device, kind, r.desc.format, extent, place)?;
                 let api = Api::D3D11 {
                     resource,
@@ -229,7 +235,8 @@ impl Staging {
             }
             AnyResource::D3D10(resource) => {
                 let device = device10(&resource).ok_or(D3dError(E_FAIL))?;
-                let device_lock = DeviceLock::of(device.identity(), Multithread::of(&device));
+                let multithread = foreign.then(|| Multithread::of(&device)).flatten();
+                let device_lock = DeviceLock::of(device.identity(), multithread);
                 let staging = create_staging10(&device, kind, r.desc.format, extent, place)?;
                 let api = Api::D3D10 {
                     resource,

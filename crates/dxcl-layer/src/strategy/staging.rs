@@ -92,7 +92,11 @@ impl StagingCopy {
                     staging: Mutex::new(staging),
                     write_back: Mutex::new(None),
                 }),
-                interop: Interop::query(&req.resource.com).map(|i| i.com),
+                // SAFETY: the memory object's entry holds the counted reference to the resource
+                // for as long as this strategy lives (the write-back's pending work does not use
+                // it); the specs let the memory object add exactly one reference.
+                interop: Interop::query(&req.resource.com)
+                    .map(|i| unsafe { i.com.into_borrowed() }),
                 last_upload: Mutex::new(None),
             },
         )
