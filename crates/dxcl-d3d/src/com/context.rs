@@ -268,14 +268,20 @@ unsafe fn mt<'a>(this: *mut c_void) -> &'a Context {
 
 /// `Enter`: takes the device's lock (re-entrant), whether or not protection is on.
 unsafe extern "system" fn mt_enter(this: *mut c_void) {
-    // SAFETY: COM contract.
-    guard((), || unsafe { mt(this) }.lock.take())
+    guard((), || {
+        // SAFETY: COM contract: `this` is the multithread face of a live context.
+        let c = unsafe { mt(this) };
+        c.lock.take()
+    })
 }
 
 /// `Leave`: gives back one `Enter` of this thread.
 unsafe extern "system" fn mt_leave(this: *mut c_void) {
-    // SAFETY: COM contract.
-    guard((), || unsafe { mt(this) }.lock.give_back())
+    guard((), || {
+        // SAFETY: COM contract: `this` is the multithread face of a live context.
+        let c = unsafe { mt(this) };
+        c.lock.give_back()
+    })
 }
 
 /// `SetMultithreadProtected`: returns whether protection was on.
@@ -287,10 +293,12 @@ unsafe extern "system" fn mt_set_protected(this: *mut c_void, on: BOOL) -> BOOL 
     })
 }
 
+/// `GetMultithreadProtected`.
 unsafe extern "system" fn mt_get_protected(this: *mut c_void) -> BOOL {
-    // SAFETY: COM contract.
     guard(0, || {
-        unsafe { mt(this) }.protected.load(Ordering::Acquire) as BOOL
+        // SAFETY: COM contract: `this` is the multithread face of a live context.
+        let c = unsafe { mt(this) };
+        c.protected.load(Ordering::Acquire) as BOOL
     })
 }
 
