@@ -66,6 +66,28 @@ struct WriteBack {
 // reference is a free-threaded Direct3D resource (see ComPtr).
 unsafe impl Send for WriteBack {}
 
+impl WriteBack {
+    /// Ends it: the bytes are in the resource (`CL_COMPLETE`), or `status` says why not.
+    fn finish(mut self, status: cl_int) {
+        if let Some(ev) = self.written.take() {
+            events::set_user_status(ev, status);
+            events::release(ev);
+        }
+    }
+}
+
+impl Drop for WriteBack {
+    fn drop(&mut self) {
+        events::release(self.read);
+        if let Some(ev) = self.written.take() {
+            // Dropped without running (nothing will run it any more): the release's event fails
+            // rather than waits forever.
+            events::set_user_status(ev, CL_OUT_OF_RESOURCES);
+            events::release(ev);
+        }
+    }
+}
+
 impl StagingCopy {
     pub(super) fn create(req: &Request, decision: Decision) -> Made {
         let mem = create_plain(req, None)?;
@@ -111,7 +133,8 @@ impl StagingCopy {
     fn schedule(&self, w: WriteBack) -> Result<(), ()> {
         let read = w.read;
         let foreign = w.written.is_some();
-        *self.copy.write_back() = Some(w);
+        // The acquire ran the previous one; one left over could never run now.
+        drop(self.copy.write_back().replace(w));
         if let (Some(i), false) = (&self.interop, foreign) {
             let copy = self.copy.clone();
             return interop::run_before_next_access(i, Box::new(move || copy.run_write_back()))
@@ -165,12 +188,8 @@ impl Copy {
         } else {
             status.min(-1)
         };
-        events::release(w.read);
-        if let Some(ev) = w.written {
-            events::set_user_status(ev, written);
-            events::release(ev);
-        }
-        drop(w.keep);
+        // Releases the read-back's event and the resource reference it kept, if any.
+        w.finish(written);
     }
 }
 
