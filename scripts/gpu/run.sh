@@ -33,12 +33,20 @@ if want conformance; then
     grep -E "FAIL|passed, .* failed" "$out/conformance.log" | tail -40
 fi
 if want bench; then "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench.md"; fi
-# The frame pipeline at 3840x2160 (docs/benchmarks.md): OpenCL alone, the host round trip, and dxcl
-# with each DXCL_SYNC mode (it sets the variable per case), with its chart.
+# The frame pipeline at 3840x2160 (docs/benchmarks.md): a. OpenCL alone, b. the host round trip,
+# c. dxcl with each DXCL_SYNC mode (it sets the variable per case), d. raw Vulkan + OpenCL external
+# memory and semaphores by hand (no Direct3D, no dxcl), with its chart. d needs the Vulkan loader
+# unpacked above and the NVIDIA platform's external memory/semaphore extensions; when it does not
+# run or fails, its row says why, and so does the last line here.
 if want frames; then
     timeout 500 "$g/bin/dxcl" frames --markdown --svg "$out/frames.svg" > "$out/frames.md" 2> "$out/frames.log"
     echo "frames: exit status $?" | tee -a "$out/frames.md"
     cat "$out/frames.md"
+    if grep -q '^| d\. .* | ok (' "$out/frames.md"; then
+        echo "frames: case d (Vulkan + OpenCL by hand) measured"
+    else
+        echo "frames: case d (Vulkan + OpenCL by hand) NOT measured: $(grep -E '^(- )?d\. |^\| d\. ' "$out/frames.md" | head -2 | tr '\n' ' ')"
+    fi
 fi
 # The fixed sync modes (DXCL_SYNC=gpu: a semaphore at every hand-off; cpu: CPU waits), for
 # contrast with the default adaptive sync: the full conformance suite and the benchmark in each.
@@ -50,6 +58,18 @@ if want modes; then
         grep -E "FAIL|passed, .* failed" "$out/conformance-$m.log" | tail -20
         DXCL_SYNC=$m timeout 200 "$g/bin/dxcl" bench --markdown > "$out/bench-$m.md" 2>&1
         grep -E "floor|blocked|acquire|release" "$out/bench-$m.md" | head -30
+    done
+fi
+# Upload memory and pieces (asked for by name): the frame pipeline once per DXCL_UPLOAD_MEMORY and
+# DXCL_UPLOAD_PIECE pair, rows a, c (adaptive) and d of each (docs/benchmarks.md, "Upload memory").
+if named uploads; then
+    for v in "cached 4194304" "uncached 4194304" "device 4194304" "uncached 0" "device 0" "uncached 1048576"; do
+        # shellcheck disable=SC2086 # two words
+        set -- $v
+        DXCL_LOG=0 DXCL_UPLOAD_MEMORY=$1 DXCL_UPLOAD_PIECE=$2 timeout 120 "$g/bin/dxcl" frames --markdown \
+            > "$out/frames-$1-$2.md" 2>/dev/null
+        echo "uploads: memory=$1 piece=$2 (exit status $?)"
+        grep -E "^\| (a|c|d)\. " "$out/frames-$1-$2.md" | grep -v "sync=gpu\|sync=cpu" | cut -d'|' -f2,6,7,8,9,11
     done
 fi
 # Hang diagnostics (asked for by name): each conformance program that hung here once, with every

@@ -726,11 +726,14 @@ int main(void)
             desc.image_width = desc.image_height = 16;
             E->pi = clCreateImage(E->ctx, CL_MEM_READ_WRITE, &imf, &desc, NULL, &e);
             /* DXCL_CONFORMANCE_PART=lifecycle runs only lifecycle() and the release of dropped objects
-             * before their wait list completes (run.sh runs them under valgrind). */
+             * before their wait list completes (run.sh runs them under valgrind); =kernels only
+             * kernel_handles() (to tell a hang's part on a GPU). */
             const char *part = getenv("DXCL_CONFORMANCE_PART");
             if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "lifecycle") == 0) {
                 lifecycle(E);
                 release_before_its_wait_list(E, 1);
+            } else if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "kernels") == 0) {
+                kernel_handles(E);
             } else if (E->mb && E->mt && E->pb && E->pi) {
                 arguments(E);
                 state_machine(E);

@@ -218,7 +218,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     summary,
                     ratio: summary.median_us / floor,
                     verified: match case {
-                        Case::Floor | Case::FloorAfterHandOff => "-",
+                        Case::Floor | Case::FloorAfterHandOff | Case::PlatformHandOff => "-",
                         Case::Default | Case::Staging => "ok",
                     },
                 };
@@ -279,6 +279,11 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         },
                     )
                 };
+                // The platform's own hand-off of the imported object, in the same rounds.
+                let platform = verdict
+                    .is_ok()
+                    .then(|| shared.platform_hand_off())
+                    .flatten();
                 let mut cases = match (floor_us, verdict.is_ok()) {
                     (None, true) => vec![
                         clean_floor(),
@@ -289,6 +294,10 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     (Some(_), true) => vec![timed()],
                     (Some(_), false) => vec![],
                 };
+                if let Some(f) = &platform {
+                    cases.push(Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?)));
+                }
+                let floor_us_was_none = floor_us.is_none() && verdict.is_ok();
                 let mut summaries = measure(&budget, &mut cases)?.into_iter();
                 drop(cases);
                 let floor = match floor_us {
@@ -303,8 +312,15 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 if let Some(summary) = summaries.next() {
                     emit(case, shared.sharing.name(), summary, floor);
                 }
-                if let Some(after) = summaries.next() {
-                    emit(Case::FloorAfterHandOff, "-", after, floor);
+                if floor_us_was_none {
+                    if let Some(after) = summaries.next() {
+                        emit(Case::FloorAfterHandOff, "-", after, floor);
+                    }
+                }
+                if platform.is_some() {
+                    if let Some(own) = summaries.next() {
+                        emit(Case::PlatformHandOff, shared.sharing.name(), own, floor);
+                    }
                 }
                 // `shared` drops here: at most one object of each size lives at a time.
             }
@@ -338,7 +354,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Rounds and queued commands per side of the CPU-blocking measurement.
-const STALL_ROUNDS: usize = 10;
+const STALL_ROUNDS: usize = 30;
 const STALL_COMMANDS: usize = 4;
 
 /// How long acquire and release keep the CPU waiting while the other API has work queued, for
@@ -365,9 +381,9 @@ fn stall_report(
         s.d3d_work_us, s.acquire_blocked_us
     );
     println!(
-        "{bullet}release + one Direct3D copy of the buffer, while OpenCL runs {STALL_COMMANDS} \
-         fills of it ({:.1} µs of work): {:.1} µs",
-        s.cl_work_us, s.release_blocked_us
+        "{bullet}release, while OpenCL runs {STALL_COMMANDS} fills of the buffer ({:.1} µs of \
+         work): {:.1} µs; then the next Direct3D call on it (a copy, and Flush): {:.1} µs",
+        s.cl_work_us, s.release_blocked_us, s.next_d3d_blocked_us
     );
     Ok(())
 }

@@ -5,16 +5,23 @@
 //!
 //! - a. the same work without Direct3D or sharing (the baseline);
 //! - b. the manual host round trip people write without the extension;
-//! - c. dxcl through `cl_khr_d3d11_sharing`, once per sync mode of the layer (`DXCL_SYNC`).
+//! - c. dxcl through `cl_khr_d3d11_sharing`, once per sync mode of the layer (`DXCL_SYNC`);
+//! - d. the expert's path by hand, without Direct3D or dxcl: Vulkan and OpenCL sharing images
+//!   and semaphores through opaque fds (`expert.rs`, `vulkan.rs`). Where that cannot run (no
+//!   external memory or semaphores in OpenCL, no Vulkan device of the same UUID) its row says why.
 //!
 //! Every case's result is read back and checked against a CPU blur before timing and every N-th
-//! frame (untimed); a case that fails is not reported and the command fails.
+//! frame (untimed). A case that fails the check or fails to run keeps its row with the error, the
+//! others go on, and the command then fails.
 
+mod expert;
 mod image;
 mod pipeline;
 mod report;
+mod vulkan;
 
 use crate::bench::Driver;
+use expert::Expert;
 use image::{blur_reference, compare, host_frame, Extent};
 use pipeline::{Gpu, HostRoundTrip, OpenClOnly, Pipeline, Shared, SyncRequest};
 use report::{Row, Samples, Summary};
@@ -126,7 +133,11 @@ fn cpu_ms() -> (f64, f64) {
 struct Case<'g> {
     letter: &'static str,
     name: String,
-    pipeline: Box<dyn Pipeline + 'g>,
+    /// `None` when the case cannot run here (`not_run` says why) or failed to set up (`failure`).
+    pipeline: Option<Box<dyn Pipeline + 'g>>,
+    not_run: Option<String>,
+    /// Case d: its sharing and sync, as built by hand.
+    by_hand: Option<(String, String)>,
     /// How the layer shares the input and the result texture (c only).
     sharing: Option<[crate::bench::session::Sharing; 2]>,
     sync: Option<SyncRequest>,
@@ -151,7 +162,9 @@ impl<'g> Case<'g> {
         Case {
             letter,
             name: name.to_string(),
-            pipeline,
+            pipeline: Some(pipeline),
+            not_run: None,
+            by_hand: None,
             sharing: None,
             sync,
             n,
@@ -161,6 +174,30 @@ impl<'g> Case<'g> {
             off_by_one: 0,
             failure: None,
         }
+    }
+
+    /// A case without a pipeline: `failed` or not run, for `why`.
+    fn without(letter: &'static str, name: &str, why: String, failed: bool) -> Case<'g> {
+        Case {
+            letter,
+            name: name.to_string(),
+            pipeline: None,
+            not_run: (!failed).then(|| why.clone()),
+            by_hand: None,
+            sharing: None,
+            sync: None,
+            n: 0,
+            samples: Samples::default(),
+            semaphore_ops: 0,
+            checked: 0,
+            off_by_one: 0,
+            failure: failed.then_some(why),
+        }
+    }
+
+    /// Whether the case still runs frames.
+    fn runs(&self) -> bool {
+        self.pipeline.is_some() && self.failure.is_none()
     }
 
     fn sync_used(&self) -> &'static str {
@@ -296,9 +333,39 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         case.sharing = Some(sharing);
         cases.push(case);
     }
+    let d = match Expert::new(&gpu) {
+        Ok(x) => {
+            println!(
+                "{bullet}d. {EXPERT}: Vulkan device {} (the OpenCL device's UUID); {}",
+                x.vulkan_device, x.path
+            );
+            let mut case = Case::new("d", EXPERT, Box::new(x), None, 0);
+            case.by_hand = Some(("external-memory by hand".into(), "gpu".into()));
+            case
+        }
+        Err(expert::Setup::NotRun(why)) => {
+            println!("{bullet}d. {EXPERT}: NOT RUN: {why}");
+            Case::without("d", EXPERT, format!("not run: {why}"), false)
+        }
+        Err(expert::Setup::Failed(why)) => {
+            println!("{bullet}d. {EXPERT}: FAILED to set up: {why}");
+            Case::without("d", EXPERT, format!("set-up: {why}"), true)
+        }
+    };
+    cases.push(d);
 
-    let check = |case: &mut Case<'_>| -> Result<(), Box<dyn std::error::Error>> {
-        let got = case.pipeline.result()?;
+    // Checks the last frame's result; a read-back that fails or differs is the case's failure.
+    let check = |case: &mut Case<'_>| {
+        let Some(pipeline) = case.pipeline.as_mut() else {
+            return;
+        };
+        let got = match pipeline.result() {
+            Ok(got) => got,
+            Err(err) => {
+                case.failure = Some(format!("reading back frame {}: {err}", case.n - 1));
+                return;
+            }
+        };
         let expected = &references[(case.n - 1) % RING];
         let c = compare(e, expected, &got);
         case.checked += 1;
@@ -315,59 +382,64 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 c.max_diff
             ));
         }
-        Ok(())
     };
-    // One frame of `case`; with `timed`, its wall and CPU time are recorded.
-    let frame = |case: &mut Case<'_>,
-                 timed: bool,
-                 checked: bool|
-     -> Result<(), Box<dyn std::error::Error>> {
+    // One frame of `case`; with `timed`, its wall and CPU time are recorded. An error is the
+    // case's failure: its row keeps it and the other cases go on.
+    let frame = |case: &mut Case<'_>, timed: bool, checked: bool| {
         let index = if checked && stale_fault {
             (case.n + RING - 1) % RING
         } else {
             case.n % RING
         };
+        let Some(pipeline) = case.pipeline.as_mut() else {
+            return;
+        };
         let ops = dxcl_d3d::com::interop::shared_semaphore_operations();
         let (p0, t0) = cpu_ms();
         let start = Instant::now();
-        case.pipeline.frame(&ring[index])?;
+        let done = pipeline.frame(&ring[index]);
         let wall = start.elapsed();
         let (p1, t1) = cpu_ms();
         case.n += 1;
+        if let Err(err) = done {
+            case.failure = Some(format!("frame {}: {err}", case.n - 1));
+            return;
+        }
         if timed {
             case.samples.frame_ms.push(wall.as_secs_f64() * 1e3);
             case.samples.process_cpu_ms += p1 - p0;
             case.samples.thread_cpu_ms += t1 - t0;
             case.semaphore_ops += dxcl_d3d::com::interop::shared_semaphore_operations() - ops;
         }
-        Ok(())
     };
 
     // Checked before timed: the first frame, then the warm-up.
-    for case in cases.iter_mut() {
+    for case in cases.iter_mut().filter(|c| c.runs()) {
         if case.n == 0 {
-            frame(case, false, false)?;
+            frame(case, false, false);
         }
-        check(case)?;
+        if case.runs() {
+            check(case);
+        }
         for _ in 0..WARMUP {
-            if case.failure.is_none() {
-                frame(case, false, false)?;
+            if case.runs() {
+                frame(case, false, false);
             }
         }
     }
     let mut timed = 0;
     while timed < opts.frames {
         let block = BLOCK.min(opts.frames - timed);
-        for case in cases.iter_mut().filter(|c| c.failure.is_none()) {
-            frame(case, false, false)?;
+        for case in cases.iter_mut().filter(|c| c.runs()) {
+            frame(case, false, false);
             for i in timed..timed + block {
+                if !case.runs() {
+                    break;
+                }
                 let checked = i % opts.verify_every == 0 || i + 1 == opts.frames;
-                frame(case, true, checked)?;
-                if checked {
-                    check(case)?;
-                    if case.failure.is_some() {
-                        break;
-                    }
+                frame(case, true, checked);
+                if checked && case.runs() {
+                    check(case);
                 }
             }
         }
@@ -384,49 +456,74 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     let rows: Vec<Row> = cases
         .iter()
-        .filter(|c| c.failure.is_none())
-        .filter_map(|c| {
-            Some(Row {
-                letter: c.letter,
-                case: c.name.clone(),
-                strategy: match c.sharing {
-                    None => "-".to_string(),
-                    Some([i, o]) if i == o => i.name().to_string(),
-                    Some([i, o]) => format!("in {}, out {}", i.name(), o.name()),
-                },
-                sync: c.sync_used().to_string(),
-                summary: Summary::of(&c.samples)?,
-                verified: format!("ok ({} frames)", c.checked),
-            })
+        .map(|c| Row {
+            letter: c.letter,
+            case: c.name.clone(),
+            strategy: match (&c.by_hand, c.sharing) {
+                (Some((how, _)), _) => how.clone(),
+                (None, None) => "-".to_string(),
+                (None, Some([i, o])) if i == o => i.name().to_string(),
+                (None, Some([i, o])) => format!("in {}, out {}", i.name(), o.name()),
+            },
+            sync: match &c.by_hand {
+                Some((_, sync)) => sync.clone(),
+                None => c.sync_used().to_string(),
+            },
+            summary: if c.failure.is_some() {
+                None
+            } else {
+                Summary::of(&c.samples)
+            },
+            verified: match (&c.not_run, &c.failure) {
+                (Some(why), _) => why.clone(),
+                (None, Some(f)) => format!("FAILED: {f}"),
+                (None, None) => format!("ok ({} frames)", c.checked),
+            },
         })
         .collect();
-    let median_of = |letter: &str| rows.iter().find(|r| r.letter == letter).map(|r| r.summary);
-    if let Some(a) = median_of("a") {
-        println!();
-        if opts.markdown {
-            print!("{}", report::markdown(&rows, a.median_ms));
-        } else {
-            print!("{}", report::text(&rows, a.median_ms));
-        }
-        println!();
-        println!("ratios (c's over a's and b's, same run):");
-        for c in rows.iter().filter(|r| r.letter == "c") {
-            for base in rows.iter().filter(|r| r.letter == "a" || r.letter == "b") {
-                let (s, b) = (&c.summary, &base.summary);
-                println!(
-                    "{bullet}{}. {} / {}. {}: median frame time {:.2}x, fps {:.2}x, CPU per \
-                     frame {:.2}x",
-                    c.letter,
-                    c.case,
-                    base.letter,
-                    base.case,
-                    s.median_ms / b.median_ms,
-                    s.fps / b.fps,
-                    s.process_cpu_ms / b.process_cpu_ms
-                );
-            }
+    let measured = |letter: &str| {
+        rows.iter()
+            .find(|r| r.letter == letter)
+            .and_then(|r| r.summary)
+    };
+    println!();
+    let baseline = measured("a").map(|a| a.median_ms);
+    if opts.markdown {
+        print!("{}", report::markdown(&rows, baseline));
+    } else {
+        print!("{}", report::text(&rows, baseline));
+    }
+    println!();
+    println!("ratios (c's over a's, b's and d's, same run):");
+    let bases: Vec<&Row> = rows
+        .iter()
+        .filter(|r| matches!(r.letter, "a" | "b" | "d"))
+        .collect();
+    for c in rows.iter().filter(|r| r.letter == "c") {
+        for base in bases.iter().filter(|b| b.summary.is_some()) {
+            let (Some(s), Some(b)) = (&c.summary, &base.summary) else {
+                continue;
+            };
+            println!(
+                "{bullet}{}. {} / {}. {}: median frame time {:.2}x, fps {:.2}x, CPU per \
+                 frame {:.2}x",
+                c.letter,
+                c.case,
+                base.letter,
+                base.case,
+                s.median_ms / b.median_ms,
+                s.fps / b.fps,
+                s.process_cpu_ms / b.process_cpu_ms
+            );
         }
     }
+    for r in rows.iter().filter(|r| r.summary.is_none()) {
+        println!(
+            "{bullet}no ratios with {}. {}: {}",
+            r.letter, r.case, r.verified
+        );
+    }
+    print!("{}", targets(&rows, bullet));
     println!("sync, as the runtime saw it:");
     for c in cases
         .iter()
@@ -434,10 +531,14 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     {
         println!("{bullet}{}. {}: {}", c.letter, c.name, c.sync_evidence());
     }
-    println!(
-        "{bullet}d. raw Vulkan + OpenCL external memory and semaphores by hand: not measured \
-         (not implemented)"
-    );
+    for c in cases.iter().filter(|c| c.by_hand.is_some()) {
+        println!(
+            "{bullet}{}. {}: by hand: per frame Vulkan signals a binary semaphore OpenCL waits \
+             for, and OpenCL signals one Vulkan waits for (both imported as opaque fds); the CPU \
+             waits only on Vulkan's fence at the frame's end",
+            c.letter, c.name
+        );
+    }
     if let Some(path) = &opts.svg {
         let title = format!(
             "dxcl frames: {} RGBA8, 5x5 blur, {} frames per case",
@@ -457,7 +558,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     }
     if !failures.is_empty() {
         return Err(format!(
-            "{} case(s) failed the check:\n  {}",
+            "{} case(s) failed the check or failed to run:\n  {}",
             failures.len(),
             failures.join("\n  ")
         )
@@ -465,12 +566,51 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     }
     let checked: usize = cases.iter().map(|c| c.checked).sum();
     let off: usize = cases.iter().map(|c| c.off_by_one).sum();
+    let not_run: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            c.not_run
+                .as_ref()
+                .map(|why| format!("; {}. {}: {why}", c.letter, c.name))
+        })
+        .collect();
     println!(
         "dxcl frames: OK, {} cases, {checked} frames checked against the CPU blur ({off} bytes one \
-         code off)",
-        cases.len()
+         code off){}",
+        cases.iter().filter(|c| c.pipeline.is_some()).count(),
+        not_run.concat()
     );
     Ok(())
+}
+
+/// Case d's name in the table.
+const EXPERT: &str = "vulkan+opencl by hand";
+
+/// Issue 11's targets for c (adaptive), against a, b and d of the same run: met or missed.
+fn targets(rows: &[Row], bullet: &str) -> String {
+    let summary = |letter: &str, case: Option<&str>| {
+        rows.iter()
+            .find(|r| r.letter == letter && case.is_none_or(|c| r.case == c))
+            .and_then(|r| r.summary)
+    };
+    let Some(c) = summary("c", Some("dxcl sync=adaptive")) else {
+        return String::new();
+    };
+    let mut out = format!("{bullet}targets (issue 11) for c. dxcl sync=adaptive:");
+    for (letter, factor) in [("a", 0.95), ("b", 10.0), ("d", 1.0)] {
+        let part = match summary(letter, None) {
+            Some(base) => {
+                let ratio = c.fps / base.fps;
+                let verdict = if ratio >= factor { "met" } else { "missed" };
+                format!(" fps {ratio:.2}x {letter}'s (target >= {factor}: {verdict});")
+            }
+            None => format!(" {letter} not measured;"),
+        };
+        out.push_str(&part);
+    }
+    out.pop();
+    out.push('\n');
+    out
 }
 
 #[cfg(test)]

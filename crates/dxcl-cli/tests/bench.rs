@@ -126,15 +126,19 @@ fn text_table_has_four_rows_per_kind_and_size_two_floors_two_verified() {
         .take(3)
         .collect();
     assert_eq!(blocked.len(), 3, "{out}");
-    for (line, call) in blocked[1..].iter().zip(["  acquire, ", "  release + "]) {
+    // Every figure of both lines parses and is positive: acquire (work, blocked), release (work,
+    // blocked) and the next Direct3D call (blocked).
+    for (line, (call, figures)) in blocked[1..]
+        .iter()
+        .zip([("  acquire, ", 2), ("  release, ", 3)])
+    {
         assert!(line.starts_with(call), "{out}");
-        let blocked_us: f64 = line
-            .rsplit(": ")
-            .next()
-            .and_then(|v| v.strip_suffix(" µs"))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(-1.0);
-        assert!(blocked_us > 0.0, "{line}");
+        let values: Vec<f64> = line
+            .split(" µs")
+            .filter_map(|part| part.rsplit([' ', '(']).next()?.parse().ok())
+            .collect();
+        assert_eq!(values.len(), figures, "{line}");
+        assert!(values.iter().all(|&v| v > 0.0), "{line}");
     }
     // The strategies section explains each strategy seen; the layer's log gives its reasons.
     let strategies: Vec<&str> = out

@@ -16,6 +16,10 @@ pub enum Case {
     Default,
     /// The same with `DXCL_STRATEGY=staging` at creation.
     Staging,
+    /// The platform's own external-memory acquire + release + `clFinish` on the object the
+    /// layer imported, called directly (no dxcl, no ordering with Direct3D): the least any
+    /// hand-off of imported memory costs. Only where the default strategy is external memory.
+    PlatformHandOff,
 }
 
 impl Case {
@@ -25,6 +29,7 @@ impl Case {
             Case::FloorAfterHandOff => "floor-after-handoff",
             Case::Default => "default",
             Case::Staging => "staging",
+            Case::PlatformHandOff => "platform-handoff",
         }
     }
 }

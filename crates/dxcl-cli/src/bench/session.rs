@@ -90,6 +90,9 @@ pub struct Session {
     context: Com<ID3D11DeviceContext>,
     device: Com<ID3D11Device>,
     entry: D3d11Sharing,
+    /// `clEnqueueAcquire/ReleaseExternalMemObjectsKHR` where the platform has them (the same
+    /// signature as the D3D11 pair): the platform's own hand-off, timed for comparison.
+    external: Option<(EnqueueD3D11Objects, EnqueueD3D11Objects)>,
     image_max: (usize, usize),
     /// The D3D adapter, as `dxcl info` shows it.
     pub adapter: String,
@@ -108,6 +111,13 @@ impl Session {
         let (index, platform, cl_device) = preferred_platform(dev)?;
         let entry = D3d11Sharing::lookup(platform)
             .ok_or("the platform lacks cl_khr_d3d11_sharing's entry points")?;
+        // SAFETY: names and types agree with cl_ext.h (cl_khr_external_memory).
+        let external = unsafe {
+            sharing::lookup(platform, "clEnqueueAcquireExternalMemObjectsKHR").zip(sharing::lookup(
+                platform,
+                "clEnqueueReleaseExternalMemObjectsKHR",
+            ))
+        };
         let cl_context = sharing::d3d11_context(platform, dev, cl_device)?;
         let mut err = 0;
         // SAFETY: valid context and device, no properties (an in-order queue).
@@ -131,6 +141,7 @@ impl Session {
             context,
             device,
             entry,
+            external,
             image_max,
             adapter,
             platform: format!(
@@ -567,6 +578,27 @@ impl Shared<'_> {
         self.release()?;
         // SAFETY: a valid queue.
         cl_check("clFinish", unsafe { cl::clFinish(self.session.queue.0) })
+    }
+
+    /// What the platform's own hand-off of an imported object costs, with no dxcl in it:
+    /// `clEnqueueAcquireExternalMemObjectsKHR` + `clEnqueueReleaseExternalMemObjectsKHR` +
+    /// `clFinish` on the same `cl_mem`, called directly. None unless the layer imported the
+    /// object (external-memory) and the platform has the two calls.
+    pub fn platform_hand_off(&self) -> Option<impl Fn() -> Result<(), ClError> + '_> {
+        let (acquire, release) = self.session.external?;
+        (self.sharing == Sharing::ExternalMemory).then_some(move || {
+            let q = self.session.queue.0;
+            // SAFETY: a valid queue and an imported cl_mem of its context; no events.
+            cl_check("clEnqueueAcquireExternalMemObjectsKHR", unsafe {
+                acquire(q, 1, &self.mem.0, 0, ptr::null(), ptr::null_mut())
+            })?;
+            // SAFETY: as above; the object was acquired just before.
+            cl_check("clEnqueueReleaseExternalMemObjectsKHR", unsafe {
+                release(q, 1, &self.mem.0, 0, ptr::null(), ptr::null_mut())
+            })?;
+            // SAFETY: a valid queue.
+            cl_check("clFinish", unsafe { cl::clFinish(q) })
+        })
     }
 
     /// Direct3D writes `value` into the first texel (4 bytes) and the bench waits for that work

@@ -19,8 +19,8 @@ pub type BoxError = Box<dyn std::error::Error>;
 pub struct Gpu {
     device: Com<ID3D11Device>,
     context: Com<ID3D11DeviceContext>,
-    platform: cl_platform_id,
-    cl_device: cl_device_id,
+    pub(super) platform: cl_platform_id,
+    pub(super) cl_device: cl_device_id,
     api: D3d11Sharing,
     pub extent: Extent,
     /// The D3D adapter, as `dxcl info` shows it.
@@ -213,7 +213,7 @@ impl Gpu {
     }
 
     /// A queue on a new context of the case's kind, and the kernel built there.
-    fn cl_side(&self, shared: bool) -> Result<ClSide, BoxError> {
+    pub(super) fn cl_side(&self, shared: bool) -> Result<ClSide, BoxError> {
         let context = if shared {
             sharing::d3d11_context(self.platform, self.device.as_ptr(), self.cl_device)?
         } else {
@@ -257,12 +257,12 @@ impl Gpu {
 }
 
 /// One case's OpenCL objects. Fields drop in order: the kernel and queue before the context.
-struct ClSide {
+pub(super) struct ClSide {
     kernel: ClHandle<cl_kernel>,
     _program: ClHandle<cl_program>,
-    queue: ClHandle<cl_command_queue>,
-    context: ClHandle<cl_context>,
-    extent: Extent,
+    pub(super) queue: ClHandle<cl_command_queue>,
+    pub(super) context: ClHandle<cl_context>,
+    pub(super) extent: Extent,
 }
 
 impl ClSide {
@@ -301,7 +301,7 @@ impl ClSide {
     }
 
     /// Sets the kernel's two image arguments (they stay set for every later launch).
-    fn bind(&self, src: cl_mem, dst: cl_mem) -> Result<(), BoxError> {
+    pub(super) fn bind(&self, src: cl_mem, dst: cl_mem) -> Result<(), BoxError> {
         for (i, m) in [src, dst].iter().enumerate() {
             // SAFETY: each argument is a cl_mem of the kernel's image parameter `i`.
             cl_check("clSetKernelArg", unsafe {
@@ -316,7 +316,7 @@ impl ClSide {
         Ok(())
     }
 
-    fn run_kernel(&self) -> Result<(), BoxError> {
+    pub(super) fn run_kernel(&self) -> Result<(), BoxError> {
         let global = [self.extent.width as usize, self.extent.height as usize];
         // SAFETY: a built kernel with both arguments bound, a 2-D range over the image.
         cl_check("clEnqueueNDRangeKernel", unsafe {
@@ -394,7 +394,7 @@ impl ClSide {
         Ok(())
     }
 
-    fn finish(&self) -> Result<(), BoxError> {
+    pub(super) fn finish(&self) -> Result<(), BoxError> {
         // SAFETY: a valid queue.
         cl_check("clFinish", unsafe { cl::clFinish(self.queue.0) })?;
         Ok(())

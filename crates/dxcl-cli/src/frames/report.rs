@@ -53,16 +53,17 @@ impl Summary {
 
 /// One line of the table.
 pub struct Row {
-    /// "a", "b", "c".
+    /// "a", "b", "c", "d".
     pub letter: &'static str,
     /// The case's name ("opencl-only", "host-round-trip", "dxcl sync=gpu", ...).
     pub case: String,
-    /// How the layer shared the textures ("-" where nothing is shared).
+    /// How the textures or images are shared ("-" where nothing is shared).
     pub strategy: String,
-    /// The synchronisation the layer really used ("-" where nothing is shared).
+    /// The synchronisation really used ("-" where nothing is shared).
     pub sync: String,
-    pub summary: Summary,
-    /// "ok (N frames)" or "FAILED".
+    /// `None` for a case that did not run or failed: then `verified` says why.
+    pub summary: Option<Summary>,
+    /// "ok (N frames)", "not run: why" or "FAILED: why".
     pub verified: String,
 }
 
@@ -83,25 +84,37 @@ const NUMERIC: [bool; 11] = [
     false, false, false, true, true, true, true, true, true, true, false,
 ];
 
-fn cells(r: &Row, baseline_ms: f64) -> [String; 11] {
-    let s = &r.summary;
+fn cells(r: &Row, baseline_ms: Option<f64>) -> [String; 11] {
+    let numbers = match &r.summary {
+        Some(s) => [
+            s.frames.to_string(),
+            format!("{:.1}", s.fps),
+            format!("{:.2}", s.median_ms),
+            format!("{:.2}", s.p99_ms),
+            format!("{:.2}", s.process_cpu_ms),
+            format!("{:.2}", s.thread_cpu_ms),
+            baseline_ms.map_or("-".to_string(), |b| format!("{:.2}", s.median_ms / b)),
+        ],
+        None => std::array::from_fn(|_| "-".to_string()),
+    };
+    let [frames, fps, median, p99, cpu, thread, ratio] = numbers;
     [
         format!("{}. {}", r.letter, r.case),
         r.strategy.clone(),
         r.sync.clone(),
-        s.frames.to_string(),
-        format!("{:.1}", s.fps),
-        format!("{:.2}", s.median_ms),
-        format!("{:.2}", s.p99_ms),
-        format!("{:.2}", s.process_cpu_ms),
-        format!("{:.2}", s.thread_cpu_ms),
-        format!("{:.2}", s.median_ms / baseline_ms),
+        frames,
+        fps,
+        median,
+        p99,
+        cpu,
+        thread,
+        ratio,
         r.verified.clone(),
     ]
 }
 
-/// The whole table as aligned text; `baseline_ms` is case a's median.
-pub fn text(rows: &[Row], baseline_ms: f64) -> String {
+/// The whole table as aligned text; `baseline_ms` is case a's median (when a ran).
+pub fn text(rows: &[Row], baseline_ms: Option<f64>) -> String {
     let all: Vec<[String; 11]> = std::iter::once(HEADER.map(String::from))
         .chain(rows.iter().map(|r| cells(r, baseline_ms)))
         .collect();
@@ -128,8 +141,8 @@ pub fn text(rows: &[Row], baseline_ms: f64) -> String {
     out
 }
 
-/// The whole table in Markdown.
-pub fn markdown(rows: &[Row], baseline_ms: f64) -> String {
+/// The whole table in Markdown (a `|` inside a cell becomes `/`).
+pub fn markdown(rows: &[Row], baseline_ms: Option<f64>) -> String {
     let mut out = format!("| {} |\n", HEADER.join(" | "));
     let rule: Vec<&str> = NUMERIC
         .iter()
@@ -137,7 +150,8 @@ pub fn markdown(rows: &[Row], baseline_ms: f64) -> String {
         .collect();
     out.push_str(&format!("| {} |\n", rule.join(" | ")));
     for r in rows {
-        out.push_str(&format!("| {} |\n", cells(r, baseline_ms).join(" | ")));
+        let cells = cells(r, baseline_ms).map(|c| c.replace('|', "/"));
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
 }
@@ -172,13 +186,8 @@ pub fn svg(rows: &[Row], title: &str, notes: &[String]) -> String {
     let plot_w = W - LEFT - RIGHT;
     let max = rows
         .iter()
-        .flat_map(|r| {
-            [
-                r.summary.p99_ms,
-                r.summary.process_cpu_ms,
-                r.summary.median_ms,
-            ]
-        })
+        .filter_map(|r| r.summary.as_ref())
+        .flat_map(|s| [s.p99_ms, s.process_cpu_ms, s.median_ms])
         .fold(0.0f64, f64::max)
         .max(1e-3);
     let step = tick_step(max);
@@ -223,8 +232,25 @@ pub fn svg(rows: &[Row], title: &str, notes: &[String]) -> String {
     ));
     for (i, r) in rows.iter().enumerate() {
         let y = TOP + ROW * i as f64 + 8.0;
-        let m = &r.summary;
         let label = format!("{}. {}", r.letter, r.case);
+        let Some(m) = &r.summary else {
+            // No bars: the row says why, in red, over at most two lines.
+            s.push_str(&format!(
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-weight=\"bold\">{}</text>\n",
+                LEFT - 8.0,
+                y + 12.0,
+                xml(&label)
+            ));
+            for (k, line) in wrap(&r.verified, 95, 2).iter().enumerate() {
+                s.push_str(&format!(
+                    "<text x=\"{LEFT}\" y=\"{:.1}\" fill=\"#b02020\" font-size=\"11\" \
+                     font-weight=\"bold\">{}</text>\n",
+                    y + 12.0 + 14.0 * k as f64,
+                    xml(line)
+                ));
+            }
+            continue;
+        };
         let sub = if r.strategy == "-" {
             format!("{:.1} fps", m.fps)
         } else {
@@ -278,6 +304,32 @@ pub fn svg(rows: &[Row], title: &str, notes: &[String]) -> String {
     s
 }
 
+/// `text` in lines of at most `width` characters, broken at spaces, at most `lines` of them (the
+/// last ending in "…" when text is left over).
+fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    if out.len() > lines {
+        out.truncate(lines);
+        let last = &mut out[lines - 1];
+        let keep: String = last.chars().take(width.saturating_sub(1)).collect();
+        *last = format!("{keep}…");
+    }
+    out
+}
+
 /// "0.5", "2", "1500" for axis labels.
 fn trim_number(v: f64) -> String {
     let s = format!("{v:.3}");
@@ -294,14 +346,14 @@ mod tests {
             case: "opencl-only".into(),
             strategy: "-".into(),
             sync: "-".into(),
-            summary: Summary {
+            summary: Some(Summary {
                 frames: 10,
                 fps: 1e3 / median,
                 median_ms: median,
                 p99_ms: median * 1.5,
                 process_cpu_ms: 1.0,
                 thread_cpu_ms: 0.5,
-            },
+            }),
             verified: "ok (2 frames)".into(),
         }
     }
@@ -325,12 +377,12 @@ mod tests {
     #[test]
     fn tables_have_equal_columns() {
         let rows = [row("a", 2.0), row("b", 5.0)];
-        let md = markdown(&rows, 2.0);
+        let md = markdown(&rows, Some(2.0));
         let lines: Vec<&str> = md.lines().collect();
         assert_eq!(lines.len(), 4);
         assert!(lines.iter().all(|l| l.matches('|').count() == 12), "{md}");
         assert!(lines[3].contains("| 5.00 | 7.50 | 1.00 | 0.50 | 2.50 | ok (2 frames) |"));
-        let t = text(&rows, 2.0);
+        let t = text(&rows, Some(2.0));
         assert_eq!(t.lines().count(), 3);
         assert!(t.lines().nth(1).unwrap().starts_with("a. opencl-only"));
     }
@@ -345,5 +397,38 @@ mod tests {
         assert!((tick_step(0.3) - 0.05).abs() < 1e-12);
         assert_eq!(trim_number(1.5), "1.5");
         assert_eq!(trim_number(20.0), "20");
+    }
+
+    fn not_run() -> Row {
+        Row {
+            letter: "d",
+            case: "expert".into(),
+            strategy: "-".into(),
+            sync: "-".into(),
+            summary: None,
+            verified: "not run: the device lacks x | y".into(),
+        }
+    }
+
+    #[test]
+    fn a_case_that_did_not_run_keeps_its_row_and_says_why() {
+        let rows = [row("a", 2.0), not_run()];
+        let md = markdown(&rows, Some(2.0));
+        let last = md.lines().last().unwrap();
+        assert_eq!(
+            last,
+            "| d. expert | - | - | - | - | - | - | - | - | - | not run: the device lacks x / y |"
+        );
+        assert!(text(&rows, None)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .ends_with("ok (2 frames)"));
+        let s = svg(&rows, "t", &[]);
+        assert!(s.contains("not run: the device lacks x | y"), "{s}");
+        assert_eq!(s.matches("fill=\"#4878a8\"/>").count(), 2, "{s}"); // legend + a's bar
+        assert_eq!(wrap("aa bb cc", 5, 2), ["aa bb", "cc"]);
+        assert_eq!(wrap("aa bb cc dd ee", 5, 2), ["aa bb", "cc d…"]);
+        assert!(wrap("", 5, 2).is_empty());
     }
 }

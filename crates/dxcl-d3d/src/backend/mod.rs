@@ -130,7 +130,8 @@ pub unsafe trait Backend: Send + Sync {
         layout: &ResourceLayout,
     ) -> Result<Allocation, BackendError>;
 
-    /// Releases memory; waits for work on it first.
+    /// Releases memory once the work issued on it has completed: at once, or later without
+    /// blocking the caller (the Vulkan backend defers it).
     ///
     /// # Safety
     /// See the trait. The allocation is not used afterwards.

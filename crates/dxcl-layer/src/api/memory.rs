@@ -375,6 +375,18 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
         // platform's thread as soon as the object goes below (NVIDIA), must not take them
         // first and release the resource after this call has returned. It only sets the
         // signal the kept memory waits for, which must be in place before the release below.
+        if dropping {
+            // An object let go while acquired is handed back to the platform first.
+            let acquired = registry::with(|r| {
+                r.mems
+                    .get(&key(mem))
+                    .filter(|e| e.acquire == registry::AcquireState::Acquired)
+                    .map(|e| e.sharing.clone())
+            });
+            if let Some(sharing) = acquired {
+                sharing.abandon(mem);
+            }
+        }
         let retired = dropping.then(|| registry::retire_watch(key(mem))).flatten();
         let destroyed = retired.filter(|_| keeping).map(|n| {
             let signal = Arc::new(Signal::default());

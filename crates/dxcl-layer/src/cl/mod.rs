@@ -80,6 +80,39 @@ pub(crate) fn create_queue(
     (err == CL_SUCCESS && !q.is_null()).then_some(q)
 }
 
+/// Retains `queue` (the platform validates it).
+pub(crate) fn retain_queue(queue: opencl_sys::cl_command_queue) -> Result<(), cl_int> {
+    let retain = down!(clRetainCommandQueue);
+    // SAFETY: the caller's queue; an invalid one just fails the call.
+    check(unsafe { retain(queue) })
+}
+
+/// The context of `queue`.
+pub(crate) fn queue_context(
+    queue: opencl_sys::cl_command_queue,
+) -> Result<opencl_sys::cl_context, cl_int> {
+    let f = down!(clGetCommandQueueInfo);
+    // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
+    let c: usize =
+        info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_CONTEXT, n, p, r) })?;
+    Ok(c as opencl_sys::cl_context)
+}
+
+/// Retains a memory object below the layer (the platform validates it).
+pub(crate) fn retain_mem(mem: opencl_sys::cl_mem) -> Result<(), cl_int> {
+    let retain = down!(clRetainMemObject);
+    // SAFETY: the caller's object; an invalid one just fails the call.
+    check(unsafe { retain(mem) })
+}
+
+/// Releases a reference [`retain_mem`] took.
+pub(crate) fn release_mem(mem: opencl_sys::cl_mem) {
+    if let Some(release) = target().and_then(|t| t.clReleaseMemObject) {
+        // SAFETY: a reference the layer holds, released once.
+        unsafe { release(mem) };
+    }
+}
+
 /// Releases a queue of the layer's own.
 pub(crate) fn release_queue(queue: opencl_sys::cl_command_queue) {
     if let Some(release) = target().and_then(|t| t.clReleaseCommandQueue) {

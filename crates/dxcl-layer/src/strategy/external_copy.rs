@@ -20,6 +20,7 @@ pub(super) struct ExternalCopy {
     shadow: Mutex<Staging>,
     /// The shadow's interop interface (borrowed: `shadow` holds its counted reference).
     interop: ComPtr<IDxclInteropResource>,
+    acquired_on: external::AcquiredOn,
 }
 
 impl ExternalCopy {
@@ -53,6 +54,7 @@ impl ExternalCopy {
                 // SAFETY: `shadow` holds the counted reference to the shadow texture, and lives
                 // as long as this interface (both in this strategy).
                 interop: unsafe { i.com.into_borrowed() },
+                acquired_on: Default::default(),
             },
         )
     }
@@ -68,6 +70,7 @@ impl SharingStrategy for ExternalCopy {
     }
 
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        self.acquired_on.set(h.queue);
         // The copy into the shadow is D3D work this call issues itself: OpenCL must wait for
         // it even under user sync.
         self.shadow().copy_in();
@@ -76,6 +79,7 @@ impl SharingStrategy for ExternalCopy {
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        self.acquired_on.clear();
         h.import(mem, &self.interop, false);
         Ok(())
     }
@@ -86,5 +90,9 @@ impl SharingStrategy for ExternalCopy {
         h.order_d3d_after(done, &self.interop)?;
         self.shadow().copy_out();
         Ok(())
+    }
+
+    fn abandon(&self, mem: cl_mem) {
+        self.acquired_on.abandon(mem);
     }
 }

@@ -15,6 +15,7 @@ pub(super) struct ExternalMemory {
     /// The resource's interop interface (borrowed: the memory object's entry holds the
     /// resource's counted reference).
     interop: ComPtr<IDxclInteropResource>,
+    acquired_on: external::AcquiredOn,
 }
 
 impl ExternalMemory {
@@ -36,6 +37,7 @@ impl ExternalMemory {
                 // SAFETY: the memory object's entry holds the counted reference to the resource
                 // for as long as this strategy lives.
                 interop: unsafe { i.com.into_borrowed() },
+                acquired_on: Default::default(),
             },
         )
     }
@@ -47,12 +49,14 @@ impl SharingStrategy for ExternalMemory {
     }
 
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        self.acquired_on.set(h.queue);
         let ordered = h.sync;
         h.import(mem, &self.interop, ordered);
         Ok(())
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        self.acquired_on.clear();
         h.import(mem, &self.interop, false);
         Ok(())
     }
@@ -62,5 +66,9 @@ impl SharingStrategy for ExternalMemory {
             h.order_d3d_after(done, &self.interop)?;
         }
         Ok(())
+    }
+
+    fn abandon(&self, mem: cl_mem) {
+        self.acquired_on.abandon(mem);
     }
 }

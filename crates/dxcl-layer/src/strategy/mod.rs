@@ -71,6 +71,10 @@ pub(crate) trait SharingStrategy: Send + Sync {
     /// After [`release`](Self::release), once the call's event `done` exists: later Direct3D
     /// work must wait for it.
     fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int>;
+
+    /// The application's last reference to `mem` goes while it is still acquired (before the
+    /// release is forwarded): hand back to the platform what the acquire took from it.
+    fn abandon(&self, _mem: cl_mem) {}
 }
 
 /// What one create call asks for, its arguments already checked by `api/`.

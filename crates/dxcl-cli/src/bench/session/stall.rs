@@ -13,8 +13,10 @@ pub struct Stall {
     pub acquire_blocked_us: f64,
     /// OpenCL's queued work alone, waited for with `clFinish`.
     pub cl_work_us: f64,
-    /// The release call and one Direct3D command on the object, made while that work runs.
+    /// The release call, made while that work runs.
     pub release_blocked_us: f64,
+    /// The next Direct3D command on the object (a copy, then `Flush`), right after the release.
+    pub next_d3d_blocked_us: f64,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -28,8 +30,8 @@ fn us(since: Instant) -> f64 {
 
 impl Shared<'_> {
     /// `rounds` times each: Direct3D copies the object `copies` times into a scratch resource,
-    /// then the acquire is timed; OpenCL fills the object `copies` times, then the release and a
-    /// Direct3D copy of the object (with `Flush`) are timed. Buffers only: the fill is a buffer's.
+    /// then the acquire is timed; OpenCL fills the object `copies` times, then the release and,
+    /// separately, the Direct3D copy of the object (with `Flush`) that follows it are timed. Buffers only: the fill is a buffer's.
     pub fn stall(&self, copies: usize, rounds: usize) -> Result<Stall, BoxError> {
         let session = self.session;
         let scratch = session.create_resource(&self.shape, D3D11_USAGE_DEFAULT, 0)?;
@@ -69,7 +71,8 @@ impl Shared<'_> {
             // SAFETY: a valid queue.
             cl_check("clFinish", unsafe { cl::clFinish(session.queue.0) })
         };
-        let (mut d3d, mut acq, mut cl, mut rel) = (vec![], vec![], vec![], vec![]);
+        let (mut d3d, mut acq, mut cl, mut rel, mut next) =
+            (vec![], vec![], vec![], vec![], vec![]);
         for _ in 0..rounds {
             let t = Instant::now();
             (0..copies).for_each(|_| d3d_copy());
@@ -90,10 +93,12 @@ impl Shared<'_> {
             cl_work()?;
             let t = Instant::now();
             self.release()?;
+            rel.push(us(t));
+            let t = Instant::now();
             d3d_copy();
             // SAFETY: a live context.
             unsafe { ((*(*ctx).lpVtbl).Flush)(ctx) };
-            rel.push(us(t));
+            next.push(us(t));
             finish()?;
             d3d_idle()?;
         }
@@ -102,6 +107,7 @@ impl Shared<'_> {
             acquire_blocked_us: median(acq),
             cl_work_us: median(cl),
             release_blocked_us: median(rel),
+            next_d3d_blocked_us: median(next),
         })
     }
 }

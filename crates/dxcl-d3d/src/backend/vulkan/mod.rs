@@ -14,6 +14,7 @@
 mod image;
 mod queue;
 mod setup;
+mod staging;
 #[cfg(test)]
 mod tests;
 
@@ -28,8 +29,9 @@ use super::{AdapterDesc, Allocation, Backend, BackendError, Fence, MapAccess, Me
 use crate::core::flags::{USAGE_DEFAULT, USAGE_DYNAMIC, USAGE_STAGING};
 use crate::core::{BlockRegion, LayoutRules, ResourceDesc, ResourceLayout};
 use image::Image;
-use queue::{Queue, Staging};
+use queue::{Queue, Retired};
 use setup::{memory_type, DeviceChoice, Instance, OPAQUE_FD, RESOURCE_USAGE};
+use staging::{Staging, UploadRing};
 
 /// How the backend treats a device (tests force the staging path on lavapipe).
 #[derive(Clone, Copy, Debug, Default)]
@@ -60,8 +62,28 @@ pub struct VulkanBackend {
     lost: AtomicBool,
     physical: vk::PhysicalDevice,
     linear_textures: bool,
+    counters: Counters,
     /// Dropped last: the instance outlives the device.
     instance: Arc<Instance>,
+}
+
+/// What the backend did since the device was opened, for benchmarks and tests.
+#[derive(Default)]
+struct Counters {
+    memory_allocations: AtomicU64,
+    submissions: AtomicU64,
+    cpu_waits: AtomicU64,
+}
+
+/// A snapshot of the backend's counters ([`VulkanBackend::counters`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CounterValues {
+    /// `vkAllocateMemory` calls: resources, staging buffers, upload rings.
+    pub memory_allocations: u64,
+    /// `vkQueueSubmit` calls.
+    pub submissions: u64,
+    /// Waits of the CPU for the timeline.
+    pub cpu_waits: u64,
 }
 
 /// A resource's memory: a buffer over all of it, or a texture's image.
@@ -182,6 +204,7 @@ impl VulkanBackend {
             device,
             physical: c.physical,
             linear_textures: options.linear_textures,
+            counters: Counters::default(),
             instance,
         })
     }
@@ -194,6 +217,16 @@ impl VulkanBackend {
     /// Whether Map goes directly to the allocation's memory (no staging copy).
     pub fn maps_directly(&self, a: &Allocation) -> bool {
         self.memory(a).is_some_and(|m| !m.host.is_null())
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> CounterValues {
+        let c = &self.counters;
+        CounterValues {
+            memory_allocations: c.memory_allocations.load(Ordering::Relaxed),
+            submissions: c.submissions.load(Ordering::Relaxed),
+            cpu_waits: c.cpu_waits.load(Ordering::Relaxed),
+        }
     }
 
     fn memory(&self, a: &Allocation) -> Option<Arc<Memory>> {
@@ -237,6 +270,7 @@ impl VulkanBackend {
         let info = vk::SemaphoreWaitInfo::default()
             .semaphores(&semaphores)
             .values(&values);
+        self.counters.cpu_waits.fetch_add(1, Ordering::Relaxed);
         loop {
             self.check_lost()?;
             // SAFETY: the timeline semaphore belongs to this device; `info` outlives the call.
@@ -268,8 +302,23 @@ impl VulkanBackend {
         Ok(())
     }
 
-    /// A host-visible staging buffer of `size` bytes, mapped.
+    /// A host-visible staging buffer of `size` bytes, mapped, in memory the CPU caches.
     fn staging(&self, size: u64) -> Result<Staging, BackendError> {
+        self.staging_in(size, staging::UploadMemory::Cached)
+    }
+
+    /// A staging buffer for uploads, in the memory `DXCL_UPLOAD_MEMORY` names.
+    fn upload_staging(&self, size: u64) -> Result<Staging, BackendError> {
+        self.staging_in(size, staging::upload_memory())
+    }
+
+    /// A host-visible staging buffer of `size` bytes, mapped, in memory of the kind `memory`
+    /// (falling back to any host-visible coherent memory).
+    fn staging_in(
+        &self,
+        size: u64,
+        memory: staging::UploadMemory,
+    ) -> Result<Staging, BackendError> {
         let info = vk::BufferCreateInfo::default()
             .size(size.max(4))
             .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
@@ -280,21 +329,50 @@ impl VulkanBackend {
         // SAFETY: `buffer` was just made from this device.
         let req = unsafe { self.device.get_buffer_memory_requirements(buffer) };
         let host = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        let made = memory_type(
+        let types = &self.memory_props.memory_types[..self.memory_props.memory_type_count as usize];
+        let uncached = || {
+            (0..types.len()).find(|&i| {
+                let f = types[i].property_flags;
+                req.memory_type_bits & (1 << i) != 0
+                    && f.contains(host)
+                    && !f.intersects(
+                        vk::MemoryPropertyFlags::HOST_CACHED
+                            | vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                    )
+            })
+        };
+        let preferred = match memory {
+            staging::UploadMemory::Cached => None,
+            staging::UploadMemory::Uncached => uncached().map(|i| i as u32),
+            staging::UploadMemory::Device => memory_type(
+                &self.memory_props,
+                req.memory_type_bits,
+                host | vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                vk::MemoryPropertyFlags::empty(),
+            ),
+        };
+        let cached = memory_type(
             &self.memory_props,
             req.memory_type_bits,
             host,
             vk::MemoryPropertyFlags::HOST_CACHED,
-        )
-        .ok_or(BackendError::OutOfMemory)
-        .and_then(|t| {
+        );
+        let allocate = |t: u32| {
             let alloc = vk::MemoryAllocateInfo::default()
                 .allocation_size(req.size)
                 .memory_type_index(t);
+            self.counters
+                .memory_allocations
+                .fetch_add(1, Ordering::Relaxed);
             // SAFETY: as above.
             unsafe { self.device.allocate_memory(&alloc, None) }
                 .map_err(|_| BackendError::OutOfMemory)
-        });
+        };
+        // A small BAR (no resizable BAR) may refuse the preferred type: cached memory then.
+        let made = preferred
+            .ok_or(BackendError::OutOfMemory)
+            .and_then(allocate)
+            .or_else(|_| cached.ok_or(BackendError::OutOfMemory).and_then(allocate));
         let memory = match made {
             Ok(m) => m,
             Err(e) => {
@@ -318,6 +396,7 @@ impl VulkanBackend {
                 buffer,
                 memory,
                 ptr: p.cast(),
+                size: size.max(4),
             }),
             Err(_) => {
                 // SAFETY: both unused and ours.
@@ -336,6 +415,82 @@ impl VulkanBackend {
         unsafe {
             self.device.destroy_buffer(s.buffer, None);
             self.device.free_memory(s.memory, None);
+        }
+    }
+
+    /// A staging buffer of at least `size` bytes for a map: a spare one when there is one.
+    fn take_staging(&self, size: u64) -> Result<Staging, BackendError> {
+        let spare = {
+            let mut q = lock(&self.queue);
+            self.reclaim(&mut q);
+            q.spare.take(size)
+        };
+        match spare {
+            Some(s) => Ok(s),
+            None => self.staging(size),
+        }
+    }
+
+    /// Room for an upload of `size` bytes at a multiple of `align`: a band of the upload ring
+    /// (made, or replaced by a larger one, on demand), or for uploads too large for any ring
+    /// a buffer of its own. Waits for the device only when the ring is full of bands it has not
+    /// passed yet.
+    fn reserve_upload(&self, size: u64, align: u64) -> Result<Upload, BackendError> {
+        let Some(cap) = staging::ring_capacity(size) else {
+            return self.upload_staging(size).map(Upload::Own);
+        };
+        loop {
+            let wait_for = {
+                let mut q = lock(&self.queue);
+                self.reclaim(&mut q);
+                let small = q.ring.as_ref().is_none_or(|r| r.alloc.capacity() < cap);
+                if small {
+                    if q.ring
+                        .as_ref()
+                        .is_some_and(|r| r.alloc.last_value().is_none())
+                    {
+                        // Another thread is filling a band of the old ring: this upload goes
+                        // alone rather than pull the ring from under it.
+                        return self.upload_staging(size).map(Upload::Own);
+                    }
+                    let Ok(staging) = self.upload_staging(cap) else {
+                        // No room for a ring of that size: the upload may still fit alone.
+                        return self.upload_staging(size).map(Upload::Own);
+                    };
+                    let ring = UploadRing {
+                        staging,
+                        alloc: staging::RingAlloc::new(cap),
+                    };
+                    if let Some(old) = q.ring.replace(ring) {
+                        // Destroyed once the device passed the last batch that reads it.
+                        let last = old.alloc.last_value().unwrap_or(0);
+                        q.retired.push((last, Retired::Staging(old.staging)));
+                    }
+                }
+                let Some(r) = q.ring.as_mut() else {
+                    return Err(BackendError::OutOfMemory);
+                };
+                if let Some(offset) = r.alloc.reserve(size, align) {
+                    return Ok(Upload::Ring {
+                        buffer: r.staging.buffer,
+                        // In bounds: the band lies inside the ring's mapping.
+                        ptr: r.staging.ptr.wrapping_add(offset as usize),
+                        offset,
+                    });
+                }
+                match r.alloc.oldest() {
+                    Some(Some(v)) => {
+                        if v >= q.next_value {
+                            self.submit(&mut q, None, None)?;
+                        }
+                        v
+                    }
+                    // The oldest band is being filled by another thread (or, impossibly, the
+                    // ring is empty and still too small): no waiting on that.
+                    Some(None) | None => return self.upload_staging(size).map(Upload::Own),
+                }
+            };
+            self.wait_value(wait_for)?;
         }
     }
 
@@ -368,6 +523,64 @@ impl VulkanBackend {
         Ok(())
     }
 
+    /// Records the copy of an upload's region, tightly packed at `at` in `buffer`, into the
+    /// resource.
+    #[allow(clippy::too_many_arguments)] // The destination and the staging side of one copy.
+    fn record_upload(
+        &self,
+        q: &mut Queue,
+        d: &Memory,
+        dst: &Allocation,
+        subresource: u32,
+        region: &BlockRegion,
+        buffer: vk::Buffer,
+        at: u64,
+    ) -> Result<(), BackendError> {
+        let row_bytes = region.w as u64 * dst.layout.block.2 as u64;
+        let slice_bytes = row_bytes * region.h as u64;
+        match &d.image {
+            None => {
+                let ds = &dst.layout.subresources[subresource as usize];
+                let regions = row_copies(
+                    at,
+                    (row_bytes, slice_bytes),
+                    dst.layout.region_offset(subresource, region),
+                    (ds.row_pitch as u64, ds.depth_pitch as u64),
+                    row_bytes,
+                    region.h,
+                    region.d,
+                );
+                self.record_copy(q, buffer, d.buffer, &regions, &[d])
+            }
+            Some(di) => {
+                let copy = image::buffer_image_copy(
+                    di,
+                    subresource,
+                    region,
+                    at,
+                    row_bytes,
+                    slice_bytes,
+                    dst.layout.block.2,
+                );
+                self.record_transfer(q, &[d], Some(buffer), |cmd| {
+                    // SAFETY: `cmd` is recording; the staging space holds the region tightly
+                    // packed from `at`, a multiple of the texel size (bands are aligned to it and
+                    // pieces are whole rows); the image is alive, in GENERAL, and the region lies
+                    // in the subresource (trait contract).
+                    unsafe {
+                        self.device.cmd_copy_buffer_to_image(
+                            cmd,
+                            buffer,
+                            di.raw,
+                            vk::ImageLayout::GENERAL,
+                            &[copy],
+                        )
+                    }
+                })
+            }
+        }
+    }
+
     /// Records `vkCmdCopyBuffer` between buffers (resources' or staging).
     fn record_copy(
         &self,
@@ -389,6 +602,31 @@ impl VulkanBackend {
             // them (trait contract).
             unsafe { self.device.cmd_copy_buffer(cmd, src, dst, regions) }
         })
+    }
+}
+
+/// Where an upload's bytes are staged.
+enum Upload {
+    /// A band of the upload ring, at `offset` in `buffer`, `ptr` in its mapping.
+    Ring {
+        buffer: vk::Buffer,
+        ptr: *mut u8,
+        offset: u64,
+    },
+    /// A buffer of its own (larger than any ring), freed after its batch.
+    Own(Staging),
+}
+
+impl Upload {
+    fn parts(&self) -> (vk::Buffer, *mut u8, u64) {
+        match self {
+            Upload::Ring {
+                buffer,
+                ptr,
+                offset,
+            } => (*buffer, *ptr, *offset),
+            Upload::Own(s) => (s.buffer, s.ptr, 0),
+        }
     }
 }
 
@@ -454,6 +692,8 @@ unsafe impl Backend for VulkanBackend {
         // Zero-fill, ordered before everything else on the memory by the queue.
         let filled = {
             let mut q = lock(&self.queue);
+            // Memory freed earlier goes back before more is held.
+            self.reclaim(&mut q);
             self.recording(&mut q).map(|cmd| {
                 match &m.image {
                     Some(image) => self.record_image_init(cmd, image),
@@ -489,9 +729,23 @@ unsafe impl Backend for VulkanBackend {
         let Some(m) = lock(&self.memories).remove(&allocation.handle) else {
             return;
         };
-        // Waits for the memory's work; after a loss there is none left to wait for.
-        let _ = self.settle(&m);
-        self.destroy_memory(&m);
+        // No CPU wait: memory the device may still use is destroyed by a later `reclaim`, once
+        // the timeline passed its last batch.
+        let last = m.last_use.load(Ordering::Acquire);
+        let mut q = lock(&self.queue);
+        if self.completed() >= last {
+            drop(q);
+            self.destroy_memory(&m);
+        } else {
+            // Work only recorded is submitted now (no wait), so freed memory cannot pile up
+            // behind a batch nobody submits; a failure marks the device lost, after which
+            // `reclaim` destroys everything.
+            if last >= q.next_value {
+                let _ = self.submit(&mut q, None, None);
+            }
+            q.retired.push((last, Retired::Memory(m)));
+            self.reclaim(&mut q);
+        }
     }
 
     unsafe fn map(
@@ -511,7 +765,7 @@ unsafe impl Backend for VulkanBackend {
             self.settle(&m)?;
             return Ok(m.host.wrapping_add(s.offset as usize));
         }
-        let staging = self.staging(s.size)?;
+        let staging = self.take_staging(s.size)?;
         if access.read {
             let read = (|| {
                 let value = {
@@ -550,7 +804,8 @@ unsafe impl Backend for VulkanBackend {
             return;
         };
         if !write {
-            self.destroy_staging(staging);
+            // Its read-back completed before map returned.
+            self.recycle_staging(&mut lock(&self.queue), staging);
             return;
         }
         let s = allocation.layout.subresources[subresource as usize];
@@ -564,7 +819,7 @@ unsafe impl Backend for VulkanBackend {
             .record_copy(&mut q, staging.buffer, m.buffer, &region, &[&m])
             .is_ok()
         {
-            // Freed once the batch completes.
+            // A spare again once the batch completes.
             q.staging.push(staging);
         } else {
             drop(q);
@@ -691,72 +946,79 @@ unsafe impl Backend for VulkanBackend {
         depth_pitch: usize,
     ) {
         let Some(d) = self.memory(dst) else { return };
-        let row_bytes = region.w as usize * dst.layout.block.2 as usize;
+        let texel = dst.layout.block.2 as u64;
+        let row_bytes = region.w as usize * texel as usize;
         let total = row_bytes * region.h as usize * region.d as usize;
-        let Ok(staging) = self.staging(total as u64) else {
-            // Out of host memory: UpdateSubresource has no way to report it.
+        let Ok(upload) = self.reserve_upload(total as u64, staging::upload_alignment(texel)) else {
+            // Out of host memory, or the device is lost: UpdateSubresource has no way to report
+            // either.
             return;
         };
-        for z in 0..region.d as usize {
-            for y in 0..region.h as usize {
-                let at = (z * region.h as usize + y) * row_bytes;
-                // SAFETY: the source row is readable (trait contract); the staging buffer holds
-                // `total` bytes, so row `at..at + row_bytes` is inside it; they do not overlap.
-                unsafe {
-                    ptr::copy_nonoverlapping(
-                        data.wrapping_add(z * depth_pitch + y * row_pitch),
-                        staging.ptr.add(at),
-                        row_bytes,
-                    )
-                };
-            }
-        }
-        let mut q = lock(&self.queue);
-        let recorded = match &d.image {
-            None => {
-                let ds = &dst.layout.subresources[subresource as usize];
-                let regions = row_copies(
-                    0,
-                    (row_bytes as u64, (row_bytes * region.h as usize) as u64),
-                    dst.layout.region_offset(subresource, region),
-                    (ds.row_pitch as u64, ds.depth_pitch as u64),
-                    row_bytes as u64,
-                    region.h,
-                    region.d,
-                );
-                self.record_copy(&mut q, staging.buffer, d.buffer, &regions, &[&d])
-            }
-            Some(di) => {
-                let copy = image::buffer_image_copy(
-                    di,
-                    subresource,
-                    region,
-                    0,
-                    row_bytes as u64,
-                    (row_bytes * region.h as usize) as u64,
-                    dst.layout.block.2,
-                );
-                self.record_transfer(&mut q, &[&d], Some(staging.buffer), |cmd| {
-                    // SAFETY: `cmd` is recording; the staging buffer holds the region tightly
-                    // packed; the image is alive, in GENERAL, and the region lies in the
-                    // subresource (trait contract).
-                    unsafe {
-                        self.device.cmd_copy_buffer_to_image(
-                            cmd,
-                            staging.buffer,
-                            di.raw,
-                            vk::ImageLayout::GENERAL,
-                            &[copy],
-                        )
-                    }
-                })
-            }
-        };
-        if recorded.is_ok() {
-            q.staging.push(staging);
+        let (buffer, base, offset) = upload.parts();
+        // A large single-slice upload goes in pieces of rows, each submitted once its bytes are
+        // in place, so the device copies one piece while the CPU writes the next. The last piece
+        // stays recorded, batched with what follows.
+        let piece = staging::upload_piece_bytes();
+        let rows_per_piece = if region.d == 1 && piece > 0 && total as u64 > 2 * piece {
+            ((piece / row_bytes.max(1) as u64) as u32).clamp(1, region.h)
         } else {
-            drop(q);
-            self.destroy_staging(staging);
+            region.h
+        };
+        let mut y0 = 0;
+        loop {
+            let y1 = (y0 + rows_per_piece).min(region.h);
+            // The CPU writes only staging memory the device no longer reads (a free band, or a
+            // new buffer); the resource itself is written by the copy below, queue work ordered
+            // after every semaphore wait submitted so far.
+            for z in 0..region.d as usize {
+                for y in y0 as usize..y1 as usize {
+                    let at = (z * region.h as usize + y) * row_bytes;
+                    // SAFETY: the source row is readable (trait contract); the staging space
+                    // holds `total` bytes from `base` (a reserved band or a buffer of that size),
+                    // so row `at..at + row_bytes` is inside it and no one else writes it; they do
+                    // not overlap.
+                    unsafe {
+                        ptr::copy_nonoverlapping(
+                            data.wrapping_add(z * depth_pitch + y * row_pitch),
+                            base.add(at),
+                            row_bytes,
+                        )
+                    };
+                }
+            }
+            let part = BlockRegion {
+                y: region.y + y0,
+                h: y1 - y0,
+                ..*region
+            };
+            let at = offset + y0 as u64 * row_bytes as u64;
+            let mut q = lock(&self.queue);
+            let mut recorded = self.record_upload(&mut q, &d, dst, subresource, &part, buffer, at);
+            let last = y1 == region.h;
+            if !last && recorded.is_ok() {
+                recorded = self.submit(&mut q, None, None).map(|_| ());
+            }
+            if !last && recorded.is_ok() {
+                y0 = y1;
+                continue;
+            }
+            // The staging space is read by the batch being recorded (and earlier ones); on
+            // failure (a lost device runs nothing) it is free once the timeline reports
+            // everything done, which a lost device does.
+            let value = q.next_value;
+            match upload {
+                Upload::Ring { offset, .. } => {
+                    if let Some(r) = q.ring.as_mut().filter(|r| r.staging.buffer == buffer) {
+                        r.alloc.commit(offset, value);
+                    }
+                }
+                Upload::Own(s) if recorded.is_ok() => q.staging.push(s),
+                Upload::Own(s) => {
+                    // Pieces already submitted may read it: destroyed once they completed.
+                    q.retired.push((value, Retired::Staging(s)));
+                }
+            }
+            return;
         }
     }
 
@@ -1083,6 +1345,9 @@ impl VulkanBackend {
         if dedicated.is_some() {
             alloc = alloc.push_next(&mut dedicated_info);
         }
+        self.counters
+            .memory_allocations
+            .fetch_add(1, Ordering::Relaxed);
         // SAFETY: the device is alive; the chain outlives the call; the memory type exists.
         let memory = unsafe { self.device.allocate_memory(&alloc, None) }.map_err(|e| match e {
             vk::Result::ERROR_DEVICE_LOST => {
@@ -1132,9 +1397,19 @@ impl Drop for VulkanBackend {
         let q = self.queue.get_mut().unwrap_or_else(|e| e.into_inner());
         let batches: Vec<_> = q.in_flight.drain(..).collect();
         let recorded = std::mem::take(&mut q.staging);
+        let spares = q.spare.drain();
+        let ring = q.ring.take().map(|r| r.staging);
+        let retired: Vec<_> = q.retired.drain(..).map(|(_, r)| r).collect();
         let pool = q.pool;
-        for s in batches.into_iter().flat_map(|b| b.staging).chain(recorded) {
+        let staging = batches.into_iter().flat_map(|b| b.staging);
+        for s in staging.chain(recorded).chain(spares).chain(ring) {
             self.destroy_staging(s);
+        }
+        for r in retired {
+            match r {
+                Retired::Memory(m) => self.destroy_memory(&m),
+                Retired::Staging(s) => self.destroy_staging(s),
+            }
         }
         let memories: Vec<_> = lock(&self.memories).drain().map(|(_, m)| m).collect();
         for m in memories {

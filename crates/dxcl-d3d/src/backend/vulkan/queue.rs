@@ -6,25 +6,18 @@
 //! submitted when nothing is recorded.
 
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use ash::vk;
 
 use super::image::{self, Image};
-use super::VulkanBackend;
+use super::staging::{SparePool, Staging, UploadRing};
+use super::{Memory, VulkanBackend};
 use crate::backend::BackendError;
 
-/// A mapped host-visible buffer used to move bytes between the CPU and a resource.
-pub struct Staging {
-    pub buffer: vk::Buffer,
-    pub memory: vk::DeviceMemory,
-    pub ptr: *mut u8,
-}
-
-// SAFETY: the mapping belongs to this object alone; whoever holds it is the only user of `ptr`.
-unsafe impl Send for Staging {}
-
-/// A submitted batch: its command buffer returns to the pool and its staging buffers are freed
-/// once the timeline reaches `value`.
+/// A submitted batch: its command buffer returns to the pool and its staging buffers to the
+/// spares once the timeline reaches `value`.
 pub struct Batch {
     pub value: u64,
     pub cmd: Option<vk::CommandBuffer>,
@@ -42,9 +35,22 @@ pub struct Queue {
     pub next_value: u64,
     pub in_flight: VecDeque<Batch>,
     /// Command buffers whose batches completed.
-    pub spare: Vec<vk::CommandBuffer>,
+    pub spare_cmds: Vec<vk::CommandBuffer>,
     /// The value of the last shared-semaphore wait: CPU access waits for it.
     pub floor: u64,
+    /// The upload ring, made by the first upload.
+    pub ring: Option<UploadRing>,
+    /// Staging buffers of completed batches, for the next map through a staging copy.
+    pub spare: SparePool,
+    /// What was freed while the device may still use it, destroyed once the timeline reaches
+    /// each value (in no particular order).
+    pub retired: Vec<(u64, Retired)>,
+}
+
+/// Something `free` (or a replaced upload ring) left for the device to finish with.
+pub enum Retired {
+    Memory(Arc<Memory>),
+    Staging(Staging),
 }
 
 impl Queue {
@@ -56,8 +62,11 @@ impl Queue {
             staging: Vec::new(),
             next_value: 1,
             in_flight: VecDeque::new(),
-            spare: Vec::new(),
+            spare_cmds: Vec::new(),
             floor: 0,
+            ring: None,
+            spare: SparePool::default(),
+            retired: Vec::new(),
         }
     }
 }
@@ -69,7 +78,7 @@ impl VulkanBackend {
         if let Some(cmd) = q.recording {
             return Ok(cmd);
         }
-        let cmd = match q.spare.pop() {
+        let cmd = match q.spare_cmds.pop() {
             Some(c) => c,
             None => {
                 let info = vk::CommandBufferAllocateInfo::default()
@@ -88,7 +97,7 @@ impl VulkanBackend {
         // SAFETY: `cmd` is not pending (new, or its batch completed) and its pool allows resets,
         // which begin performs implicitly.
         if unsafe { self.device.begin_command_buffer(cmd, &begin) }.is_err() {
-            q.spare.push(cmd);
+            q.spare_cmds.push(cmd);
             return Err(self.lose());
         }
         q.recording = Some(cmd);
@@ -210,6 +219,7 @@ impl VulkanBackend {
             self.device
                 .queue_submit(q.raw, &[submit], vk::Fence::null())
         };
+        self.counters.submissions.fetch_add(1, Ordering::Relaxed);
         let staging = std::mem::take(&mut q.staging);
         if result.is_err() {
             // The batch never runs, so its value is never reached: the device is unusable.
@@ -227,9 +237,11 @@ impl VulkanBackend {
         Ok(value)
     }
 
-    /// Frees what completed batches held.
+    /// Gives back what completed batches held: command buffers, staging buffers (kept as spares
+    /// where there is room), bands of the upload ring, and what was freed while in use.
     pub(super) fn reclaim(&self, q: &mut Queue) {
-        if q.in_flight.is_empty() {
+        let ring_busy = q.ring.as_ref().is_some_and(|r| r.alloc.oldest().is_some());
+        if q.in_flight.is_empty() && q.retired.is_empty() && !ring_busy {
             return;
         }
         let done = self.completed();
@@ -237,10 +249,31 @@ impl VulkanBackend {
             let Some(b) = q.in_flight.pop_front() else {
                 break;
             };
-            q.spare.extend(b.cmd);
+            q.spare_cmds.extend(b.cmd);
             for s in b.staging {
-                self.destroy_staging(s);
+                self.recycle_staging(q, s);
             }
+        }
+        if let Some(r) = q.ring.as_mut() {
+            r.alloc.retire(done);
+        }
+        let mut i = 0;
+        while i < q.retired.len() {
+            if q.retired[i].0 > done {
+                i += 1;
+                continue;
+            }
+            match q.retired.swap_remove(i).1 {
+                Retired::Memory(m) => self.destroy_memory(&m),
+                Retired::Staging(s) => self.destroy_staging(s),
+            }
+        }
+    }
+
+    /// Keeps a staging buffer no pending work uses as a spare, or destroys it.
+    pub(super) fn recycle_staging(&self, q: &mut Queue, s: Staging) {
+        if let Some(s) = q.spare.keep(s) {
+            self.destroy_staging(s);
         }
     }
 

@@ -412,3 +412,173 @@ fn textures_as_images_where_the_device_exports_them() {
     // SAFETY: as above.
     unsafe { b.free(&mut a) };
 }
+
+/// Uploads reuse the ring: many more than it holds, each copied elsewhere before the next, all
+/// arrive intact (a band is not overwritten before the device read it), and after the first none
+/// allocates memory.
+#[test]
+fn uploads_reuse_the_ring_without_corruption() {
+    let _serial = serial();
+    for b in backends() {
+        // 1 MiB per upload: a 16 MiB ring holds 16, so 40 wrap it twice and wait for the device.
+        let (d, l) = texture_with(512, 512, 1, USAGE_DEFAULT, 0);
+        let full = l.full_region(0).unwrap();
+        let row = 512 * 4;
+        let mut src = b.allocate(&d, &l).unwrap();
+        let mut dsts: Vec<Allocation> = (0..40).map(|_| b.allocate(&d, &l).unwrap()).collect();
+        let frame =
+            |k: usize| -> Vec<u8> { (0..row * 512).map(|i| (i / 7 + k * 31) as u8).collect() };
+        // SAFETY: all allocations are `b`'s; whole subresources; each frame holds 512 rows.
+        unsafe { b.write_region(&src, 0, &full, frame(99).as_ptr(), row, row * 512) };
+        let before = b.counters();
+        for (k, dst) in dsts.iter().enumerate() {
+            let data = frame(k);
+            // SAFETY: as above; `data` outlives the call (the backend copies it).
+            unsafe {
+                b.write_region(&src, 0, &full, data.as_ptr(), row, row * 512);
+                b.copy_region(dst, 0, &full, &src, 0, &full);
+            }
+        }
+        let after = b.counters();
+        assert_eq!(after.memory_allocations, before.memory_allocations);
+        for (k, dst) in dsts.iter().enumerate() {
+            let want = frame(k);
+            let rows = read_rows(&b, dst, 0);
+            for (y, r) in rows.iter().enumerate() {
+                assert_eq!(r[..], want[y * row..(y + 1) * row], "upload {k}, row {y}");
+            }
+        }
+        // SAFETY: all are `b`'s and unused from here.
+        unsafe {
+            for d in dsts.iter_mut() {
+                b.free(d);
+            }
+            b.free(&mut src);
+        }
+    }
+}
+
+/// An upload larger than any ring takes a buffer of its own and still arrives.
+#[test]
+fn oversized_upload_goes_alone() {
+    let _serial = serial();
+    let b = backend(false);
+    // 8192x4200 RGBA8 = 131 MiB: more than half of the largest ring.
+    let (d, l) = texture_with(8192, 4200, 1, USAGE_DEFAULT, 0);
+    let full = l.full_region(0).unwrap();
+    let row = 8192 * 4;
+    let data: Vec<u8> = (0..row * 4200).map(|i| (i % 251) as u8).collect();
+    let mut a = b.allocate(&d, &l).unwrap();
+    // SAFETY: `a` is `b`'s; `data` holds 4200 rows.
+    unsafe { b.write_region(&a, 0, &full, data.as_ptr(), row, row * 4200) };
+    assert!(lock(&b.queue).ring.is_none());
+    // A few rows, each through a one-row texture (a full read-back would double the memory).
+    let (rd, rl) = texture_with(8192, 1, 1, USAGE_DEFAULT, 0);
+    let mut one = b.allocate(&rd, &rl).unwrap();
+    let to = rl.full_region(0).unwrap();
+    for y in [0, 1, 2100, 4199] {
+        let from = BlockRegion { y, h: 1, ..full };
+        // SAFETY: both are `b`'s; one row of equal width.
+        unsafe { b.copy_region(&one, 0, &to, &a, 0, &from) };
+        assert_eq!(
+            read_rows(&b, &one, 0)[0][..],
+            data[y as usize * row..(y as usize + 1) * row]
+        );
+    }
+    // SAFETY: as above.
+    unsafe {
+        b.free(&mut one);
+        b.free(&mut a);
+    }
+}
+
+/// `free` never waits: memory the device may still use is destroyed by a later reclaim.
+#[test]
+fn free_defers_instead_of_waiting() {
+    let _serial = serial();
+    let b = backend(true);
+    let (d, l) = texture(256, 256, 1);
+    let full = l.full_region(0).unwrap();
+    let mut a = b.allocate(&d, &l).unwrap();
+    let mut c = b.allocate(&d, &l).unwrap();
+    // SAFETY: both are `b`'s; whole subresources.
+    unsafe { b.copy_region(&c, 0, &full, &a, 0, &full) };
+    let waits = b.counters().cpu_waits;
+    // SAFETY: both are `b`'s and unused from here.
+    unsafe {
+        b.free(&mut a);
+        b.free(&mut c);
+    }
+    assert_eq!(b.counters().cpu_waits, waits);
+    // The recorded copy was submitted by the free, so a wait for everything ends.
+    b.wait(b.signal());
+    assert!(lock(&b.queue).retired.is_empty());
+    assert!(lock(&b.memories).is_empty());
+}
+
+/// Maps through staging copies reuse the buffers of earlier maps.
+#[test]
+fn staging_maps_reuse_buffers() {
+    let _serial = serial();
+    let b = backend(true);
+    let (d, l) = texture_with(64, 64, 1, USAGE_STAGING, CPU_ACCESS_READ | CPU_ACCESS_WRITE);
+    let mut a = b.allocate(&d, &l).unwrap();
+    assert!(!b.maps_directly(&a));
+    // SAFETY: `a` is `b`'s; subresource 0 is not mapped between the calls.
+    unsafe {
+        let p = b.map(&a, 0, READ_WRITE).unwrap();
+        std::ptr::write_bytes(p, 6, 64);
+        b.unmap(&a, 0);
+        b.wait(b.signal());
+        let before = b.counters().memory_allocations;
+        for _ in 0..5 {
+            let p = b.map(&a, 0, READ).unwrap();
+            assert_eq!(*p, 6);
+            b.unmap(&a, 0);
+        }
+        assert_eq!(b.counters().memory_allocations, before);
+        b.free(&mut a);
+    }
+}
+
+/// A large upload is submitted in pieces of rows while the CPU writes the next; every row arrives,
+/// on images and on linear textures, also into a box that does not start at row 0.
+#[test]
+fn large_uploads_go_in_pieces() {
+    let _serial = serial();
+    for b in backends() {
+        // 2048x2100 RGBA8: 16.4 MiB, more than two pieces of 4 MiB (512 rows each).
+        let (d, l) = texture_with(2048, 2100, 1, USAGE_DEFAULT, 0);
+        let mut a = b.allocate(&d, &l).unwrap();
+        let row = 2048 * 4;
+        let bx = TexelBox {
+            left: 0,
+            top: 3,
+            front: 0,
+            right: 2048,
+            bottom: 2100,
+            back: 1,
+        };
+        let region = l.box_region(0, &bx).unwrap();
+        let rows = 2097;
+        let data: Vec<u8> = (0..row * rows)
+            .map(|i| (i / 4093) as u8 ^ i as u8)
+            .collect();
+        b.wait(b.signal());
+        let before = b.counters().submissions;
+        // SAFETY: `a` is `b`'s; the box lies in subresource 0; `data` holds its rows.
+        unsafe { b.write_region(&a, 0, &region, data.as_ptr(), row, row * rows) };
+        let pieces = staging::upload_piece_bytes();
+        if pieces == staging::UPLOAD_PIECE {
+            // 2097 rows of 8 KiB in pieces of 512 rows: four submitted, the fifth recorded.
+            assert_eq!(b.counters().submissions - before, 4);
+        }
+        let got = read_rows(&b, &a, 0);
+        assert!(got[..3].iter().flatten().all(|&x| x == 0));
+        for y in 0..rows {
+            assert_eq!(got[y + 3][..], data[y * row..(y + 1) * row], "row {y}");
+        }
+        // SAFETY: as above.
+        unsafe { b.free(&mut a) };
+    }
+}

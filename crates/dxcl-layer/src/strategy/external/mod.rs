@@ -8,7 +8,7 @@
 //! - [`import`]: what a context can import, and the import of a resource's memory.
 //! - [`sync`]: the per-context pool of shared semaphores and the two ordering operations.
 
-use opencl_sys::{cl_int, cl_mem};
+use opencl_sys::{cl_command_queue, cl_int, cl_mem};
 
 use super::Request;
 use crate::d3d::com::ComPtr;
@@ -68,5 +68,106 @@ pub(crate) fn import_failure(e: cl_int) -> &'static str {
             "the platform cannot import this image format: staging copy instead"
         }
         _ => "the platform refused the external-memory import: staging copy instead",
+    }
+}
+
+/// The queue an imported object was last acquired on (retained), so that an object the
+/// application lets go while still acquired is handed back to the platform first.
+#[derive(Default)]
+pub(crate) struct AcquiredOn(std::sync::Mutex<Option<usize>>);
+
+impl AcquiredOn {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<usize>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// An acquire on `queue` is under way.
+    pub fn set(&self, queue: cl_command_queue) {
+        let retained = crate::cl::retain_queue(queue).is_ok();
+        let old = std::mem::replace(&mut *self.slot(), retained.then_some(queue as usize));
+        if let Some(q) = old {
+            crate::cl::release_queue(q as cl_command_queue);
+        }
+    }
+
+    /// A release is under way.
+    pub fn clear(&self) {
+        if let Some(q) = self.slot().take() {
+            crate::cl::release_queue(q as cl_command_queue);
+        }
+    }
+
+    /// The application's last reference to `mem` goes while it is acquired: its external
+    /// acquire is matched by a release once the acquire's queue has run its work, as a release
+    /// call would. The specs leave this case undefined, but an imported object destroyed while
+    /// acquired left NVIDIA waiting for its release when the context's semaphores were released
+    /// (docs/gpu.md). Never blocks: NVIDIA's external release blocks the calling thread while
+    /// earlier work of its queue waits for a user event, which the application may set only
+    /// after this call. So a marker of the queue's work is watched, and its completion callback
+    /// enqueues the release on a queue of the layer's own (made here: not in a callback).
+    pub fn abandon(&self, mem: cl_mem) {
+        let Some(q) = self.slot().take() else {
+            return;
+        };
+        let queue = q as cl_command_queue;
+        if let Some(later) = AbandonedRelease::new(queue, mem) {
+            later.after_queue_work(queue);
+        }
+        crate::cl::release_queue(queue);
+    }
+}
+
+/// An external release deferred until the acquire's queue has run its work (owns a reference
+/// to the memory object and a queue of the layer's own).
+struct AbandonedRelease {
+    mem: usize,
+    side: usize,
+    fns: cl::MemoryFns,
+}
+
+impl AbandonedRelease {
+    fn new(queue: cl_command_queue, mem: cl_mem) -> Option<Self> {
+        let fns = cl::queue_memory_fns(queue).ok()?;
+        let context = crate::cl::queue_context(queue).ok()?;
+        let device = crate::cl::queue_device(queue).ok()?;
+        let side = crate::cl::create_queue(context, device)?;
+        if crate::cl::retain_mem(mem).is_err() {
+            crate::cl::release_queue(side);
+            return None;
+        }
+        Some(AbandonedRelease {
+            mem: mem as usize,
+            side: side as usize,
+            fns,
+        })
+    }
+
+    fn after_queue_work(self, queue: cl_command_queue) {
+        let Ok(marker) = crate::cl::events::marker(queue, &[]) else {
+            return self.run();
+        };
+        crate::cl::flush(queue);
+        if let Err(f) = crate::cl::events::when_complete(marker, Box::new(move || self.run())) {
+            // No callbacks: wait here (the platform offers nothing better).
+            crate::cl::events::wait(marker);
+            crate::cl::events::release(marker);
+            f();
+        }
+    }
+
+    fn run(self) {
+        let (side, mem) = (self.side as cl_command_queue, self.mem as cl_mem);
+        // SAFETY: our own queue with nothing else on it; a memory object we hold a reference
+        // to; no wait list (the acquire's queue has run its work).
+        unsafe { (self.fns.release)(side, 1, &mem, 0, std::ptr::null(), std::ptr::null_mut()) };
+        crate::cl::flush(side);
+        crate::cl::release_queue(side);
+        crate::cl::release_mem(mem);
+    }
+}
+
+impl Drop for AcquiredOn {
+    fn drop(&mut self) {
+        self.clear();
     }
 }

@@ -61,6 +61,13 @@ fn pools() -> std::sync::MutexGuard<'static, Option<HashMap<usize, Pool>>> {
     POOLS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// `DXCL_LOG=1`: one line per semaphore operation (hangs on a GPU are found from these).
+fn log(what: std::fmt::Arguments<'_>) {
+    if crate::strategy::logging_enabled() {
+        eprintln!("dxcl-layer: sync: {what}");
+    }
+}
+
 fn event_done(ev: cl_event) -> bool {
     events::is_done(ev)
 }
@@ -114,6 +121,11 @@ impl Pool {
             cl,
             last: std::ptr::null_mut(),
         });
+        log(format_args!(
+            "context {:p}: semaphore {id} created ({} in the pool)",
+            self.context,
+            self.semaphores.len()
+        ));
         Ok(self.semaphores.len() - 1)
     }
 
@@ -135,6 +147,16 @@ impl Drop for Pool {
         }
         let p = self.device.as_ptr();
         for s in self.semaphores.drain(..) {
+            log(format_args!(
+                "context {:p}: semaphore {} closing (last CL command {})",
+                self.context,
+                s.id,
+                if s.last.is_null() || event_done(s.last) {
+                    "complete"
+                } else {
+                    "pending"
+                }
+            ));
             release_event(s.last);
             // SAFETY: our CL semaphore; the runtime's id, destroyed once (it waits for its own
             // submitted operations first).
@@ -145,6 +167,10 @@ impl Drop for Pool {
         }
         // Their signals are complete: DestroySharedSemaphore waited for the waits on them.
         for (_, q) in side {
+            log(format_args!(
+                "context {:p}: side queue {q:p} released",
+                self.context
+            ));
             crate::cl::release_queue(q);
         }
     }
@@ -212,6 +238,10 @@ pub(crate) fn d3d_then_cl(
     let mut ev = std::ptr::null_mut();
     // SAFETY: a valid queue of the semaphore's context; the wait list is the caller's.
     let r = unsafe { (pool.fns.wait)(queue, 1, &sem, std::ptr::null(), n, l, &mut ev) };
+    log(format_args!(
+        "semaphore {id}: Direct3D signals, queue {queue:p} waits after {} events: {r}",
+        wait.len()
+    ));
     if r != 0 {
         return Err(r);
     }
@@ -289,6 +319,15 @@ fn signal_then_d3d_waits(
     let mut ev = std::ptr::null_mut();
     // SAFETY: as in d3d_then_cl.
     let r = unsafe { (pool.fns.signal)(queue, 1, &sem, std::ptr::null(), n, l, &mut ev) };
+    log(format_args!(
+        "semaphore {id}: queue {queue:p} signals after {} events ({}), Direct3D waits: {r}",
+        wait.len(),
+        if wait.iter().all(|&e| event_done(e)) {
+            "complete"
+        } else {
+            "pending"
+        }
+    ));
     if r != 0 {
         return Err(r);
     }
