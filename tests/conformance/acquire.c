@@ -536,6 +536,97 @@ static void lifecycle(env *E)
     }
 }
 
+/* Issue 13: "A release whose wait list holds an unset user event blocks the calling thread until the event
+ * is set: a single-threaded application deadlocks." On one thread: acquire, OpenCL writes, release with a
+ * wait list holding a user event not yet set. An enqueue call does not wait on its wait list, so the
+ * release returns at once (a short watchdog: a release that waits never returns, and the harness's alarm
+ * fails the run); its event is not complete before the user event is set. Then the event is set, the
+ * release's event waited for, and Direct3D must see OpenCL's bytes ("after the release's event completes").
+ * With `drop_first` the application releases the memory object before it sets the event: the bytes still
+ * reach the resource, and nothing the pending read-back writes is freed under it (valgrind). Both
+ * strategies, a buffer and a 2D texture. */
+static void release_before_its_wait_list(env *E, int drop_first)
+{
+    const sharing *s = E->s;
+    enum { WATCH = 10 };
+    cl_int e;
+    unsigned char b_init[BUF_SIZE], b_cl[BUF_SIZE], got[BUF_SIZE];
+    unsigned char t_init[TEX_W * TEX_H * 4], t_cl[TEX_W * TEX_H * 4];
+    fill_pattern(b_init, BUF_SIZE, 41);
+    fill_pattern(b_cl, BUF_SIZE, 42);
+    fill_pattern(t_init, sizeof t_init, 43);
+    fill_pattern(t_cl, sizeof t_cl, 44);
+    size_t o3[3] = {0, 0, 0}, full[3] = {TEX_W, TEX_H, 1};
+    for (int staging = 0; staging < 2; staging++) {
+        h_at("%s: release before its wait list is complete (staging=%d, dropped first=%d): setup", s->name,
+             staging, drop_first);
+        res rb, rt;
+        memset(&rb, 0, sizeof rb);
+        memset(&rt, 0, sizeof rt);
+        CHECK_HR(gfx_buffer(E->g, &rb, BUF_SIZE, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, b_init), S_OK);
+        CHECK_HR(gfx_tex2d(E->g, &rt, TEX_W, TEX_H, 1, 1, DXGI_FORMAT_R8G8B8A8_UNORM, 1, D3D11_USAGE_DEFAULT,
+                           D3D11_BIND_SHADER_RESOURCE, 0, 0, t_init),
+                 S_OK);
+        if (staging)
+            setenv("DXCL_STRATEGY", "staging", 1);
+        cl_int e1 = 1, e2 = 1;
+        cl_mem both[2] = {rb.p ? sh_create_buffer(s, E->ctx, 0, rb.p, &e1) : NULL,
+                          rt.p ? sh_create_tex2d(s, E->ctx, 0, rt.p, 0, &e2) : NULL};
+        unsetenv("DXCL_STRATEGY");
+        CHECK_ERR(e1, CL_SUCCESS);
+        CHECK_ERR(e2, CL_SUCCESS);
+        cl_event gate = clCreateUserEvent(E->ctx, &e);
+        CHECK_ERR(e, CL_SUCCESS);
+        if (both[0] && both[1] && gate) {
+            CHECK_ERR(sh_acquire(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_ERR(clEnqueueWriteBuffer(E->q, both[0], CL_TRUE, 0, BUF_SIZE, b_cl, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_ERR(clEnqueueWriteImage(E->q, both[1], CL_TRUE, o3, full, 0, 0, t_cl, 0, NULL, NULL), CL_SUCCESS);
+            h_at("%s: release before its wait list is complete (staging=%d, dropped first=%d): the release returns",
+                 s->name, staging, drop_first);
+            unsigned left = alarm(WATCH);
+            cl_event ev = NULL;
+            CHECK_ERR(sh_release(s, E->q, 2, both, 1, &gate, &ev), CL_SUCCESS);
+            alarm(left ? left : 1);
+            h_at("%s: release before its wait list is complete (staging=%d, dropped first=%d): after the event",
+                 s->name, staging, drop_first);
+            if (ev) {
+                cl_int status = CL_COMPLETE;
+                CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL),
+                          CL_SUCCESS);
+                CHECK(status != CL_COMPLETE); /* it waits for the user event */
+            }
+            if (drop_first) {
+                CHECK_ERR(clReleaseMemObject(both[0]), CL_SUCCESS);
+                CHECK_ERR(clReleaseMemObject(both[1]), CL_SUCCESS);
+                both[0] = both[1] = NULL;
+            }
+            CHECK_ERR(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+            if (ev) {
+                CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+                clReleaseEvent(ev);
+            }
+            memset(got, 0, sizeof got);
+            if (gfx_read(E->g, &rb, 0, got))
+                CHECK_EQ(first_diff(got, b_cl, BUF_SIZE), -1);
+            else
+                CHECK(0);
+            memset(got, 0, sizeof got);
+            if (gfx_read(E->g, &rt, 0, got))
+                CHECK_EQ(first_diff(got, t_cl, sizeof t_cl), -1);
+            else
+                CHECK(0);
+        }
+        CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+        for (int i = 0; i < 2; i++)
+            if (both[i])
+                clReleaseMemObject(both[i]);
+        if (gate)
+            clReleaseEvent(gate);
+        res_free(&rb);
+        res_free(&rt);
+    }
+}
+
 /* A kernel released while its launch waits lives on in the platform; once the platform frees it, a new
  * kernel may get its handle, and must not inherit its arguments: the old kernel had a D3D object (now
  * released) as its third argument, the new one has two arguments, both plain, and launches. */
@@ -634,17 +725,21 @@ int main(void)
             desc.image_type = CL_MEM_OBJECT_IMAGE2D;
             desc.image_width = desc.image_height = 16;
             E->pi = clCreateImage(E->ctx, CL_MEM_READ_WRITE, &imf, &desc, NULL, &e);
-            /* DXCL_CONFORMANCE_PART=lifecycle runs only lifecycle() (run.sh runs it under valgrind);
-             * =kernels only kernel_handles() (to tell a hang's part on a GPU). */
+            /* DXCL_CONFORMANCE_PART=lifecycle runs only lifecycle() and the release of dropped objects
+             * before their wait list completes (run.sh runs them under valgrind); =kernels only
+             * kernel_handles() (to tell a hang's part on a GPU). */
             const char *part = getenv("DXCL_CONFORMANCE_PART");
             if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "lifecycle") == 0) {
                 lifecycle(E);
+                release_before_its_wait_list(E, 1);
             } else if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "kernels") == 0) {
                 kernel_handles(E);
             } else if (E->mb && E->mt && E->pb && E->pi) {
                 arguments(E);
                 state_machine(E);
                 waits_for_wait_list(E);
+                release_before_its_wait_list(E, 0);
+                release_before_its_wait_list(E, 1);
                 not_acquired(E, "never acquired");
                 not_acquired(E, "after release");
                 lifecycle(E);

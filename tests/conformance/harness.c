@@ -50,11 +50,16 @@ static void on_watchdog(int sig)
 
 void h_begin(const char *name, unsigned watchdog_seconds)
 {
-    const char *strategy = getenv("DXCL_STRATEGY");
+    const char *strategy = getenv("DXCL_STRATEGY"), *interop = getenv("DXCL_INTEROP");
     if (strategy && *strategy)
         snprintf(h_name, sizeof h_name, "%s_%s", name, strategy);
     else
         snprintf(h_name, sizeof h_name, "%s", name);
+    /* DXCL_INTEROP=0: the layer treats dxcl's runtime as a foreign device. */
+    if (interop && strcmp(interop, "0") == 0) {
+        size_t n = strlen(h_name);
+        snprintf(h_name + n, sizeof h_name - n, "_foreign");
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGALRM, on_watchdog);
     alarm(watchdog_seconds);

@@ -1,5 +1,8 @@
 #!/bin/sh
 # Runs the suite: run.sh BUILD_DIR "VALGRIND CMD" "PROGRAMS" "PROGRAMS RUN AGAIN WITH THE STAGING STRATEGY"
+#                        ["PROGRAMS RUN AGAIN WITH DXCL_INTEROP=0"]
+# DXCL_INTEROP=0 makes the layer ignore dxcl's interop interface, so every object takes the staging copies
+# of a foreign device (DXVK's): the path whose release writes back from the read-back's completion callback.
 # Every program runs even when an earlier one failed; a program that ends without its
 # "<name>: N passed, N failed" line (a crash) counts as one failure. The last line sums them all.
 build=$1
@@ -7,6 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 valgrind=$2
 programs=$3
 staged=$4
+foreign=${5:-}
 passed=0
 failed=0
 log=$(mktemp)
@@ -41,6 +45,9 @@ done
 for prog in $staged; do
     one "$prog (staging)" env DXCL_STRATEGY=staging "$build/$prog"
 done
+for prog in $foreign; do
+    one "$prog (DXCL_INTEROP=0)" env DXCL_INTEROP=0 "$build/$prog"
+done
 if [ -n "$valgrind" ]; then
     # shellcheck disable=SC2086 # the valgrind command is a word list
     one "contexts (valgrind)" $valgrind --suppressions="$here/valgrind.supp" "$build/contexts"
@@ -49,6 +56,11 @@ if [ -n "$valgrind" ]; then
     # shellcheck disable=SC2086
     one "acquire lifecycle (valgrind)" env DXCL_CONFORMANCE_PART=lifecycle \
         $valgrind --suppressions="$here/valgrind.supp" "$build/acquire"
+    if [ -n "$foreign" ]; then
+        # shellcheck disable=SC2086
+        one "acquire lifecycle (valgrind, DXCL_INTEROP=0)" env DXCL_CONFORMANCE_PART=lifecycle DXCL_INTEROP=0 \
+            $valgrind --suppressions="$here/valgrind.supp" "$build/acquire"
+    fi
 fi
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -254,6 +254,17 @@ static void *work(void *arg)
             break; /* enough said; keeps a broken run's output short */
     }
     call_ok(W, P->rounds, "clFinish", clFinish(W->q));
+    /* The last round's clEnqueueWriteImage reads cl_t, freed below. Mesa rusticl 22.3's clFinish may return
+     * before commands that an earlier flush sent on have run (a platform bug: docs/conformance.md, and
+     * acquire.c's finish_after_flush proves it on a plain buffer), so a marker after everything is waited
+     * for too. It used to be hidden: a staging release blocked until its read-back, which follows that
+     * write, had run; it now returns at once (issue 13). */
+    cl_event all = NULL;
+    if (call_ok(W, P->rounds, "clEnqueueMarkerWithWaitList", clEnqueueMarkerWithWaitList(W->q, 0, NULL, &all)) &&
+        all) {
+        call_ok(W, P->rounds, "clWaitForEvents(marker)", clWaitForEvents(1, &all));
+        clReleaseEvent(all);
+    }
     free(cl_b), free(got_b), free(cl_t), free(got_t), free(got_turn), free(want_turn);
     return NULL;
 }

@@ -10,15 +10,23 @@
 //! created with `D3D11_CREATE_DEVICE_DEBUG` the context checks the rule the way the SDK's debug
 //! layer does: two threads inside its methods at once is `CORRUPTED_MULTITHREADING`, reported on
 //! stderr, and the process aborts (dxcl has no info queue to break into).
+//!
+//! `ID3D11Multithread` (queried from the context, as in the SDK): with protection on, every method
+//! of the context takes the device's lock, and `Enter`/`Leave` hold it across calls. The lock is
+//! re-entrant, as the SDK's is: a thread inside `Enter` calls the context, and the runtime runs the
+//! interop layer's pending work inside a context call, which may call the context again (the
+//! OpenCL layer's staging write-back).
 
 use std::cell::Cell;
 use std::mem::offset_of;
 use std::ptr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::thread::ThreadId;
 
 use super::abi::*;
-use super::device::{child_get_device, Device, DeviceChild};
-use super::guard::guard;
+use super::device::{child_get_device, Device, DeviceChild, IID_ID3D10MULTITHREAD};
+use super::guard::{guard, lock};
 use super::iid_in;
 use super::object::*;
 use super::private_data::*;
@@ -30,6 +38,7 @@ use crate::core::TexelBox;
 #[repr(C)]
 pub struct Context {
     d3d11: *const ID3D11DeviceContextVtbl,
+    multithread: *const MultithreadVtbl,
     refs: RefCounts,
     private: PrivateData,
     device: *const Device,
@@ -37,6 +46,66 @@ pub struct Context {
     /// method now (0: none; see [`thread_token`]).
     check_threads: bool,
     inside: AtomicU64,
+    /// `SetMultithreadProtected`: every method takes `lock`.
+    protected: AtomicBool,
+    lock: DeviceLock,
+}
+
+/// `ID3D11Multithread`'s vtable (`ID3D10Multithread` has the same IID and methods); not yet in
+/// `dxcl_abi`.
+#[repr(C)]
+#[allow(non_snake_case)] // The SDK's method names.
+pub struct MultithreadVtbl {
+    base: IUnknownVtbl,
+    Enter: unsafe extern "system" fn(*mut c_void),
+    Leave: unsafe extern "system" fn(*mut c_void),
+    SetMultithreadProtected: unsafe extern "system" fn(*mut c_void, BOOL) -> BOOL,
+    GetMultithreadProtected: unsafe extern "system" fn(*mut c_void) -> BOOL,
+}
+
+/// A re-entrant lock that a thread may take in one call and give back in another (`Enter`,
+/// `Leave`).
+#[derive(Default)]
+struct DeviceLock {
+    /// The thread holding it and how many times it took it.
+    owner: Mutex<Option<(ThreadId, usize)>>,
+    freed: Condvar,
+}
+
+impl DeviceLock {
+    fn take(&self) {
+        let me = std::thread::current().id();
+        let mut owner = lock(&self.owner);
+        loop {
+            match &mut *owner {
+                None => {
+                    *owner = Some((me, 1));
+                    return;
+                }
+                Some((t, depth)) if *t == me => {
+                    *depth += 1;
+                    return;
+                }
+                Some(_) => owner = self.freed.wait(owner).unwrap_or_else(|p| p.into_inner()),
+            }
+        }
+    }
+
+    /// Gives back one hold of the calling thread; a `Leave` without its `Enter` does nothing
+    /// (the SDK leaves it undefined).
+    fn give_back(&self) {
+        let me = std::thread::current().id();
+        let mut owner = lock(&self.owner);
+        if let Some((t, depth)) = &mut *owner {
+            if *t == me {
+                *depth -= 1;
+                if *depth == 0 {
+                    *owner = None;
+                    self.freed.notify_one();
+                }
+            }
+        }
+    }
 }
 
 // SAFETY: the vtable pointer refers to an immutable static; `device` outlives the context (the
@@ -46,6 +115,7 @@ unsafe impl Send for Context {}
 unsafe impl Sync for Context {}
 
 pub const CONTEXT_FACE: usize = offset_of!(Context, d3d11);
+pub const MULTITHREAD_FACE: usize = offset_of!(Context, multithread);
 
 // SAFETY: `d3d11` is the only face; `face_for` returns its offset only.
 unsafe impl ComObject for Context {
@@ -57,9 +127,13 @@ unsafe impl ComObject for Context {
         &self.private
     }
     fn faces() -> &'static [usize] {
-        &[CONTEXT_FACE]
+        &[CONTEXT_FACE, MULTITHREAD_FACE]
     }
     fn face_for(&self, riid: &GUID) -> Option<usize> {
+        if iid_in(riid, &[IID_ID3D10MULTITHREAD]) {
+            // IID_ID3D11Multithread is the same IID.
+            return Some(MULTITHREAD_FACE);
+        }
         iid_in(
             riid,
             &[IID_IUnknown, IID_ID3D11DeviceChild, IID_ID3D11DeviceContext],
@@ -90,29 +164,37 @@ impl Context {
     pub fn create(device: *const Device, check_threads: bool) -> *mut Context {
         into_raw(Context {
             d3d11: &CONTEXT_VTBL,
+            multithread: &MULTITHREAD_VTBL,
             refs: RefCounts::new_private(),
             private: PrivateData::default(),
             device,
             check_threads,
             inside: AtomicU64::new(0),
+            protected: AtomicBool::new(false),
+            lock: DeviceLock::default(),
         })
     }
 
     /// Marks the calling thread inside `method` until the returned guard drops; on a debug
     /// device, another thread inside at the same time is reported and aborts the process.
     fn enter(&self, method: &str) -> Inside<'_> {
+        // Multithread protection: the device's lock for the whole call.
+        let locked = self.protected.load(Ordering::Acquire).then(|| {
+            self.lock.take();
+            &self.lock
+        });
         if !self.check_threads {
-            return Inside(None);
+            return Inside(None, locked);
         }
         let me = thread_token();
         match self
             .inside
             .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
         {
-            Ok(_) => Inside(Some(&self.inside)),
+            Ok(_) => Inside(Some(&self.inside), locked),
             // A method of this thread called back into the context (nested): the outer call
             // clears the mark.
-            Err(other) if other == me => Inside(None),
+            Err(other) if other == me => Inside(None, locked),
             Err(other) => {
                 eprintln!(
                     "D3D11 CORRUPTION: ID3D11DeviceContext::{method}: Two threads were found to be \
@@ -138,13 +220,17 @@ impl Context {
     }
 }
 
-/// A thread inside a context method (see [`Context::enter`]).
-struct Inside<'a>(Option<&'a AtomicU64>);
+/// A thread inside a context method (see [`Context::enter`]), holding the device's lock when
+/// protected.
+struct Inside<'a>(Option<&'a AtomicU64>, Option<&'a DeviceLock>);
 
 impl Drop for Inside<'_> {
     fn drop(&mut self) {
         if let Some(inside) = self.0 {
             inside.store(0, Ordering::Release);
+        }
+        if let Some(lock) = self.1 {
+            lock.give_back();
         }
     }
 }
@@ -163,6 +249,58 @@ fn thread_token() -> u64 {
 
 type C = Context;
 const CO: usize = CONTEXT_FACE;
+const MO: usize = MULTITHREAD_FACE;
+
+static MULTITHREAD_VTBL: MultithreadVtbl = MultithreadVtbl {
+    base: unknown_vtbl::<C, MO>(),
+    Enter: mt_enter,
+    Leave: mt_leave,
+    SetMultithreadProtected: mt_set_protected,
+    GetMultithreadProtected: mt_get_protected,
+};
+
+/// # Safety
+/// `this` is the multithread face of a live context.
+unsafe fn mt<'a>(this: *mut c_void) -> &'a Context {
+    // SAFETY: function contract.
+    unsafe { object::<Context, _>(this, MO) }
+}
+
+/// `Enter`: takes the device's lock (re-entrant), whether or not protection is on.
+unsafe extern "system" fn mt_enter(this: *mut c_void) {
+    guard((), || {
+        // SAFETY: COM contract: `this` is the multithread face of a live context.
+        let c = unsafe { mt(this) };
+        c.lock.take()
+    })
+}
+
+/// `Leave`: gives back one `Enter` of this thread.
+unsafe extern "system" fn mt_leave(this: *mut c_void) {
+    guard((), || {
+        // SAFETY: COM contract: `this` is the multithread face of a live context.
+        let c = unsafe { mt(this) };
+        c.lock.give_back()
+    })
+}
+
+/// `SetMultithreadProtected`: returns whether protection was on.
+unsafe extern "system" fn mt_set_protected(this: *mut c_void, on: BOOL) -> BOOL {
+    guard(0, || {
+        // SAFETY: COM contract.
+        let c = unsafe { mt(this) };
+        c.protected.swap(on != 0, Ordering::AcqRel) as BOOL
+    })
+}
+
+/// `GetMultithreadProtected`.
+unsafe extern "system" fn mt_get_protected(this: *mut c_void) -> BOOL {
+    guard(0, || {
+        // SAFETY: COM contract: `this` is the multithread face of a live context.
+        let c = unsafe { mt(this) };
+        c.protected.load(Ordering::Acquire) as BOOL
+    })
+}
 
 static CONTEXT_VTBL: ID3D11DeviceContextVtbl = ID3D11DeviceContextVtbl {
     base: ID3D11DeviceChildVtbl {

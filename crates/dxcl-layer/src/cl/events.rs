@@ -76,6 +76,39 @@ pub(crate) fn release(event: cl_event) {
     }
 }
 
+/// A new user event of `context` (owned by the caller): stands for work the layer does on the
+/// host, which commands and the application's event can wait for.
+pub(crate) fn user_event(context: opencl_sys::cl_context) -> Result<cl_event, cl_int> {
+    let create = down!(clCreateUserEvent);
+    let mut err = opencl_sys::CL_SUCCESS;
+    // SAFETY: the caller's context (the platform validates it); our own out pointer.
+    let ev = unsafe { create(context, &mut err) };
+    check(err)?;
+    Ok(ev)
+}
+
+/// Completes a user event of the layer's: `CL_COMPLETE`, or a negative status for work that
+/// failed (commands waiting for it then fail too).
+pub(crate) fn set_user_status(ev: cl_event, status: cl_int) {
+    if let Some(set) = super::target().and_then(|t| t.clSetUserEventStatus) {
+        // SAFETY: a user event the caller holds, set once.
+        unsafe { set(ev, status) };
+    }
+}
+
+/// The execution status of `ev` (`CL_COMPLETE`, a negative error, or a stage before it); an
+/// error when the query fails.
+pub(crate) fn status(ev: cl_event) -> cl_int {
+    let Some(get) = super::target().and_then(|t| t.clGetEventInfo) else {
+        return opencl_sys::CL_INVALID_OPERATION;
+    };
+    // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
+    query_value(|n, p, r| unsafe {
+        get(ev, opencl_sys::CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r)
+    })
+    .unwrap_or(opencl_sys::CL_INVALID_EVENT)
+}
+
 /// Whether `ev` has completed (or failed: a failed command holds nothing up any more).
 pub(crate) fn is_done(ev: cl_event) -> bool {
     let Some(get) = super::target().and_then(|t| t.clGetEventInfo) else {

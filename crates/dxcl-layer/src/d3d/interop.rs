@@ -25,9 +25,22 @@ pub(crate) struct Layout {
     pub depth_pitch: u32,
 }
 
+/// Whether the layer uses the interop interface: `DXCL_INTEROP=0` makes it treat dxcl's own
+/// resources as a foreign device's (staging copies, no pending work), so that path is tested on
+/// the runtime too.
+pub(crate) fn enabled() -> bool {
+    !matches!(
+        std::env::var("DXCL_INTEROP").as_deref().map(str::trim),
+        Ok("0")
+    )
+}
+
 impl Interop {
-    /// The interface, when the resource is one of dxcl's.
+    /// The interface, when the resource is one of dxcl's (and [`enabled`]).
     pub fn query(resource: &ComPtr) -> Option<Interop> {
+        if !enabled() {
+            return None;
+        }
         let com = resource.query::<IDxclInteropResource>()?;
         let mut m = DXCL_RESOURCE_MEMORY::default();
         let p = com.as_ptr();
@@ -133,4 +146,38 @@ pub(crate) fn keep_until(interop: &ComPtr<IDxclInteropResource>, signal: Arc<Sig
         return false;
     }
     true
+}
+
+/// Work the runtime runs before its next access to a resource (see [`run_before_next_access`]).
+pub(crate) type AccessWork = Box<dyn Fn() + Send + Sync>;
+
+unsafe extern "system" fn work_wait(context: *mut c_void) {
+    // SAFETY: the context is the box `run_before_next_access` leaked, alive until work_release.
+    let work = unsafe { &*context.cast::<AccessWork>() };
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+}
+
+unsafe extern "system" fn work_release(context: *mut c_void) {
+    // SAFETY: the box `run_before_next_access` leaked, given back exactly once.
+    drop(unsafe { Box::from_raw(context.cast::<AccessWork>()) });
+}
+
+/// Makes the runtime run `work` (on the thread of that access, before it) at its next access to
+/// the resource, its destruction included, then drop it. Returns `work` back when the runtime
+/// would not take it.
+pub(crate) fn run_before_next_access(
+    interop: &ComPtr<IDxclInteropResource>,
+    work: AccessWork,
+) -> Result<(), AccessWork> {
+    let context = Box::into_raw(Box::new(work)).cast::<c_void>();
+    let p = interop.as_ptr();
+    // SAFETY: a live IDxclInteropResource; the callbacks are plain functions that catch panics,
+    // and the context is the box leaked just above, which work_release takes back.
+    let hr =
+        unsafe { ((*(*p).lpVtbl).AddPendingWork)(p, Some(work_wait), Some(work_release), context) };
+    if !SUCCEEDED(hr) {
+        // SAFETY: the runtime refused it, so the box is still ours alone.
+        return Err(*unsafe { Box::from_raw(context.cast::<AccessWork>()) });
+    }
+    Ok(())
 }

@@ -5,6 +5,7 @@ pub(crate) mod adapter;
 pub(crate) mod com;
 pub(crate) mod device;
 pub(crate) mod interop;
+pub(crate) mod multithread;
 pub(crate) mod resource;
 pub(crate) mod staging;
 pub(crate) mod vulkan;

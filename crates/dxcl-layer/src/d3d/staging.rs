@@ -24,9 +24,12 @@ use dxcl_abi::{
 };
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::thread::ThreadId;
 
 use super::com::ComPtr;
+use super::interop::Interop;
+use super::multithread::Multithread;
 use super::resource::{device10, device11, AnyResource, Resource};
 use crate::core::tokens::D3dVersion;
 use crate::core::tokens::ResourceKind;
@@ -94,15 +97,32 @@ impl Staging10 {
 
 /// The lock of one Direct3D device, shared by every staging resource of that device: held
 /// around each sequence of the layer's calls on the device (its immediate context for D3D11).
+///
+/// Re-entrant: a staging release's write-back runs as the runtime's pending work (dxcl's runtime)
+/// inside a Direct3D call, which may be one the layer makes under this lock on the same thread.
+/// Where the device has a multithread lock ([`Multithread`]), that lock is taken first, then
+/// this one, in every sequence, so a write-back on a platform thread (foreign devices) never
+/// overlaps the application's own calls, and the two locks are always taken in one order.
 #[derive(Clone)]
-struct DeviceLock(Arc<Mutex<()>>);
+pub(crate) struct DeviceLock(Arc<DeviceLockState>);
+
+struct DeviceLockState {
+    /// The thread holding the lock and how many times it took it.
+    owner: Mutex<Option<(ThreadId, usize)>>,
+    freed: Condvar,
+    multithread: Option<Multithread>,
+}
+
+/// One hold of a [`DeviceLock`], released on drop.
+pub(crate) struct DeviceGuard<'a>(&'a DeviceLockState);
 
 impl DeviceLock {
-    /// The lock of the device whose `IUnknown` identity is `device`. The map keeps weak
-    /// references: a lock lives as long as a staging resource of its device, and each of those
-    /// holds the device, so an identity cannot be reused by another device while its lock lives.
-    fn of(device: usize) -> DeviceLock {
-        static LOCKS: OnceLock<Mutex<HashMap<usize, Weak<Mutex<()>>>>> = OnceLock::new();
+    /// The lock of the device whose `IUnknown` identity is `device` (`multithread`: its own lock,
+    /// used by the first staging resource's lock of the device). The map keeps weak references: a
+    /// lock lives as long as a staging resource of its device, and each of those holds the device,
+    /// so an identity cannot be reused by another device while its lock lives.
+    fn of(device: usize, multithread: Option<Multithread>) -> DeviceLock {
+        static LOCKS: OnceLock<Mutex<HashMap<usize, Weak<DeviceLockState>>>> = OnceLock::new();
         let mut locks = LOCKS
             .get_or_init(Default::default)
             .lock()
@@ -111,14 +131,56 @@ impl DeviceLock {
             return DeviceLock(lock);
         }
         locks.retain(|_, l| l.strong_count() > 0);
-        let lock = Arc::new(Mutex::new(()));
+        let lock = Arc::new(DeviceLockState {
+            owner: Mutex::new(None),
+            freed: Condvar::new(),
+            multithread,
+        });
         locks.insert(device, Arc::downgrade(&lock));
         DeviceLock(lock)
     }
 
-    fn hold(&self) -> MutexGuard<'_, ()> {
+    pub fn hold(&self) -> DeviceGuard<'_> {
+        let state = &*self.0;
+        if let Some(m) = &state.multithread {
+            m.enter();
+        }
+        let me = std::thread::current().id();
         // Nothing the lock guards can be left half-done by a panic (it guards no data).
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        let mut owner = state.owner.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match &mut *owner {
+                None => {
+                    *owner = Some((me, 1));
+                    break;
+                }
+                Some((t, depth)) if *t == me => {
+                    *depth += 1;
+                    break;
+                }
+                Some(_) => {
+                    owner = state.freed.wait(owner).unwrap_or_else(|p| p.into_inner());
+                }
+            }
+        }
+        DeviceGuard(state)
+    }
+}
+
+impl Drop for DeviceGuard<'_> {
+    fn drop(&mut self) {
+        let mut owner = self.0.owner.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, depth)) = &mut *owner {
+            *depth -= 1;
+            if *depth == 0 {
+                *owner = None;
+                self.0.freed.notify_one();
+            }
+        }
+        drop(owner);
+        if let Some(m) = &self.0.multithread {
+            m.leave();
+        }
     }
 }
 
@@ -153,11 +215,16 @@ impl Staging {
         // SAFETY: the memory object's registry entry holds the counted reference to the resource
         // and owns this staging copy, so the resource outlives it.
         let base = unsafe { r.base.clone().into_borrowed() };
+        // A foreign device (no interop interface): a staging release writes back from a platform
+        // thread, which must hold the device's own lock. dxcl's runtime writes back on the
+        // thread of the next Direct3D access instead, and needs no protection.
+        let foreign = Interop::query(&r.com).is_none();
         let (api, device_lock) = match base {
             AnyResource::D3D11(resource) => {
                 let device = device11(&resource).ok_or(D3dError(E_FAIL))?;
-                let device_lock = DeviceLock::of(device.identity());
                 let context = immediate_context(&device)?;
+                let multithread = foreign.then(|| Multithread::of(&context)).flatten();
+                let device_lock = DeviceLock::of(device.identity(), multithread);
                 let staging = create_staging11(&device, kind, r.desc.format, extent, place)?;
                 let api = Api::D3D11 {
                     resource,
@@ -168,7 +235,8 @@ impl Staging {
             }
             AnyResource::D3D10(resource) => {
                 let device = device10(&resource).ok_or(D3dError(E_FAIL))?;
-                let device_lock = DeviceLock::of(device.identity());
+                let multithread = foreign.then(|| Multithread::of(&device)).flatten();
+                let device_lock = DeviceLock::of(device.identity(), multithread);
                 let staging = create_staging10(&device, kind, r.desc.format, extent, place)?;
                 let api = Api::D3D10 {
                     resource,
@@ -200,6 +268,20 @@ impl Staging {
             row_bytes,
             shadow,
         })
+    }
+
+    /// A new counted reference to the shared resource (the staging copy itself borrows the
+    /// memory object's).
+    pub fn resource_reference(&self) -> Option<ComPtr> {
+        match &self.api {
+            Api::D3D11 { resource, .. } => resource.query(),
+            Api::D3D10 { resource, .. } => resource.query(),
+        }
+    }
+
+    /// The lock of the resource's device (see [`DeviceLock`]).
+    pub fn device_lock(&self) -> DeviceLock {
+        self.device_lock.clone()
     }
 
     pub fn extent(&self) -> (u32, u32, u32) {
@@ -623,23 +705,61 @@ fn create_staging10(
 mod tests {
     use super::*;
 
+    /// Whether another thread could take the lock now.
+    fn free_for_others(l: &DeviceLock) -> bool {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            l.0.owner
+                .lock()
+                .unwrap()
+                .is_none_or(|(t, _)| t == std::thread::current().id())
+        })
+        .join()
+        .unwrap()
+    }
+
     #[test]
     fn one_lock_per_device() {
-        let a = DeviceLock::of(0x1000);
-        let b = DeviceLock::of(0x1000);
-        let other = DeviceLock::of(0x2000);
+        let a = DeviceLock::of(0x1000, None);
+        let b = DeviceLock::of(0x1000, None);
+        let other = DeviceLock::of(0x2000, None);
         assert!(Arc::ptr_eq(&a.0, &b.0), "one device, one lock");
         assert!(!Arc::ptr_eq(&a.0, &other.0), "two devices, two locks");
         let held = a.hold();
         assert!(
-            b.0.try_lock().is_err(),
+            !free_for_others(&b),
             "held for every staging resource of the device"
         );
-        assert!(other.0.try_lock().is_ok(), "another device's work goes on");
+        assert!(free_for_others(&other), "another device's work goes on");
         drop(held);
         // Once no staging resource of a device is left, its entry goes with the next new device.
         drop((a, b));
-        let _third = DeviceLock::of(0x3000);
-        assert!(DeviceLock::of(0x1000).0.try_lock().is_ok());
+        let _third = DeviceLock::of(0x3000, None);
+        assert!(free_for_others(&DeviceLock::of(0x1000, None)));
+    }
+
+    #[test]
+    fn re_entrant_on_its_thread_only() {
+        let lock = DeviceLock::of(0x4000, None);
+        let outer = lock.hold();
+        // Pending work inside a Direct3D call the layer makes under the lock takes it again.
+        let inner = lock.hold();
+        drop(inner);
+        assert!(!free_for_others(&lock), "still held by the outer hold");
+        let (l2, entered) = (
+            lock.clone(),
+            Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        );
+        let e2 = entered.clone();
+        let t = std::thread::spawn(move || {
+            let _g = l2.hold();
+            e2.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!entered.load(std::sync::atomic::Ordering::SeqCst));
+        drop(outer);
+        t.join().unwrap();
+        assert!(entered.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(free_for_others(&lock));
     }
 }

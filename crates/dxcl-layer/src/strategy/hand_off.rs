@@ -114,6 +114,12 @@ impl<'a> HandOff<'a> {
         self.flush_deferred < objects
     }
 
+    /// Whether the wait list holds a user event still unset: one only the application can set,
+    /// perhaps on this very thread after the call returns, so the call must not wait for it.
+    pub fn waits_for_unset_user_event(&self) -> bool {
+        self.commands.is_some()
+    }
+
     /// The call's event waits for `ev` too; the hand-off owns that reference now.
     pub fn wait_for(&mut self, ev: cl_event) {
         self.events.push(ev);

@@ -1,27 +1,91 @@
 //! Staging copy: a plain OpenCL object, filled from the resource at acquire and copied back at
 //! release through a CPU-accessible Direct3D staging resource, with standard COM calls only.
 //! Works with any Direct3D device (foreign ones included) and any OpenCL device; O(size).
+//!
+//! A release enqueues the read-back into the shadow and returns: an enqueue call must not wait
+//! on its wait list (a single-threaded application that sets a user event of that list after the
+//! call would deadlock). The bytes reach the resource once the read-back has run ([`WriteBack`]):
+//! - dxcl's runtime (the interop interface): as the runtime's pending work, before Direct3D's
+//!   next access to the resource (its destruction included), on the thread making that access, so
+//!   Direct3D never sees stale bytes; or at the object's next acquire, whichever comes first.
+//! - a foreign device: from the read-back's completion callback, on the platform's thread, under
+//!   the device's multithread lock; the release's event waits for a user event set after that
+//!   write, so once it completes Direct3D sees the data. With implicit synchronisation, whose
+//!   later Direct3D calls a foreign device cannot be made to wait for, the release still waits
+//!   for the write unless its wait list holds a user event still unset.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use opencl_sys::{cl_command_queue, cl_event, cl_int, cl_mem, CL_FALSE, CL_OUT_OF_RESOURCES};
+use opencl_sys::{
+    cl_command_queue, cl_event, cl_int, cl_mem, CL_COMPLETE, CL_FALSE, CL_OUT_OF_RESOURCES,
+};
 
 use super::{create_plain, made, release_mem, Decision, HandOff, Made, Request, SharingStrategy};
 use crate::cl::{check, down, events, wait_list};
 use crate::core::tokens::ResourceKind;
-use crate::d3d::staging::{Place, Staging};
+use crate::d3d::com::ComPtr;
+use crate::d3d::interop::{self, Interop};
+use crate::d3d::staging::{DeviceLock, Place, Staging};
+use dxcl_abi::interop::IDxclInteropResource;
 
 pub(super) struct StagingCopy {
     decision: Decision,
     kind: ResourceKind,
-    state: Mutex<State>,
-}
-
-struct State {
-    staging: Staging,
+    copy: Arc<Copy>,
+    /// dxcl's runtime: the resource's interop interface, whose pending work writes a release's
+    /// bytes back. `None` on a foreign device (and with `DXCL_INTEROP=0`).
+    interop: Option<ComPtr<IDxclInteropResource>>,
     /// The last acquire's copy into the memory object (retained), which the release waits for:
     /// it may run on another queue.
-    last_upload: Option<usize>,
+    last_upload: Mutex<Option<usize>>,
+}
+
+/// What a write-back needs, shared with the work that runs it.
+struct Copy {
+    device: DeviceLock,
+    /// Locked only while `device` is held, so a thread holding `device` never waits for it.
+    staging: Mutex<Staging>,
+    /// The last release's write-back, until it runs; taken under `device` by whoever runs it.
+    write_back: Mutex<Option<WriteBack>>,
+}
+
+/// A release's bytes on their way to the resource: the read-back into the shadow, then the
+/// write from the shadow into the resource.
+struct WriteBack {
+    /// The read-back (owned).
+    read: cl_event,
+    /// Foreign devices: the user event the release's event waits for, set once the bytes are in
+    /// the resource (owned).
+    written: Option<cl_event>,
+    /// Foreign devices, once the memory object is gone: a counted reference that keeps the
+    /// resource alive until the write.
+    keep: Option<ComPtr>,
+}
+
+// SAFETY: the events are reference-counted OpenCL handles, usable from any thread; the COM
+// reference is a free-threaded Direct3D resource (see ComPtr).
+unsafe impl Send for WriteBack {}
+
+impl WriteBack {
+    /// Ends it: the bytes are in the resource (`CL_COMPLETE`), or `status` says why not.
+    fn finish(mut self, status: cl_int) {
+        if let Some(ev) = self.written.take() {
+            events::set_user_status(ev, status);
+            events::release(ev);
+        }
+    }
+}
+
+impl Drop for WriteBack {
+    fn drop(&mut self) {
+        events::release(self.read);
+        if let Some(ev) = self.written.take() {
+            // Dropped without running (nothing will run it any more): the release's event fails
+            // rather than waits forever.
+            events::set_user_status(ev, CL_OUT_OF_RESOURCES);
+            events::release(ev);
+        }
+    }
 }
 
 impl StagingCopy {
@@ -45,16 +109,87 @@ impl StagingCopy {
             StagingCopy {
                 decision,
                 kind: req.kind,
-                state: Mutex::new(State {
-                    staging,
-                    last_upload: None,
+                copy: Arc::new(Copy {
+                    device: staging.device_lock(),
+                    staging: Mutex::new(staging),
+                    write_back: Mutex::new(None),
                 }),
+                // SAFETY: the memory object's entry holds the counted reference to the resource
+                // for as long as this strategy lives (the write-back's pending work does not use
+                // it); the specs let the memory object add exactly one reference.
+                interop: Interop::query(&req.resource.com)
+                    .map(|i| unsafe { i.com.into_borrowed() }),
+                last_upload: Mutex::new(None),
             },
         )
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn last_upload(&self) -> MutexGuard<'_, Option<usize>> {
+        self.last_upload.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hands `w` to what runs it: the runtime's pending work, else the read-back's completion
+    /// callback. Returns it back when neither takes it.
+    fn schedule(&self, w: WriteBack) -> Result<(), ()> {
+        let read = w.read;
+        let foreign = w.written.is_some();
+        // The acquire ran the previous one; one left over could never run now.
+        drop(self.copy.write_back().replace(w));
+        if let (Some(i), false) = (&self.interop, foreign) {
+            let copy = self.copy.clone();
+            return interop::run_before_next_access(i, Box::new(move || copy.run_write_back()))
+                .map_err(drop);
+        }
+        let copy = self.copy.clone();
+        // The callback's own reference (released after it runs).
+        events::retain(read).map_err(drop)?;
+        events::when_complete(
+            read,
+            Box::new(move || crate::in_callback(|| copy.run_write_back())),
+        )
+        .map_err(|_| events::release(read))
+    }
+}
+
+impl Copy {
+    fn staging(&self) -> MutexGuard<'_, Staging> {
+        self.staging.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write_back(&self) -> MutexGuard<'_, Option<WriteBack>> {
+        self.write_back.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs the pending write-back, if any: waits for its read-back (holding no lock of ours
+    /// unless the caller does), then writes the shadow into the resource under the device lock.
+    /// Whoever comes first does it; the others find nothing left.
+    fn run_write_back(&self) {
+        let read = {
+            let pending = self.write_back();
+            // Retained under the slot's lock: the thread that runs it releases its reference.
+            match pending.as_ref() {
+                Some(w) if events::retain(w.read).is_ok() => w.read,
+                _ => return,
+            }
+        };
+        events::wait(read);
+        let status = events::status(read);
+        events::release(read);
+        let _device = self.device.hold();
+        let Some(w) = self.write_back().take() else {
+            return;
+        };
+        // A failed read-back has no bytes to write: its failure is the release's.
+        let written = if status == CL_COMPLETE as cl_int {
+            match self.staging().upload() {
+                Ok(()) => CL_COMPLETE as cl_int,
+                Err(_) => CL_OUT_OF_RESOURCES,
+            }
+        } else {
+            status.min(-1)
+        };
+        // Releases the read-back's event and the resource reference it kept, if any.
+        w.finish(written);
     }
 }
 
@@ -64,61 +199,108 @@ impl SharingStrategy for StagingCopy {
     }
 
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        let mut s = self.state();
+        // The previous release's bytes go into the resource before it is read.
+        self.copy.run_write_back();
+        let _device = self.copy.device.hold();
+        let mut st = self.copy.staging();
         // Map waits for the D3D work on the resource, so the copy is synchronised even under
         // user sync (where that is allowed, not required).
-        s.staging.download().map_err(|_| CL_OUT_OF_RESOURCES)?;
-        let ev = enqueue_copy(h.queue, mem, self.kind, &mut s.staging, false, h.wait)?;
+        st.download().map_err(|_| CL_OUT_OF_RESOURCES)?;
+        let ev = enqueue_copy(h.queue, mem, self.kind, &mut st, false, h.wait)?;
         // One reference for the call's event, one kept for the release.
         events::retain(ev)?;
         h.wait_for(ev);
-        if let Some(old) = s.last_upload.replace(ev as usize) {
+        if let Some(old) = self.last_upload().replace(ev as usize) {
             events::release(old as cl_event);
         }
         Ok(())
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        let mut s = self.state();
-        let mut wait = h.release_wait();
-        wait.extend(s.last_upload.map(|e| e as cl_event));
-        let read = enqueue_copy(h.queue, mem, self.kind, &mut s.staging, true, &wait)?;
-        // A foreign device cannot wait for OpenCL: the release blocks until the data is read
-        // back, then writes it into the resource.
-        let wait_for = down!(clWaitForEvents);
-        // SAFETY: an event we own.
-        let r = unsafe { wait_for(1, &read) };
-        events::release(read);
-        check(r)?;
-        s.staging.upload().map_err(|_| CL_OUT_OF_RESOURCES)?;
-        // The copy is back in D3D: the upload event is no longer needed.
-        if let Some(old) = s.last_upload.take() {
+        let foreign = self.interop.is_none();
+        // Foreign devices: the release's event stands for the write too.
+        let written = if foreign {
+            Some(events::user_event(h.context)?)
+        } else {
+            None
+        };
+        let read = {
+            let _device = self.copy.device.hold();
+            let mut st = self.copy.staging();
+            let mut wait = h.release_wait();
+            let upload = *self.last_upload();
+            wait.extend(upload.map(|e| e as cl_event));
+            enqueue_copy(h.queue, mem, self.kind, &mut st, true, &wait)
+        };
+        let read = match read {
+            Ok(read) => read,
+            Err(e) => {
+                if let Some(ev) = written {
+                    events::release(ev);
+                }
+                return Err(e);
+            }
+        };
+        // The read-back follows the acquire's copy: its event is no longer needed.
+        if let Some(old) = self.last_upload().take() {
             events::release(old as cl_event);
         }
-        Ok(())
+        // The call's event waits for the read-back, and on a foreign device for the write: one
+        // reference for the hand-off; the write-back owns the ones from creation.
+        let after = written.unwrap_or(read);
+        let retained = events::retain(after);
+        if retained.is_ok() {
+            h.wait_for(after);
+        }
+        let w = WriteBack {
+            read,
+            written,
+            keep: None,
+        };
+        let scheduled = self.schedule(w);
+        // Implicit synchronisation on a foreign device: "any calls to Direct3D 1x made after the
+        // call to clEnqueueReleaseD3D1xObjects will not start executing until after all events in
+        // event_wait_list are complete and all work already submitted to command_queue completes
+        // execution". Nothing can make a foreign device's later calls wait, so the call waits for
+        // the write, unless the wait list holds a user event still unset: only the application
+        // can set it, perhaps on this thread after the call, and an enqueue call must not wait
+        // for it. Nothing scheduled the write: it runs here.
+        if scheduled.is_err() || (foreign && h.sync && !h.waits_for_unset_user_event()) {
+            crate::cl::flush(h.queue);
+            self.copy.run_write_back();
+        }
+        retained
     }
 
     fn released(&self, _h: &mut HandOff<'_>, _done: cl_event) -> Result<(), cl_int> {
-        // The data is in the resource already, written by D3D calls this thread made.
+        // The write-back is scheduled already, after the read-back the call's event covers.
         Ok(())
     }
 }
 
 impl Drop for StagingCopy {
     /// The memory object is gone for the application, perhaps still acquired with the
-    /// acquire's copy pending (it may wait on a user event): the copy reads the shadow, so the
-    /// shadow lives until the copy completes.
+    /// acquire's copy pending (it may wait on a user event), or released with its write-back
+    /// pending: what those commands read or write lives on in `Copy` until they are done.
     fn drop(&mut self) {
-        let s = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        let Some(upload) = s.last_upload.take().map(|e| e as cl_event) else {
+        {
+            let _device = self.copy.device.hold();
+            let mut pending = self.copy.write_back();
+            if let Some(w) = pending.as_mut().filter(|w| w.written.is_some()) {
+                // A foreign device: the completion callback writes into the resource after the
+                // memory object's reference is gone; one of its own keeps the resource alive.
+                w.keep = self.copy.staging().resource_reference();
+            }
+        }
+        let Some(upload) = self.last_upload().take().map(|e| e as cl_event) else {
             return;
         };
         if events::is_done(upload) {
             events::release(upload);
             return;
         }
-        let shadow = std::mem::take(s.staging.shadow_mut());
-        if let Err(keep) = events::when_complete(upload, Box::new(move || drop(shadow))) {
+        let copy = self.copy.clone();
+        if let Err(keep) = events::when_complete(upload, Box::new(move || drop(copy))) {
             // No callback: leak the shadow rather than free what a command still reads, or
             // block on a wait list that may never complete.
             std::mem::forget(keep);
@@ -145,8 +327,9 @@ fn enqueue_copy(
         (ResourceKind::Buffer, true) => {
             let f = down!(clEnqueueReadBuffer);
             // SAFETY: shadow holds `size` bytes and stays alive (and untouched) until the copy
-            // completes: the release waits for it, the acquire's copy is waited for by the
-            // release before the shadow is reused.
+            // completes: the read-back's write-back owns the `Copy` holding it until it ran, and
+            // the next acquire runs that write-back before it reuses the shadow; the acquire's
+            // copy is waited for by the release's read-back, and kept alive by Drop.
             unsafe { f(queue, mem, CL_FALSE, 0, size, shadow, n, list, &mut ev) }
         }
         (ResourceKind::Buffer, false) => {
