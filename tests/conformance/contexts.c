@@ -139,6 +139,48 @@ static void test_create(const sharing *s, gfx *g, cl_device_id dev)
     }
 }
 
+/* A command queue holds its context ("clCreateCommandQueue... implicitly retains the context"), so the
+ * application may release the context first and go on using the queue: acquire, release and finish on
+ * it, then release the memory object and the queue. The Direct3D device reference goes when the last
+ * of them does, not before, and the layer must not use the context's state after it is gone. */
+static void test_queue_outlives_context(const sharing *s, gfx *g, cl_device_id dev)
+{
+    h_at("%s: queue outlives context", s->name);
+    ULONG refs = com_refcount(g->device);
+    cl_int e = 1;
+    cl_context ctx = h_context(s, g, -1, NULL, &e);
+    CHECK_ERR(e, CL_SUCCESS);
+    if (!ctx)
+        return;
+    cl_command_queue q = h_queue(ctx, dev);
+    CHECK(q != NULL);
+    res buf;
+    cl_mem m = NULL;
+    if (SUCCEEDED(gfx_buffer(g, &buf, 256, D3D11_USAGE_DEFAULT, D3D11_BIND_VERTEX_BUFFER, 0, 0, NULL))) {
+        m = sh_create_buffer(s, ctx, CL_MEM_READ_WRITE, buf.p, &e);
+        CHECK_ERR(e, CL_SUCCESS);
+    }
+    CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
+    if (q && m) {
+        CHECK_ERR(sh_acquire(s, q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
+        unsigned char data[256];
+        memset(data, 0x5a, sizeof data);
+        CHECK_ERR(clEnqueueWriteBuffer(q, m, CL_TRUE, 0, sizeof data, data, 0, NULL, NULL), CL_SUCCESS);
+        CHECK_ERR(sh_release(s, q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
+        CHECK_ERR(clFinish(q), CL_SUCCESS);
+    }
+    if (m)
+        CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
+    /* The queue is the last holder of the context: releasing it frees the context. */
+    if (q) {
+        CHECK_ERR(sh_acquire(s, q, 0, NULL, 0, NULL, NULL), CL_SUCCESS);
+        CHECK_ERR(clReleaseCommandQueue(q), CL_SUCCESS);
+    }
+    if (buf.p)
+        res_free(&buf);
+    CHECK_EQ(com_refcount(g->device), refs);
+}
+
 /* A context that should not have been made is released, so later reference counts stay meaningful. */
 static void no_context(cl_context ctx)
 {
@@ -259,6 +301,7 @@ int main(void)
         if (dev) {
             test_create(&s, &g, dev);
             test_errors(&s, &g, &other, dev);
+            test_queue_outlives_context(&s, &g, dev);
         }
         if (other.device)
             gfx_close(&other);
