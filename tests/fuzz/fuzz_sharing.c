@@ -17,6 +17,8 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -34,17 +36,7 @@ static void fuzz_fail(int line, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (input byte %zu of %zu)\n", in_pos, in_size);
     va_end(ap);
-    /* Saved here too: PoCL's runtime may hold signal handlers of its own. */
-    const char *dir = getenv("FUZZ_ARTIFACTS");
-    char path[512];
-    snprintf(path, sizeof path, "%s/failure-%d", dir ? dir : ".", (int)getpid());
-    FILE *f = fopen(path, "wb");
-    if (f) {
-        fwrite(in_data, 1, in_size, f);
-        fclose(f);
-        fprintf(stderr, "input saved to %s\n", path);
-    }
-    abort();
+    abort(); /* on_crash saves the input */
 }
 #define FAIL(...) fuzz_fail(__LINE__, __VA_ARGS__)
 #define EXPECT(cond, ...)                                                                         \
@@ -83,6 +75,47 @@ static void print_tallies(void)
     fprintf(stderr, "%-48s %12s %12s\n", "call", "CL_SUCCESS", "error");
     for (int i = 0; i < NCALLS && tallies[i].call; i++)
         fprintf(stderr, "%-48s %12lu %12lu\n", tallies[i].call, tallies[i].ok, tallies[i].err);
+}
+
+/* A crash saves the input that caused it. libFuzzer's own handlers do not survive the OpenCL
+ * platform here (a crash left no crash-* file), so the harness installs its own: it writes the input (open/write: async-signal-safe) and then dies of
+ * the signal as before. */
+static char crash_path[512];
+static void catch_crashes(void);
+
+static void on_crash(int sig)
+{
+    int fd = open(crash_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+        size_t done = 0;
+        while (done < in_size) {
+            ssize_t n = write(fd, in_data + done, in_size - done);
+            if (n <= 0)
+                break;
+            done += (size_t)n;
+        }
+        close(fd);
+        static const char msg[] = "fuzz_sharing: crashed; input saved to ";
+        (void)!write(2, msg, sizeof msg - 1);
+        (void)!write(2, crash_path, strlen(crash_path));
+        (void)!write(2, "\n", 1);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_crashes(void)
+{
+    const char *dir = getenv("FUZZ_ARTIFACTS");
+    snprintf(crash_path, sizeof crash_path, "%s/crash-%d", dir ? dir : ".", (int)getpid());
+    int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_crash;
+        sa.sa_flags = SA_NODEFER | SA_RESETHAND;
+        sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 /* `err` must be one of the listed codes (a list ending in 1, which is no OpenCL status). */
@@ -332,6 +365,9 @@ static void op_create_resource(void)
         hr = gfx_tex3d(g, &r->r, 1 + pick(8), 1 + pick(8), 1 + pick(8), pick(4), formats[pick(8)], usage, bind,
                        cpu, misc, init);
     }
+    if (trace)
+        fprintf(stderr, "  resource slot %d: kind %d usage %u misc %u on device %d: 0x%08x\n", i, (int)kind, usage, misc,
+                d, (unsigned)hr);
     if (FAILED(hr) || !r->r.p)
         return; /* a description the runtime refuses: no resource */
     IUnknown_AddRef((IUnknown *)r->r.p);
@@ -346,9 +382,11 @@ static void op_release_resource(void)
     int i = PICK_USED(ress);
     if (i < 0 || !ress[i].held)
         return;
+    /* "decremented when the OpenCL reference count on the returned OpenCL memory object drops to
+     * zero": the application's references, its own or through a live object derived from it. */
     int in_use = 0;
     for (int m = 0; m < mem_count; m++)
-        in_use |= mems[m].api && !flag(&mems[m].destroyed) && mems[m].res == i;
+        in_use |= mems[root_of(m)].api && mems[root_of(m)].res == i && mems[m].live;
     ULONG left = com_release(ress[i].r.p);
     ress[i].held = 0;
     EXPECT(left >= 1u + (in_use ? 1u : 0u), "resource released by the application: %lu references left with a "
@@ -396,7 +434,8 @@ static void op_create_context(void)
     }
     props[n] = 0;
     cl_context ctx;
-    if (byte() & 1)
+    const char *how_made = byte() & 1 ? "clCreateContext" : "clCreateContextFromType";
+    if (how_made[15] == 0)
         ctx = clCreateContext(props, 1, &dev, NULL, NULL, &e);
     else
         ctx = clCreateContextFromType(props, CL_DEVICE_TYPE_ALL, NULL, NULL, &e);
@@ -414,6 +453,9 @@ static void op_create_context(void)
     c->device = device;
     c->cl_dev = dev;
     c->destroyed = calloc(1, sizeof(int));
+    if (trace)
+        fprintf(stderr, "  context slot %d = %p (D3D%d, user sync %s, %s)\n", i, (void *)ctx, c->api,
+                sync < 2 ? (sync ? "true" : "false") : "absent", how_made);
     if (have_context_destructor)
         ALLOW("clSetContextDestructorCallback", clSetContextDestructorCallback(ctx, on_context_destroyed, c->destroyed),
               CL_SUCCESS);
@@ -421,6 +463,7 @@ static void op_create_context(void)
 
 /* Destroyed flags of contexts the application has let go of, checked at the end of the input. */
 static int *dead_ctx_flags[256];
+static cl_context dead_ctx_handles[256];
 static int dead_ctx_count;
 
 static void drop_context_ref(int i)
@@ -457,6 +500,7 @@ static void op_context_refs(void)
     }
     default:
         if (ctxs[i].refs == 1) {
+            dead_ctx_handles[dead_ctx_count] = ctxs[i].c;
             dead_ctx_flags[dead_ctx_count++] = ctxs[i].destroyed; /* at most 64 per input */
         }
         drop_context_ref(i);
@@ -505,6 +549,8 @@ static int new_mem(cl_mem m, cl_context c)
     if (mem_full())
         FAIL("memory record pool exhausted");
     int i = mem_count++;
+    if (trace)
+        fprintf(stderr, "  memory #%d = %p in context %p\n", i, (void *)m, (void *)c);
     memset(&mems[i], 0, sizeof mems[i]);
     mems[i] = (mem_rec){.live = 1, .refs = 1, .m = m, .c = c, .parent = -1, .res = -1};
     ALLOW("clSetMemObjectDestructorCallback", clSetMemObjectDestructorCallback(m, on_mem_destroyed, &mems[i].destroyed),
@@ -527,11 +573,16 @@ static int new_mem(cl_mem m, cl_context c)
     return i;
 }
 
+/* Whether the application still holds the object made from (res, sub): its own reference or one
+ * to an object derived from it. (After the last one the platform may keep the object a while for
+ * commands in flight; the resource is free for a new object then.) */
 static int mem_exists(int res, int sub)
 {
-    for (int i = 0; i < mem_count; i++)
-        if (mems[i].api && !flag(&mems[i].destroyed) && mems[i].res == res && mems[i].sub == sub)
+    for (int i = 0; i < mem_count; i++) {
+        int r = root_of(i);
+        if (mems[i].live && mems[r].api && mems[r].res == res && mems[r].sub == sub)
             return 1;
+    }
     return 0;
 }
 
@@ -714,6 +765,13 @@ static void op_share(int acquire)
     cl_event *evp = byte() & 1 ? &ev : NULL;
     cl_int e = acquire ? sh_acquire(s, q, pass_n, pass, nw, wl, evp) : sh_release(s, q, pass_n, pass, nw, wl, evp);
     const char *name = FN_NAME(s, acquire ? FN_ACQUIRE : FN_RELEASE);
+    if (trace) {
+        fprintf(stderr, "  queue %d (context %p), %u objects (passed %u, list %p):", qi, (void *)qs[qi].c, n, pass_n,
+                (void *)pass);
+        for (cl_uint k = 0; k < n; k++)
+            fprintf(stderr, " #%d", idx[k]);
+        fprintf(stderr, "; %u waits (list %p), event %s\n", nw, (void *)wl, evp ? "asked" : "not asked");
+    }
     ALLOW(name, e, CL_SUCCESS, CL_INVALID_VALUE, CL_INVALID_MEM_OBJECT, CL_INVALID_CONTEXT, CL_INVALID_EVENT_WAIT_LIST,
           acquire ? s->err_already : s->err_not_acquired);
     EXPECT((e == CL_SUCCESS) == (ev != NULL) || !evp, "%s: %s with event %p", name, cl_err_name(e), (void *)ev);
@@ -824,7 +882,9 @@ static void op_enqueue(void)
             break;
         }
     } else {
-        size_t origin[3] = {pick(2), 0, 0};
+        /* A zero-width region is PoCL's assertion failure in clEnqueueMapImage (3.1), not the layer's
+         * concern: regions here are never empty. */
+        size_t origin[3] = {m->w > 1 ? pick(2) : 0, 0, 0};
         size_t region[3] = {m->w, m->h, m->d};
         if (origin[0] + region[0] > m->w)
             region[0] = m->w - origin[0];
@@ -860,8 +920,14 @@ static void op_enqueue(void)
         }
         default:
             name = "clEnqueueCopyImageToBuffer";
-            if (other < 0 || mems[other].image)
+            /* Not into a sub-buffer: PoCL 3.1 crashes there, with or without the layer
+             * (docs/fuzzing.md). */
+            if (other < 0 || mems[other].image || mems[other].parent >= 0)
                 return;
+            if (trace)
+                fprintf(stderr, "  copy image #%d (%zux%zux%zu, %zu bytes/texel, type 0x%x) region %zux%zux%zu at x %zu to "
+                        "buffer #%d (%zu bytes), context %p -> %p\n", i, m->w, m->h, m->d, m->elem, m->type, region[0],
+                        region[1], region[2], origin[0], other, mems[other].size, (void *)m->c, (void *)mems[other].c);
             in_bounds &= region[0] * region[1] * region[2] * m->elem <= mems[other].size;
             uses_other = 1;
             e = clEnqueueCopyImageToBuffer(q, m->m, mems[other].m, origin, region, 0, nw, wl, evp);
@@ -950,8 +1016,10 @@ static void teardown(void)
         }
     for (int i = 0; i < NCTX; i++)
         while (ctxs[i].used) {
-            if (ctxs[i].refs == 1)
+            if (ctxs[i].refs == 1) {
+                dead_ctx_handles[dead_ctx_count] = ctxs[i].c;
                 dead_ctx_flags[dead_ctx_count++] = ctxs[i].destroyed;
+            }
             drop_context_ref(i);
         }
     /* PoCL frees a context when its device thread drops the last command's event, which may come a
@@ -963,7 +1031,7 @@ static void teardown(void)
     mem_count = 0;
     for (int i = 0; i < dead_ctx_count; i++) {
         if (have_context_destructor)
-            EXPECT(flag(dead_ctx_flags[i]), "context outlived every reference");
+            EXPECT(flag(dead_ctx_flags[i]), "context %p outlived every reference", (void *)dead_ctx_handles[i]);
         free(dead_ctx_flags[i]);
     }
     dead_ctx_count = 0;
@@ -1034,6 +1102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in_data = data;
     in_size = size;
     in_pos = 0;
+    catch_crashes(); /* again each time: PoCL may install handlers when it starts a device */
     int ops = 0;
     /* Two devices to start with (the first byte picks their versions): most programs are about
      * what is made from them. */
