@@ -810,6 +810,11 @@ static void op_share(int acquire)
     }
 }
 
+static cl_int not_acquired_error(int api)
+{
+    return api == API_D3D10 ? CL_D3D10_RESOURCE_NOT_ACQUIRED_KHR : CL_D3D11_RESOURCE_NOT_ACQUIRED_KHR;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Enqueues on shared objects                                                                      */
 
@@ -838,9 +843,8 @@ static void op_enqueue(void)
     const char *name;
     unsigned what = pick(6);
     size_t off = pick(4) * 16, len = 16 * (1 + pick(4));
-    int in_bounds = 1, uses_other = 0;
+    int uses_other = 0;
     if (!m->image) {
-        in_bounds = off + len <= m->size;
         switch (what) {
         case 0:
             name = "clEnqueueReadBuffer";
@@ -860,7 +864,6 @@ static void op_enqueue(void)
             name = "clEnqueueCopyBuffer";
             if (other < 0 || mems[other].image)
                 return;
-            in_bounds &= len <= mems[other].size;
             uses_other = 1;
             e = clEnqueueCopyBuffer(q, mems[other].m, m->m, 0, off, len, nw, wl, evp);
             break;
@@ -888,7 +891,6 @@ static void op_enqueue(void)
         size_t region[3] = {m->w, m->h, m->d};
         if (origin[0] + region[0] > m->w)
             region[0] = m->w - origin[0];
-        in_bounds = region[0] > 0;
         EXPECT(m->w * m->h * m->d * m->elem <= sizeof scratch, "image too large for the scratch buffer");
         switch (what) {
         case 0:
@@ -928,32 +930,27 @@ static void op_enqueue(void)
                 fprintf(stderr, "  copy image #%d (%zux%zux%zu, %zu bytes/texel, type 0x%x) region %zux%zux%zu at x %zu to "
                         "buffer #%d (%zu bytes), context %p -> %p\n", i, m->w, m->h, m->d, m->elem, m->type, region[0],
                         region[1], region[2], origin[0], other, mems[other].size, (void *)m->c, (void *)mems[other].c);
-            in_bounds &= region[0] * region[1] * region[2] * m->elem <= mems[other].size;
             uses_other = 1;
             e = clEnqueueCopyImageToBuffer(q, m->m, mems[other].m, origin, region, 0, nw, wl, evp);
             break;
         }
     }
-    /* Errors the core specs name for these calls, and the sharing extensions' own. */
-    cl_int not_acq = mems[root].api == API_D3D10 ? CL_D3D10_RESOURCE_NOT_ACQUIRED_KHR : CL_D3D11_RESOURCE_NOT_ACQUIRED_KHR;
-    cl_int other_not_acq = CL_SUCCESS;
-    if (other >= 0) {
-        int r2 = root_of(other);
-        other_not_acq = mems[r2].api == API_D3D10 ? CL_D3D10_RESOURCE_NOT_ACQUIRED_KHR : CL_D3D11_RESOURCE_NOT_ACQUIRED_KHR;
-    }
+    /* Errors the core specs name for these calls, and the sharing extensions' own: NOT_ACQUIRED of
+     * the version of a Direct3D object the call uses (itself or the object it derives from). */
+    int r1 = root, r2 = uses_other ? root_of(other) : -1;
+    cl_int not_acq = mems[r1].api ? not_acquired_error(mems[r1].api) : CL_SUCCESS;
+    cl_int other_not_acq = r2 >= 0 && mems[r2].api ? not_acquired_error(mems[r2].api) : CL_SUCCESS;
     ALLOW(name, e, CL_SUCCESS, CL_INVALID_VALUE, CL_INVALID_CONTEXT, CL_INVALID_EVENT_WAIT_LIST,
           CL_MISALIGNED_SUB_BUFFER_OFFSET, CL_MEM_COPY_OVERLAP, CL_INVALID_OPERATION, CL_INVALID_IMAGE_SIZE,
           CL_INVALID_MEM_OBJECT, not_acq, other_not_acq);
-    if (e == CL_SUCCESS && mems[root].api && mems[root].live)
-        EXPECT(mems[root].acquired, "%s succeeded on a Direct3D object that is not acquired", name);
-    if (e == CL_SUCCESS && uses_other) {
-        int r2 = root_of(other);
-        if (mems[r2].api && mems[r2].live)
-            EXPECT(mems[r2].acquired, "%s succeeded with a second Direct3D object that is not acquired", name);
-    }
-    if (e == not_acq && !mems[root].api)
-        EXPECT(other >= 0, "%s: NOT_ACQUIRED for an object not made from Direct3D", name);
-    (void)in_bounds;
+    /* The model, for objects the application still holds (their acquisition state is known). */
+    int idle1 = mems[r1].api && mems[r1].live && !mems[r1].acquired;
+    int idle2 = r2 >= 0 && mems[r2].api && mems[r2].live && !mems[r2].acquired;
+    int known = (!mems[r1].api || mems[r1].live) && (r2 < 0 || !mems[r2].api || mems[r2].live);
+    if (e == CL_SUCCESS)
+        EXPECT(!idle1 && !idle2, "%s succeeded on a Direct3D object that is not acquired", name);
+    else if (known && (e == not_acq || e == other_not_acq))
+        EXPECT(idle1 || idle2, "%s: NOT_ACQUIRED though every Direct3D object it uses is acquired", name);
     if (e != CL_SUCCESS)
         ev = NULL;
     keep_event(ev);
