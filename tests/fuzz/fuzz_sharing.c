@@ -78,7 +78,9 @@ static void print_tallies(void)
 }
 
 /* A crash saves the input that caused it. libFuzzer's own handlers do not survive the OpenCL
- * platform here (a crash left no crash-* file), so the harness installs its own: it writes the input (open/write: async-signal-safe) and then dies of
+ * platform: the LLVM inside PoCL installs crash handlers (SIGSEGV, SIGABRT, ... but not SIGALRM,
+ * which libFuzzer's -timeout uses) when the device first runs a command. So the harness installs
+ * its own before each input: it writes the input (open/write: async-signal-safe) and then dies of
  * the signal as before. */
 static char crash_path[512];
 static void catch_crashes(void);
@@ -1099,7 +1101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in_data = data;
     in_size = size;
     in_pos = 0;
-    catch_crashes(); /* again each time: PoCL may install handlers when it starts a device */
+    catch_crashes(); /* again each time: see on_crash */
     int ops = 0;
     /* Two devices to start with (the first byte picks their versions): most programs are about
      * what is made from them. */
