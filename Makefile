@@ -3,6 +3,7 @@
 #   make test              everything CI runs (Rust tests, the dxcl crate's tests and examples,
 #                          generated-code check, C/C++ programs under valgrind, the OpenCL
 #                          conformance suite through the loader on PoCL, then on Mesa rusticl)
+#   make fuzz FUZZ_SECONDS=N  fuzzes the sharing entry points for N seconds (docs/fuzzing.md)
 #   make install PREFIX=…  installs include/dxcl/, lib/libdxcl_d3d.so, lib/libdxcl_layer.so,
 #                          lib/pkgconfig/dxcl.pc, bin/dxcl
 
@@ -15,7 +16,8 @@ RELEASE  := target/release
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect --suppressions=$(CURDIR)/tests/valgrind.supp
 
-.PHONY: all deps build install stage demo test test-rust test-crate test-gen test-c test-windows test-conformance lint clean
+.PHONY: all deps build install stage demo test test-rust test-crate test-gen test-c test-windows test-conformance lint clean \
+        fuzz test-fuzz
 
 # Every test and the demo run on PoCL alone, through an OCL_ICD_VENDORS directory holding only its
 # .icd file, unless OCL_ICD_VENDORS is set: mesa-opencl-icd, which the conformance suite's rusticl run
@@ -54,7 +56,7 @@ demo: deps stage build/icd-pocl
 	$(STAGE)/bin/dxcl info
 	DXCL_ADAPTER=software $(STAGE)/bin/dxcl demo --out build/demo.png
 
-test: deps build/icd-pocl lint test-gen test-rust test-crate stage test-c test-conformance
+test: deps build/icd-pocl lint test-gen test-rust test-crate stage test-c test-conformance test-fuzz
 	@echo "make test: all suites passed"
 
 lint:
@@ -121,6 +123,15 @@ test-conformance: stage
 	@if [ -f tests/conformance/Makefile ]; then \
 	    $(MAKE) --no-print-directory -C tests/conformance run STAGE=$(STAGE) VALGRIND="$(VALGRIND)"; \
 	else echo "test-conformance: suite missing" >&2; exit 1; fi
+
+# The libFuzzer harness of tests/fuzz (docs/fuzzing.md): `fuzz` runs for FUZZ_SECONDS, `test-fuzz`
+# makes CI's short fixed-seed runs.
+FUZZ_SECONDS ?= 600
+fuzz: build/icd-pocl
+	$(MAKE) --no-print-directory -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+test-fuzz: build/icd-pocl
+	$(MAKE) --no-print-directory -C tests/fuzz ci
 
 clean:
 	$(CARGO) clean

@@ -3,6 +3,9 @@
  * specs name. Builds no kernel: this is the program run under valgrind. */
 #include "harness.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
 /* CL_CONTEXT_PROPERTIES must return exactly the list the application passed. */
 static void check_properties(cl_context ctx, const cl_context_properties *want, size_t count)
 {
@@ -139,6 +142,116 @@ static void test_create(const sharing *s, gfx *g, cl_device_id dev)
     }
 }
 
+/* A command queue holds its context ("clCreateCommandQueue... implicitly retains the context"), so the
+ * application may release the context first and go on using the queue: acquire, release and finish on
+ * it, then release the memory object and the queue. The Direct3D device reference goes when the last
+ * of them does, not before, and the layer must not use the context's state after it is gone. */
+static void test_queue_outlives_context(const sharing *s, gfx *g, cl_device_id dev)
+{
+    h_at("%s: queue outlives context", s->name);
+    ULONG refs = com_refcount(g->device);
+    cl_int e = 1;
+    cl_context ctx = h_context(s, g, -1, NULL, &e);
+    CHECK_ERR(e, CL_SUCCESS);
+    if (!ctx)
+        return;
+    cl_command_queue q = h_queue(ctx, dev);
+    CHECK(q != NULL);
+    res buf;
+    cl_mem m = NULL;
+    if (SUCCEEDED(gfx_buffer(g, &buf, 256, D3D11_USAGE_DEFAULT, D3D11_BIND_VERTEX_BUFFER, 0, 0, NULL))) {
+        m = sh_create_buffer(s, ctx, CL_MEM_READ_WRITE, buf.p, &e);
+        CHECK_ERR(e, CL_SUCCESS);
+    }
+    CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
+    if (q && m) {
+        CHECK_ERR(sh_acquire(s, q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
+        unsigned char data[256];
+        memset(data, 0x5a, sizeof data);
+        CHECK_ERR(clEnqueueWriteBuffer(q, m, CL_TRUE, 0, sizeof data, data, 0, NULL, NULL), CL_SUCCESS);
+        CHECK_ERR(sh_release(s, q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
+        CHECK_ERR(clFinish(q), CL_SUCCESS);
+    }
+    if (m)
+        CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
+    /* The queue is the last holder of the context: releasing it frees the context. */
+    if (q) {
+        CHECK_ERR(sh_acquire(s, q, 0, NULL, 0, NULL, NULL), CL_SUCCESS);
+        CHECK_ERR(clReleaseCommandQueue(q), CL_SUCCESS);
+    }
+    if (buf.p)
+        res_free(&buf);
+    CHECK_EQ(com_refcount(g->device), refs);
+}
+
+static void CL_CALLBACK on_context_gone(cl_context ctx, void *user)
+{
+    (void)ctx;
+    __atomic_store_n((int *)user, 1, __ATOMIC_RELEASE);
+}
+
+/* Completes a user event 100 ms after it starts (a release that blocks for its wait list, as the
+ * staging strategy's does, then still returns). */
+static void *complete_later(void *gate)
+{
+    usleep(100 * 1000);
+    clSetUserEventStatus((cl_event)gate, CL_COMPLETE);
+    return NULL;
+}
+
+/* Once the application has released every object of a context, the context is gone: "the context
+ * is deleted once all the objects attached to context are released" (clReleaseContext), even when
+ * the Direct3D resource lives on and Direct3D never touches it again. The release here waits for
+ * a user event that another thread completes later, so it is still pending when it returns (unless
+ * the strategy blocks until its wait list completes), and whatever orders Direct3D's next access
+ * after it must not keep its event, and with it the context, alive until that access. */
+static void test_context_dies_with_its_objects(const sharing *s, gfx *g, cl_device_id dev)
+{
+    h_at("%s: context dies with its objects", s->name);
+    cl_int e = 1;
+    cl_context ctx = h_context(s, g, -1, NULL, &e);
+    if (!ctx)
+        return;
+    int gone = 0;
+    e = clSetContextDestructorCallback(ctx, on_context_gone, &gone);
+    if (e != CL_SUCCESS) {
+        printf("NOTE platform: clSetContextDestructorCallback = %s: test_context_dies_with_its_objects not run\n",
+               cl_err_name(e));
+        clReleaseContext(ctx);
+        return;
+    }
+    cl_command_queue q = h_queue(ctx, dev);
+    res buf;
+    buf.p = NULL;
+    cl_mem m = NULL;
+    if (q && SUCCEEDED(gfx_buffer(g, &buf, 256, D3D11_USAGE_DEFAULT, D3D11_BIND_VERTEX_BUFFER, 0, 0, NULL)))
+        m = sh_create_buffer(s, ctx, CL_MEM_READ_WRITE, buf.p, &e);
+    CHECK(m != NULL);
+    cl_event gate = clCreateUserEvent(ctx, &e);
+    CHECK_ERR(e, CL_SUCCESS);
+    if (m && gate) {
+        CHECK_ERR(sh_acquire(s, q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, complete_later, gate) == 0);
+        CHECK_ERR(sh_release(s, q, 1, &m, 1, &gate, NULL), CL_SUCCESS);
+        pthread_join(t, NULL);
+        CHECK_ERR(clFinish(q), CL_SUCCESS);
+    }
+    if (gate)
+        clReleaseEvent(gate);
+    if (m)
+        CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
+    if (q)
+        CHECK_ERR(clReleaseCommandQueue(q), CL_SUCCESS);
+    CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
+    /* The platform may free the context on its own thread a moment later: allow it 2 s. */
+    for (int i = 0; i < 2000 && !__atomic_load_n(&gone, __ATOMIC_ACQUIRE); i++)
+        usleep(1000);
+    CHECK(__atomic_load_n(&gone, __ATOMIC_ACQUIRE));
+    if (buf.p)
+        res_free(&buf); /* only now: Direct3D's next access or the resource's end would let go too */
+}
+
 /* A context that should not have been made is released, so later reference counts stay meaningful. */
 static void no_context(cl_context ctx)
 {
@@ -259,6 +372,8 @@ int main(void)
         if (dev) {
             test_create(&s, &g, dev);
             test_errors(&s, &g, &other, dev);
+            test_queue_outlives_context(&s, &g, dev);
+            test_context_dies_with_its_objects(&s, &g, dev);
         }
         if (other.device)
             gfx_close(&other);

@@ -93,25 +93,42 @@ unsafe extern "system" fn pending_release(context: *mut c_void) {
     let _ = std::panic::catch_unwind(|| crate::cl::events::release(context as cl_event));
 }
 
-/// Makes the runtime's next access to the resource wait for `event` (retained here, released by
-/// the runtime's pfnRelease call).
+/// Makes the runtime's next access to the resource wait for `event`. The runtime is handed a
+/// signal that the event's completion callback sets, not the event: the event holds its queue
+/// and context, and Direct3D may not touch the resource again for a long time (or ever), so a
+/// pending event would keep a context the application has released alive until then. Where the
+/// platform cannot call back, the runtime waits on the event itself (retained here, released by
+/// its pfnRelease call).
 pub(crate) fn add_pending_work(interop: &ComPtr<IDxclInteropResource>, event: cl_event) {
-    let Some(retain) = crate::cl::target().and_then(|t| t.clRetainEvent) else {
-        return;
-    };
-    // SAFETY: a live event the caller holds.
-    if unsafe { retain(event) } != 0 {
+    if crate::cl::events::retain(event).is_err() {
         return;
     }
+    let signal = Arc::new(Signal::default());
+    let setter = signal.clone();
+    // when_complete releases the reference retained above after setting the signal.
+    match crate::cl::events::when_complete(event, Box::new(move || setter.set())) {
+        Ok(()) => {
+            if !keep_until(interop, signal.clone()) {
+                // The runtime will not call us back: wait now (the guarantee still holds).
+                signal.wait();
+            }
+        }
+        Err(_) => add_pending_event(interop, event),
+    }
+}
+
+/// [`add_pending_work`] with the event itself (retained by the caller, released by the runtime's
+/// pfnRelease call).
+fn add_pending_event(interop: &ComPtr<IDxclInteropResource>, event: cl_event) {
     let p = interop.as_ptr();
     // SAFETY: a live IDxclInteropResource; the callbacks are plain functions that catch panics,
-    // and the context is the event we just retained.
+    // and the context is the event the caller retained.
     let hr = unsafe {
         ((*(*p).lpVtbl).AddPendingWork)(p, Some(pending_wait), Some(pending_release), event.cast())
     };
     if !SUCCEEDED(hr) {
         // The runtime will not call us back: wait now (the guarantee still holds) and let go.
-        // SAFETY: the event we just retained.
+        // SAFETY: the event the caller retained.
         unsafe {
             pending_wait(event.cast());
             pending_release(event.cast());
