@@ -11,7 +11,7 @@
 //! pool closes. Objects that outlive the application's context reference synchronise on the CPU.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use std::ffi::c_void;
 
@@ -353,28 +353,67 @@ fn retain(ev: cl_event) {
 struct PendingRelease {
     context: cl_context,
     device: cl_device_id,
-    /// The release's queue (retained): flushed before another queue waits for `done`, since
-    /// the release call itself does not flush it.
-    queue: cl_command_queue,
-    /// The release's event (retained).
-    done: cl_event,
+    /// The release's event and queue (both retained) until the event completes: its completion
+    /// callback lets go of them, since they hold the application's context, and Direct3D may not
+    /// touch the resource again for a long time (or ever).
+    running: Arc<Mutex<Option<(usize, usize)>>>,
+}
+
+impl PendingRelease {
+    /// The release's event and queue with a reference of the caller's each, while it runs.
+    fn running(&self) -> Option<(cl_event, cl_command_queue)> {
+        let held = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let (ev, q) = (*held)?;
+        let (ev, q) = (ev as cl_event, q as cl_command_queue);
+        if events::retain(ev).is_err() {
+            return None;
+        }
+        if crate::cl::retain_queue(q).is_err() {
+            release_event(ev);
+            return None;
+        }
+        Some((ev, q))
+    }
+}
+
+/// Lets go of a pending release's event and queue (its completion callback, or a failure).
+fn let_go_of(running: &Mutex<Option<(usize, usize)>>) {
+    let taken = running.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some((ev, q)) = taken {
+        release_event(ev as cl_event);
+        crate::cl::release_queue(q as cl_command_queue);
+    }
 }
 
 unsafe extern "system" fn pending_wait(p: *mut c_void) {
     // SAFETY: the Box `order_d3d_after_next_access` leaked, alive until pending_release.
     let pending = unsafe { &*p.cast::<PendingRelease>() };
-    let _ = std::panic::catch_unwind(|| events::wait(pending.done));
+    let _ = std::panic::catch_unwind(|| {
+        if let Some((ev, q)) = pending.running() {
+            // clWaitForEvents flushes the event's queue itself.
+            events::wait(ev);
+            release_event(ev);
+            crate::cl::release_queue(q);
+        }
+    });
 }
 
 unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
     // SAFETY: as in pending_wait.
     let pending = unsafe { &*p.cast::<PendingRelease>() };
     let ordered = std::panic::catch_unwind(|| {
-        if !events::is_done(pending.done) {
+        let Some((ev, q)) = pending.running() else {
+            // Completed.
+            return true;
+        };
+        if !events::is_done(ev) {
             // A wait on another queue needs the event's command submitted.
-            crate::cl::flush(pending.queue);
+            crate::cl::flush(q);
         }
-        order_d3d_after_if_pending(pending.context, pending.device, pending.done)
+        let ordered = order_d3d_after_if_pending(pending.context, pending.device, ev);
+        release_event(ev);
+        crate::cl::release_queue(q);
+        ordered
     });
     if matches!(ordered, Ok(true)) {
         S_OK
@@ -386,10 +425,8 @@ unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
 unsafe extern "system" fn pending_release(p: *mut c_void) {
     // SAFETY: the Box leaked by `order_d3d_after_next_access`, given back exactly once.
     let pending = unsafe { Box::from_raw(p.cast::<PendingRelease>()) };
-    let _ = std::panic::catch_unwind(|| {
-        release_event(pending.done);
-        crate::cl::release_queue(pending.queue);
-    });
+    // Still running: the completion callback lets go of the event and queue.
+    drop(pending);
 }
 
 /// Adaptive release: Direct3D's next access to `interop`'s resource finds `done` complete and
@@ -406,18 +443,31 @@ pub(crate) fn order_d3d_after_next_access(
     let Ok(device) = crate::cl::queue_device(queue) else {
         return false;
     };
+    // One reference each for `running`, one of the event for the completion callback.
     if events::retain(done).is_err() {
+        return false;
+    }
+    if events::retain(done).is_err() {
+        release_event(done);
         return false;
     }
     if crate::cl::retain_queue(queue).is_err() {
         release_event(done);
+        release_event(done);
+        return false;
+    }
+    let running = Arc::new(Mutex::new(Some((done as usize, queue as usize))));
+    let on_complete = running.clone();
+    // when_complete releases the callback's event reference after running it.
+    if events::when_complete(done, Box::new(move || let_go_of(&on_complete))).is_err() {
+        release_event(done);
+        let_go_of(&running);
         return false;
     }
     let pending = Box::into_raw(Box::new(PendingRelease {
         context,
         device,
-        queue,
-        done,
+        running,
     }));
     let p = interop.as_ptr();
     // SAFETY: a live IDxclInteropResource; the callbacks are plain functions that catch panics,
