@@ -276,6 +276,29 @@ impl SharingStrategy for StagingCopy {
         // The write-back is scheduled already, after the read-back the call's event covers.
         Ok(())
     }
+
+    /// dxcl's runtime: a pending write-back waits for Direct3D's next access, which may be far
+    /// off (or never come), and its read-back's event holds the application's context, which
+    /// must die with its objects. From the application's last release on, the read-back's
+    /// completion runs it too (whoever comes first writes; the other finds nothing).
+    fn let_go(&self, _mem: cl_mem, _acquired: bool) {
+        if self.interop.is_none() {
+            return;
+        }
+        let read = {
+            let pending = self.copy.write_back();
+            // Retained under the slot's lock (the callback's reference).
+            match pending.as_ref() {
+                Some(w) if events::retain(w.read).is_ok() => w.read,
+                _ => return,
+            }
+        };
+        let copy = self.copy.clone();
+        let run = Box::new(move || crate::in_callback(|| copy.run_write_back()));
+        if events::when_complete(read, run).is_err() {
+            events::release(read);
+        }
+    }
 }
 
 impl Drop for StagingCopy {
