@@ -52,14 +52,22 @@ struct Copy {
 /// A release's bytes on their way to the resource: the read-back into the shadow, then the
 /// write from the shadow into the resource.
 struct WriteBack {
-    /// The read-back (owned).
-    read: cl_event,
+    read: ReadBack,
     /// Foreign devices: the user event the release's event waits for, set once the bytes are in
     /// the resource (owned).
     written: Option<cl_event>,
     /// Foreign devices, once the memory object is gone: a counted reference that keeps the
     /// resource alive until the write.
     keep: Option<ComPtr>,
+}
+
+/// The read-back into the shadow.
+enum ReadBack {
+    /// Its event (owned).
+    Pending(cl_event),
+    /// It ended with this status and its event is gone (dxcl's runtime, after the application's
+    /// last release: see `StagingCopy::let_go`).
+    Ended(cl_int),
 }
 
 // SAFETY: the events are reference-counted OpenCL handles, usable from any thread; the COM
@@ -78,7 +86,9 @@ impl WriteBack {
 
 impl Drop for WriteBack {
     fn drop(&mut self) {
-        events::release(self.read);
+        if let ReadBack::Pending(ev) = self.read {
+            events::release(ev);
+        }
         if let Some(ev) = self.written.take() {
             // Dropped without running (nothing will run it any more): the release's event fails
             // rather than waits forever.
@@ -131,7 +141,9 @@ impl StagingCopy {
     /// Hands `w` to what runs it: the runtime's pending work, else the read-back's completion
     /// callback. Returns it back when neither takes it.
     fn schedule(&self, w: WriteBack) -> Result<(), ()> {
-        let read = w.read;
+        let ReadBack::Pending(read) = w.read else {
+            unreachable!("a release's write-back starts with its read-back pending")
+        };
         let foreign = w.written.is_some();
         // The acquire ran the previous one; one left over could never run now.
         drop(self.copy.write_back().replace(w));
@@ -152,6 +164,18 @@ impl StagingCopy {
 }
 
 impl Copy {
+    /// The read-back `read` has completed: the pending write-back, if it is still that one's,
+    /// keeps its status and lets go of the event.
+    fn read_back_ended(&self, read: cl_event) {
+        let mut pending = self.write_back();
+        if let Some(w) = pending.as_mut() {
+            if matches!(w.read, ReadBack::Pending(ev) if ev == read) {
+                w.read = ReadBack::Ended(events::status(read));
+                events::release(read);
+            }
+        }
+    }
+
     fn staging(&self) -> MutexGuard<'_, Staging> {
         self.staging.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -167,17 +191,23 @@ impl Copy {
         let read = {
             let pending = self.write_back();
             // Retained under the slot's lock: the thread that runs it releases its reference.
-            match pending.as_ref() {
-                Some(w) if events::retain(w.read).is_ok() => w.read,
+            match pending.as_ref().map(|w| &w.read) {
+                Some(ReadBack::Pending(ev)) if events::retain(*ev).is_ok() => Some(*ev),
+                Some(ReadBack::Ended(_)) => None,
                 _ => return,
             }
         };
-        events::wait(read);
-        let status = events::status(read);
-        events::release(read);
+        if let Some(read) = read {
+            events::wait(read);
+            events::release(read);
+        }
         let _device = self.device.hold();
         let Some(w) = self.write_back().take() else {
             return;
+        };
+        let status = match w.read {
+            ReadBack::Pending(ev) => events::status(ev),
+            ReadBack::Ended(status) => status,
         };
         // A failed read-back has no bytes to write: its failure is the release's.
         let written = if status == CL_COMPLETE as cl_int {
@@ -253,7 +283,7 @@ impl SharingStrategy for StagingCopy {
             h.wait_for(after);
         }
         let w = WriteBack {
-            read,
+            read: ReadBack::Pending(read),
             written,
             keep: None,
         };
@@ -280,7 +310,10 @@ impl SharingStrategy for StagingCopy {
     /// dxcl's runtime: a pending write-back waits for Direct3D's next access, which may be far
     /// off (or never come), and its read-back's event holds the application's context, which
     /// must die with its objects. From the application's last release on, the read-back's
-    /// completion runs it too (whoever comes first writes; the other finds nothing).
+    /// completion lets go of that event, keeping only its status for the write. The write itself
+    /// stays Direct3D's pending work: a completion callback must not take the device lock or
+    /// make Direct3D calls, whose pending work may wait for other events (the platform may
+    /// complete none while its callback thread waits) or for a thread that waits for this one.
     fn let_go(&self, _mem: cl_mem, _acquired: bool) {
         if self.interop.is_none() {
             return;
@@ -288,13 +321,16 @@ impl SharingStrategy for StagingCopy {
         let read = {
             let pending = self.copy.write_back();
             // Retained under the slot's lock (the callback's reference).
-            match pending.as_ref() {
-                Some(w) if events::retain(w.read).is_ok() => w.read,
+            match pending.as_ref().map(|w| &w.read) {
+                Some(ReadBack::Pending(ev)) if events::retain(*ev).is_ok() => *ev,
                 _ => return,
             }
         };
         let copy = self.copy.clone();
-        let run = Box::new(move || crate::in_callback(|| copy.run_write_back()));
+        // The handle as a number: the callback only compares it and queries the event, which
+        // its own reference keeps alive.
+        let handle = read as usize;
+        let run = Box::new(move || crate::in_callback(|| copy.read_back_ended(handle as cl_event)));
         if events::when_complete(read, run).is_err() {
             events::release(read);
         }
