@@ -32,11 +32,12 @@ cp build/stage/bin/dxcl build/gpu/probe "$out/bin/"
 # carry this machine's ocl-icd, which loads OPENCL_LAYERS and honours OCL_ICD_VENDORS.
 cp -L "$(ldconfig -p | sed -n 's/.*libOpenCL.so.1 (libc6,x86-64) => //p' | head -1)" "$out/lib/libOpenCL.so.1"
 cp tests/conformance/run.sh tests/conformance/valgrind.supp "$out/conformance/" 2>/dev/null || cp tests/conformance/run.sh "$out/conformance/"
-for p in discovery contexts buffers textures acquire sync; do cp "build/conformance/$p" "$out/conformance/"; done
+for p in discovery contexts buffers textures acquire sync threads hostptr; do cp "build/conformance/$p" "$out/conformance/"; done
 cp scripts/gpu/run.sh scripts/gpu/stacks.sh "$out/"
 # Debug info is not needed there and would eat the 64 MiB carry limit.
 strip --strip-debug "$out"/lib/*.so "$out"/bin/* "$out"/conformance/discovery "$out"/conformance/contexts \
-    "$out"/conformance/buffers "$out"/conformance/textures "$out"/conformance/acquire "$out"/conformance/sync
+    "$out"/conformance/buffers "$out"/conformance/textures "$out"/conformance/acquire "$out"/conformance/sync \
+    "$out"/conformance/threads "$out"/conformance/hostptr
 if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
     mkdir -p .gl /tmp/amd64/partial
     o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'

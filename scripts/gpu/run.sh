@@ -27,10 +27,14 @@ if want probe; then "$g/bin/probe" > "$out/probe.log" 2>&1; grep RESULT "$out/pr
 if want semfloor; then "$g/bin/probe" semfloor > "$out/semfloor.log" 2>&1; grep -E "RESULT|FAIL" "$out/semfloor.log"; fi
 if want info; then "$g/bin/dxcl" info 2>&1 | tee "$out/info.log"; fi
 if want demo; then "$g/bin/dxcl" demo --size 2048 --out "$out/demo.png" 2>&1 | tee "$out/demo.log"; fi
+# The whole suite, every program, then the data-path ones again with the staging strategy. Run
+# with DXCL_SYNC=gpu or cpu set, it runs in that fixed mode and writes conformance-<mode>.log.
+programs="discovery contexts buffers textures acquire sync threads hostptr"
 if want conformance; then
-    (cd "$g/conformance" && sh ./run.sh . "" "discovery contexts buffers textures acquire sync" "buffers textures sync") \
-        > "$out/conformance.log" 2>&1
-    grep -E "FAIL|passed, .* failed" "$out/conformance.log" | tail -40
+    log="$out/conformance${DXCL_SYNC:+-$DXCL_SYNC}.log"
+    echo "conformance: DXCL_SYNC=${DXCL_SYNC:-unset (adaptive)}"
+    (cd "$g/conformance" && sh ./run.sh . "" "$programs" "buffers textures sync threads") > "$log" 2>&1
+    grep -E "FAIL|passed, .* failed|\(.*: [0-9]+ s\)" "$log" | tail -60
 fi
 if want bench; then "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench.md"; fi
 # The frame pipeline at 3840x2160 (docs/benchmarks.md): a. OpenCL alone, b. the host round trip,
@@ -52,7 +56,7 @@ fi
 # contrast with the default adaptive sync: the full conformance suite and the benchmark in each.
 if want modes; then
     for m in gpu cpu; do
-        (cd "$g/conformance" && DXCL_SYNC=$m timeout 280 sh ./run.sh . "" "discovery contexts buffers textures acquire sync" "buffers textures sync") \
+        (cd "$g/conformance" && DXCL_SYNC=$m timeout 280 sh ./run.sh . "" "$programs" "buffers textures sync threads") \
             > "$out/conformance-$m.log" 2>&1
         echo "DXCL_SYNC=$m:"
         grep -E "FAIL|passed, .* failed" "$out/conformance-$m.log" | tail -20
