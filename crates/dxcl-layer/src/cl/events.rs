@@ -162,5 +162,6 @@ extern "C" fn completed(ev: cl_event, _status: cl_int, data: *mut std::ffi::c_vo
     let f = unsafe { Box::from_raw(data.cast::<Completion>()) };
     // A panic must not unwind into the platform.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    release(ev);
+    // Perhaps the last reference, holding the context: not released on the platform's thread.
+    super::reaper::release_event(ev);
 }

@@ -171,7 +171,8 @@ impl Copy {
         if let Some(w) = pending.as_mut() {
             if matches!(w.read, ReadBack::Pending(ev) if ev == read) {
                 w.read = ReadBack::Ended(events::status(read));
-                events::release(read);
+                // Run by the read-back's completion callback: perhaps the context's last holder.
+                crate::cl::reaper::release_event(read);
             }
         }
     }

@@ -376,12 +376,13 @@ impl PendingRelease {
     }
 }
 
-/// Lets go of a pending release's event and queue (its completion callback, or a failure).
+/// Lets go of a pending release's event and queue (its completion callback, or a failure): on
+/// the layer's releasing thread, since they may be the last references to the queue and context.
 fn let_go_of(running: &Mutex<Option<(usize, usize)>>) {
     let taken = running.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some((ev, q)) = taken {
-        release_event(ev as cl_event);
-        crate::cl::release_queue(q as cl_command_queue);
+        crate::cl::reaper::release_event(ev as cl_event);
+        crate::cl::reaper::release_queue(q as cl_command_queue);
     }
 }
 
