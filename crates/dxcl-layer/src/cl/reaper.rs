@@ -2,10 +2,11 @@
 //!
 //! A completion callback may hold the last reference to an event or queue once the application
 //! has released its own; dropping it there may destroy the queue and the context, in the
-//! platform's callback thread. The OpenCL specification leaves undefined "OpenCL API calls to
-//! create contexts or command-queues, or blocking OpenCL operations" in a callback, and a
-//! platform that joins its callback thread when a context goes would wait for itself. Callbacks
-//! hand such references to one thread of the layer's, which releases them in order.
+//! platform's callback thread. The OpenCL API specification (clSetEventCallback) already leaves
+//! creating contexts or command-queues and blocking calls in a callback undefined; destroying
+//! them there is no safer, since a platform that joins its callback thread when a context goes
+//! would wait for itself. Callbacks hand such references to one thread of the layer's, which
+//! releases them in order.
 
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Mutex, OnceLock};
