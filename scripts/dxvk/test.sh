@@ -2,7 +2,8 @@
 # The layer on DXVK-native: the conformance suite (tests/conformance) and tests/dxvk/foreign.c with
 # Direct3D 11 and 10 from DXVK (d3d11, d3d10core, dxgi in build/dxvk), on lavapipe, with PoCL as the
 # only OpenCL platform, under a private Xvfb, with the staging strategy (the only one a foreign
-# runtime can have):
+# runtime can have), and `dxcl info` with DXCL_DXVK_LIB (DXVK's adapters, preferred devices and
+# the strategy of each object kind):
 #
 #   scripts/dxvk/test.sh            # needs build/dxvk (scripts/dxvk/build.sh SRC_DIR, docs/dxvk.md)
 #   DXVK_SRC=/path/to/dxvk scripts/dxvk/test.sh    # builds DXVK first when build/dxvk is missing
@@ -45,7 +46,7 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cargo build -q --release -p dxcl-layer
+cargo build -q --release -p dxcl-layer -p dxcl-cli
 layer=$repo/target/release/libdxcl_layer.so
 
 # dxcl's headers, DXVK's libraries (RPATH, not RUNPATH: libdxvk_d3d11.so finds libdxvk_dxgi.so by it).
@@ -85,8 +86,34 @@ export DISPLAY=:$display
 echo "dxvk test: DXVK $(sed -n 's/^tag //p' build/dxvk/SOURCE), lavapipe, PoCL, DISPLAY=$DISPLAY"
 
 status=0
+# dxcl info with DXVK's adapters: the lavapipe adapter, described through DXVK's 4-byte WCHAR,
+# paired with the CPU devices through its Vulkan physical device, PoCL's device preferred, and
+# staging copies for each object kind with the DXVK reason.
+echo "== dxcl info with DXCL_DXVK_LIB"
+if DXCL_DXVK_LIB=$lib target/release/dxcl info >"$out/info.txt" 2>&1; then
+    sed -n '/^Direct3D adapters (DXVK-native/,$p' "$out/info.txt" >"$out/info-dxvk.txt"
+    cat "$out/info-dxvk.txt"
+    expect=("^Direct3D adapters (DXVK-native, $lib/libdxvk_dxgi.so):"
+            "^  \[0\] llvmpipe.*(description with a 4-byte WCHAR)$"
+            "OpenCL devices preferred: runs on the CPU.*IDXGIVkInteropAdapter"
+            "platform \[0\] → preferred CL devices (clGetDeviceIDsFromD3D11KHR): \[0\]$")
+    for kind in "buffer" "2D texture" "2D texture array" "3D texture"; do
+        expect+=("^          $kind: staging-copy (DXVK resource: ")
+    done
+    for e in "${expect[@]}"; do
+        grep -q -- "$e" "$out/info-dxvk.txt" || { echo "FAIL dxcl info: no line matching '$e'"; status=1; }
+    done
+else
+    cat "$out/info.txt"
+    echo "FAIL dxcl info exited non-zero"
+    status=1
+fi
 echo "== tests/dxvk/foreign.c (the layer picks its own strategy)"
-"$out/foreign" || status=1
+DXCL_LOG=1 "$out/foreign" 2>"$out/foreign.stderr" || status=1
+cat "$out/foreign.stderr" >&2
+# The layer must have recognised DXVK's device and said so (DXCL_LOG=1 prints each decision once).
+grep -q "clCreateFromD3D resource: staging-copy (DXVK resource: " "$out/foreign.stderr" ||
+    { echo "FAIL foreign: the layer did not name DXVK in its decision (DXCL_LOG)"; status=1; }
 echo "== conformance on DXVK-native (DXCL_STRATEGY=staging)"
 DXCL_STRATEGY=staging tests/conformance/run.sh "$out/conformance" "" "$programs" "" || status=1
 if [ "$status" -ne 0 ]; then

@@ -1,8 +1,8 @@
 //! `dxcl info`: what the layer adds where, which D3D adapters exist, and which sharing strategy
 //! each (adapter, CL device) pairing gets.
 
-use crate::{cl, d3d, sharing};
-use dxcl_abi::interop::{DXCL_BACKEND_KIND_HOST, DXCL_BACKEND_KIND_VULKAN};
+use crate::{cl, d3d, dxvk, sharing};
+use dxcl_abi::interop::{IDxclInteropDevice, DXCL_BACKEND_KIND_HOST, DXCL_BACKEND_KIND_VULKAN};
 use dxcl_layer::{probe, strategy};
 use opencl_sys::*;
 
@@ -116,6 +116,7 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
                     host_memory: a.backend == Some(DXCL_BACKEND_KIND_HOST),
                     devices_host_unified: unified != 0,
                     forced_staging: strategy::forced_staging_from_env(),
+                    dxvk: false,
                 };
                 let di = devices.iter().position(|d| d == m).unwrap_or(0);
                 if a.backend == Some(DXCL_BACKEND_KIND_VULKAN) {
@@ -124,6 +125,109 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
                     println!(
                         "        sharing adapter [{ai}] ↔ device [{di}]: {}",
                         strategy::describe(&inputs)
+                    );
+                }
+            }
+        }
+    }
+    describe_dxvk()
+}
+
+/// DXVK-native's adapters, when `DXCL_DXVK_LIB` names its DXGI library: each adapter's
+/// description (read as the layer reads it, whichever `WCHAR` width DXVK was built with), how
+/// the layer pairs it with OpenCL devices, the preferred devices the layer answers for it on each
+/// platform, and the strategy the layer's decision gives each kind of object there.
+fn describe_dxvk() -> Result<(), Box<dyn std::error::Error>> {
+    let found = match dxvk::open() {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            println!(
+                "DXVK-native: none found (set {}=/path/to/libdxvk_dxgi.so, or its folder: \
+                 scripts/dxvk/build.sh makes build/dxvk/lib; docs/dxvk.md)",
+                dxvk::ENV
+            );
+            return Ok(());
+        }
+        Err(why) => {
+            println!(
+                "DXVK-native ({}={}): not usable: {why}",
+                dxvk::ENV,
+                std::env::var_os(dxvk::ENV)
+                    .unwrap_or_default()
+                    .to_string_lossy()
+            );
+            return Ok(());
+        }
+    };
+    println!("Direct3D adapters (DXVK-native, {}):", found.path.display());
+    let adapters = found.adapters()?;
+    if adapters.is_empty() {
+        println!("  none (DXVK found no Vulkan device it can run on)");
+    }
+    let platforms = cl::platforms()?;
+    for (ai, a) in adapters.iter().enumerate() {
+        // SAFETY: a live adapter of DXVK's factory.
+        let Some(facts) = (unsafe { dxcl_layer::adapter_facts(a.as_ptr().cast()) }) else {
+            println!("  [{ai}] (no adapter description)");
+            continue;
+        };
+        println!(
+            "  [{ai}] {} — vendor 0x{:04x}, device 0x{:04x}, LUID {:08x}:{:08x}{}",
+            facts.description,
+            facts.vendor_id,
+            facts.device_id,
+            facts.luid.HighPart,
+            facts.luid.LowPart,
+            if facts.wide_wchar {
+                " (description with a 4-byte WCHAR)"
+            } else {
+                ""
+            }
+        );
+        match facts.pairing {
+            Some((id, source)) => println!(
+                "      OpenCL devices preferred: {}, from {}",
+                id.describe(),
+                source.describe()
+            ),
+            None => {
+                println!("      OpenCL devices preferred: none (the adapter is not identified)")
+            }
+        }
+        // The adapter's resources answer dxcl's interop interface only if the adapter does.
+        let interop = a.query::<IDxclInteropDevice>().is_some();
+        for (pi, p) in platforms.iter().enumerate() {
+            let devices = cl::devices(*p)?;
+            let matched = sharing::devices_for_adapter(*p, a.as_ptr())?;
+            let indices: Vec<String> = matched
+                .iter()
+                .filter_map(|m| devices.iter().position(|d| d == m))
+                .map(|i| format!("[{i}]"))
+                .collect();
+            println!(
+                "      platform [{pi}] → preferred CL devices (clGetDeviceIDsFromD3D11KHR): {}",
+                if indices.is_empty() {
+                    "none".into()
+                } else {
+                    indices.join(" ")
+                }
+            );
+            for m in &matched {
+                let di = devices.iter().position(|d| d == m).unwrap_or(0);
+                let unified: cl_bool = cl::device_value(*m, CL_DEVICE_HOST_UNIFIED_MEMORY)?;
+                let inputs = strategy::Inputs {
+                    interop_resource: interop,
+                    host_memory: false,
+                    devices_host_unified: unified != 0,
+                    forced_staging: strategy::forced_staging_from_env(),
+                    dxvk: !interop,
+                };
+                println!("        sharing adapter [{ai}] ↔ device [{di}]:");
+                for kind in strategy::ObjectKind::ALL {
+                    println!(
+                        "          {}: {}",
+                        kind.name(),
+                        strategy::choose_for(&inputs, kind, None).describe()
                     );
                 }
             }
@@ -162,34 +266,36 @@ fn handle_types(d: cl_device_id, name: cl_device_info) -> Vec<cl_uint> {
         .unwrap_or_default()
 }
 
-/// A Vulkan adapter's pairing: the layer's decision for buffers and for whole textures (the
-/// runtime keeps buffers linear and textures as optimal-tiled images), and how acquire/release
-/// synchronise. The device was matched to the adapter by UUID (the preferred set).
+/// A Vulkan adapter's pairing: the layer's decision for each kind of object (DEFAULT usage), and
+/// how acquire/release synchronise. The device was matched to the adapter by UUID (the preferred set).
 fn describe_vulkan(ai: usize, di: usize, device: cl_device_id, inputs: &strategy::Inputs) {
     let imports = handle_types(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR)
         .contains(&CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR);
     let semaphores = handle_types(device, CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR)
         .contains(&CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR);
-    let case = |memory, buffer| {
-        strategy::describe_with(
-            inputs,
-            &strategy::External {
-                memory,
-                buffer,
-                whole_image: !buffer,
-                devices_import: imports,
-                device_local: true,
+    println!("        sharing adapter [{ai}] ↔ device [{di}]:");
+    for kind in strategy::ObjectKind::ALL {
+        // The runtime keeps buffers linear and textures as optimal-tiled images.
+        let fd = strategy::FdResource {
+            memory: if kind == strategy::ObjectKind::Buffer {
+                strategy::FdMemory::Linear
+            } else {
+                strategy::FdMemory::Image
             },
-        )
-    };
-    println!(
-        "        sharing adapter [{ai}] ↔ device [{di}]: buffers: {}",
-        case(strategy::FdMemory::Linear, true)
-    );
-    println!(
-        "          textures (mip 0, one slice): {}",
-        case(strategy::FdMemory::Image, false)
-    );
+            devices_import: imports,
+            device_local: true,
+        };
+        println!(
+            "          {}{}: {}",
+            kind.name(),
+            if kind == strategy::ObjectKind::Buffer {
+                ""
+            } else {
+                " (mip 0)"
+            },
+            strategy::choose_for(inputs, kind, Some(&fd)).describe()
+        );
+    }
     if imports {
         println!(
             "          sync: {}",

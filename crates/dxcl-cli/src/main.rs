@@ -1,7 +1,8 @@
 //! `dxcl`: the command line of the dxcl project.
 //!
-//! - `dxcl info`: OpenCL platforms and devices, Direct3D adapters, which extensions the layer adds
-//!   where, and which sharing strategy each (adapter, device) pairing gets.
+//! - `dxcl info`: OpenCL platforms and devices, Direct3D adapters (dxcl's, and DXVK-native's when
+//!   `DXCL_DXVK_LIB` names its DXGI library), which extensions the layer adds where, and which
+//!   sharing strategy each (adapter, device) pairing gets.
 //! - `dxcl demo [--size N] [--out FILE] [--kernel auto|in-place|two-textures]`: the main job on
 //!   the embedded default.
 //! - `dxcl bench [...]`: acquire + release against the floor, 4 KiB to 256 MiB, default strategy
@@ -13,6 +14,7 @@ mod bench;
 mod cl;
 mod d3d;
 mod demo;
+mod dxvk;
 mod frames;
 mod info;
 mod sharing;

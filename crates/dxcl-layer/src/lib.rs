@@ -27,6 +27,7 @@ mod validate;
 
 pub use crate::core::format;
 pub use crate::core::tokens::{D3dVersion, Flavor};
+pub use crate::d3d::adapter::{adapter_facts, AdapterFacts, AdapterId, IdSource};
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 

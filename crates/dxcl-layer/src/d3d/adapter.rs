@@ -20,7 +20,7 @@ const VENDOR_MESA: u32 = 0x10005;
 
 /// How an adapter is recognised among OpenCL devices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum AdapterId {
+pub enum AdapterId {
     /// An adapter that runs on the CPU (software adapter, lavapipe): CPU devices with
     /// host-unified memory.
     Software,
@@ -28,6 +28,81 @@ pub(crate) enum AdapterId {
     Uuid([u8; 16]),
     /// A hardware adapter known by its LUID (`CL_DEVICE_LUID_KHR`), bytes as laid out in memory.
     Luid([u8; 8]),
+}
+
+impl AdapterId {
+    /// Which OpenCL devices the rule prefers, as `dxcl info` prints it.
+    pub fn describe(&self) -> String {
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        match self {
+            AdapterId::Software => {
+                "runs on the CPU: CPU devices with host-unified memory".to_string()
+            }
+            AdapterId::Uuid(u) => format!("the device whose CL_DEVICE_UUID_KHR is {}", hex(u)),
+            AdapterId::Luid(l) => format!("the device whose CL_DEVICE_LUID_KHR is {}", hex(l)),
+        }
+    }
+}
+
+/// What told the layer how to pair an adapter with OpenCL devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdSource {
+    /// dxcl's `IDxclInteropDevice::GetAdapterInfo`.
+    DxclInterop,
+    /// The Vulkan physical device behind a DXVK adapter (`IDXGIVkInteropAdapter`).
+    VulkanPhysicalDevice,
+    /// The standard DXGI description (flags, vendor id, LUID).
+    DxgiDescription,
+}
+
+impl IdSource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            IdSource::DxclInterop => "dxcl's adapter information",
+            IdSource::VulkanPhysicalDevice => {
+                "the Vulkan physical device behind DXVK's adapter (IDXGIVkInteropAdapter)"
+            }
+            IdSource::DxgiDescription => "the DXGI adapter description",
+        }
+    }
+}
+
+/// A DXGI adapter as the layer reads it (`dxcl info`), whichever `WCHAR` width its runtime
+/// was built with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterFacts {
+    pub description: String,
+    pub vendor_id: u32,
+    pub device_id: u32,
+    pub luid: LUID,
+    pub flags: u32,
+    /// The runtime wrote its description with a 4-byte `WCHAR` (DXVK-native).
+    pub wide_wchar: bool,
+    /// How the layer pairs the adapter with OpenCL devices, and what told it.
+    pub pairing: Option<(AdapterId, IdSource)>,
+}
+
+/// What the layer reads of an application's `IDXGIAdapter*`: its description (through
+/// `GetDesc1`, else `GetDesc`) and how `clGetDeviceIDsFromD3D1xKHR` pairs it with OpenCL devices.
+///
+/// # Safety
+/// `adapter` is null or a live COM object.
+pub unsafe fn adapter_facts(adapter: *mut c_void) -> Option<AdapterFacts> {
+    // SAFETY: caller's contract.
+    let adapter = unsafe { query_raw::<IDXGIAdapter>(adapter) }?;
+    let fields = adapter
+        .query::<IDXGIAdapter1>()
+        .and_then(|a1| desc1(&a1))
+        .or_else(|| desc(&adapter))?;
+    Some(AdapterFacts {
+        description: fields.description.clone(),
+        vendor_id: fields.vendor,
+        device_id: fields.device,
+        luid: fields.luid,
+        flags: fields.flags,
+        wide_wchar: fields.wide,
+        pairing: identify_with_source(&adapter),
+    })
 }
 
 /// A LUID's bytes as laid out in memory (how `CL_DEVICE_LUID_KHR` reports one).
@@ -116,11 +191,30 @@ union DescStorage<N: Copy, W: Copy> {
 }
 
 /// What the layer reads from an adapter description.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct DescFields {
+    description: String,
     vendor: u32,
+    device: u32,
     luid: LUID,
     flags: u32,
+    /// Read from the 4-byte-`WCHAR` layout.
+    wide: bool,
+}
+
+/// A description's text up to its terminating zero, from 2-byte units.
+fn text_narrow(units: &[u16]) -> String {
+    let end = units.iter().position(|&c| c == 0).unwrap_or(units.len());
+    String::from_utf16_lossy(&units[..end])
+}
+
+/// A description's text up to its terminating zero, from 4-byte units.
+fn text_wide(units: &[u32]) -> String {
+    units
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect()
 }
 
 /// Filled into the storage before the call: bytes past the narrow layout that are still this
@@ -153,7 +247,10 @@ fn read_desc<N: Copy, W: Copy>(
     // SAFETY: as above: both views are plain data.
     Some(unsafe {
         if written_past_narrow {
-            wide(&storage.wide)
+            DescFields {
+                wide: true,
+                ..wide(&storage.wide)
+            }
         } else {
             narrow(&storage.narrow)
         }
@@ -167,14 +264,20 @@ fn desc1(a1: &ComPtr<IDXGIAdapter1>) -> Option<DescFields> {
         // SAFETY: a live IDXGIAdapter1; the storage holds either layout of the out struct.
         |out| unsafe { ((*(*p).lpVtbl).GetDesc1)(p, out) },
         |d| DescFields {
+            description: text_narrow(&d.Description),
             vendor: d.VendorId,
+            device: d.DeviceId,
             luid: d.AdapterLuid,
             flags: d.Flags,
+            wide: false,
         },
         |d| DescFields {
+            description: text_wide(&d.Description),
             vendor: d.VendorId,
+            device: d.DeviceId,
             luid: d.AdapterLuid,
             flags: d.Flags,
+            wide: true,
         },
     )
 }
@@ -186,14 +289,20 @@ fn desc(adapter: &ComPtr<IDXGIAdapter>) -> Option<DescFields> {
         // SAFETY: a live IDXGIAdapter; the storage holds either layout of the out struct.
         |out| unsafe { ((*(*p).lpVtbl).GetDesc)(p, out) },
         |d| DescFields {
+            description: text_narrow(&d.Description),
             vendor: d.VendorId,
+            device: d.DeviceId,
             luid: d.AdapterLuid,
             flags: 0,
+            wide: false,
         },
         |d| DescFields {
+            description: text_wide(&d.Description),
             vendor: d.VendorId,
+            device: d.DeviceId,
             luid: d.AdapterLuid,
             flags: 0,
+            wide: true,
         },
     )
 }
@@ -201,20 +310,28 @@ fn desc(adapter: &ComPtr<IDXGIAdapter>) -> Option<DescFields> {
 /// From a DXGI adapter: dxcl's interop interface, the Vulkan physical device of a DXVK adapter
 /// (`IDXGIVkInteropAdapter`), `GetDesc1` (with its flags), or `GetDesc`.
 fn from_adapter(adapter: &ComPtr<IDXGIAdapter>) -> Option<AdapterId> {
+    identify_with_source(adapter).map(|(id, _)| id)
+}
+
+/// [`from_adapter`] with what told it.
+fn identify_with_source(adapter: &ComPtr<IDXGIAdapter>) -> Option<(AdapterId, IdSource)> {
     if let Some(i) = adapter.query::<IDxclInteropDevice>() {
         if let Some(id) = from_interop(&i) {
-            return Some(id);
+            return Some((id, IdSource::DxclInterop));
         }
     }
     if let Some(id) = super::vulkan::from_dxgi_adapter(adapter) {
-        return Some(id);
+        return Some((id, IdSource::VulkanPhysicalDevice));
     }
     let fields = adapter
         .query::<IDXGIAdapter1>()
         .and_then(|a1| desc1(&a1))
         .or_else(|| desc(adapter))?;
     let software = fields.flags & DXGI_ADAPTER_FLAG_SOFTWARE as u32 != 0;
-    Some(from_desc(fields.vendor, fields.luid, software))
+    Some((
+        from_desc(fields.vendor, fields.luid, software),
+        IdSource::DxgiDescription,
+    ))
 }
 
 /// The adapter of a device, through `IDXGIDevice::GetAdapter`.
@@ -446,6 +563,37 @@ mod tests {
         assert_eq!(identify_fake(true, false), want, "wide GetDesc");
         assert_eq!(identify_fake(false, true), want, "SDK GetDesc1");
         assert_eq!(identify_fake(false, false), want, "SDK GetDesc");
+    }
+
+    /// `dxcl info`'s view of a foreign adapter: the description's text and ids from either
+    /// layout, and which layout it was.
+    #[test]
+    fn facts_of_either_layout() {
+        for (wide, desc1) in [(true, true), (true, false), (false, true), (false, false)] {
+            let mut fake = FakeAdapter {
+                vtbl: &FAKE_VTBL,
+                wide,
+                desc1,
+            };
+            // SAFETY: a live COM object for the duration of the call (its counts are no-ops).
+            let f = unsafe { adapter_facts(std::ptr::addr_of_mut!(fake).cast()) }.unwrap();
+            assert_eq!(f.wide_wchar, wide, "{wide} {desc1}");
+            assert_eq!(f.vendor_id, FAKE_VENDOR);
+            assert_eq!(f.luid, FAKE_LUID);
+            assert_eq!(
+                f.pairing,
+                Some((
+                    AdapterId::Luid(luid_bytes(FAKE_LUID)),
+                    IdSource::DxgiDescription
+                ))
+            );
+            if wide {
+                assert_eq!(f.description, "NVIDIA H100");
+                assert_eq!(f.device_id, 0x2331);
+            } else {
+                assert_eq!(f.description, if desc1 { "N" } else { "" });
+            }
+        }
     }
 
     #[test]

@@ -48,6 +48,33 @@ impl Interface for IDXGIVkInteropAdapter {
     type Vtbl = IDXGIVkInteropAdapterVtbl;
 }
 
+/// DXVK's `IDXGIVkInteropDevice` (IID e2ef5fa5-dc21-4af7-90c4-f67ef6a09323), which DXVK's D3D11
+/// devices answer (and its D3D10 devices, through the same object). Only its identity is used: a
+/// device that answers it is DXVK's. Its methods, in vtable order after IUnknown's:
+/// `GetVulkanHandles(VkInstance*, VkPhysicalDevice*, VkDevice*)`, `GetSubmissionQueue`,
+/// `TransitionSurfaceLayout`, `FlushRenderingCommands`, `LockSubmissionQueue`,
+/// `ReleaseSubmissionQueue` (docs/dxvk.md).
+#[repr(C)]
+#[allow(non_snake_case)] // COM's field name, as dxcl_abi spells it
+pub(crate) struct IDXGIVkInteropDevice {
+    pub lpVtbl: *const IUnknownVtbl,
+}
+
+impl Interface for IDXGIVkInteropDevice {
+    const IID: GUID = GUID {
+        Data1: 0xe2ef_5fa5,
+        Data2: 0xdc21,
+        Data3: 0x4af7,
+        Data4: [0x90, 0xc4, 0xf6, 0x7e, 0xf6, 0xa0, 0x93, 0x23],
+    };
+    type Vtbl = IUnknownVtbl;
+}
+
+/// Whether a Direct3D device is DXVK's: it answers `IDXGIVkInteropDevice`.
+pub(crate) fn is_dxvk_device(device: &ComPtr) -> bool {
+    device.query::<IDXGIVkInteropDevice>().is_some()
+}
+
 /// What Vulkan says about a physical device, reduced to how OpenCL devices are matched: a CPU
 /// device pairs with CPU OpenCL devices; any other with the OpenCL device of the same UUID.
 pub(crate) fn from_physical_device(ty: vk::PhysicalDeviceType, uuid: [u8; 16]) -> AdapterId {
@@ -129,6 +156,14 @@ mod tests {
         ] {
             assert_eq!(from_physical_device(ty, uuid), AdapterId::Uuid(uuid));
         }
+    }
+
+    #[test]
+    fn interop_device_iid() {
+        // {e2ef5fa5-dc21-4af7-90c4-f67ef6a09323}, as DXVK's dxgi_interfaces.h declares it.
+        let g = IDXGIVkInteropDevice::IID;
+        assert_eq!((g.Data1, g.Data2, g.Data3), (0xe2ef5fa5, 0xdc21, 0x4af7));
+        assert_eq!(g.Data4, [0x90, 0xc4, 0xf6, 0x7e, 0xf6, 0xa0, 0x93, 0x23]);
     }
 
     #[test]

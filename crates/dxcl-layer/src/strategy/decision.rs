@@ -47,6 +47,39 @@ pub struct Inputs {
     pub devices_host_unified: bool,
     /// `DXCL_STRATEGY=staging` is set (or a test forces it).
     pub forced_staging: bool,
+    /// The resource's device is DXVK's (it answers DXVK's `IDXGIVkInteropDevice`): a foreign
+    /// runtime that gives the layer no way to its resources' memory (docs/dxvk.md).
+    pub dxvk: bool,
+}
+
+/// The kinds of memory object the sharing extensions make, as far as the decision tells them
+/// apart (`dxcl info` prints one decision per kind).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ObjectKind {
+    Buffer,
+    /// A 2D texture with one array slice.
+    Texture2D,
+    /// A 2D texture with several array slices (one of them shared).
+    Texture2DArray,
+    Texture3D,
+}
+
+impl ObjectKind {
+    pub const ALL: [ObjectKind; 4] = [
+        ObjectKind::Buffer,
+        ObjectKind::Texture2D,
+        ObjectKind::Texture2DArray,
+        ObjectKind::Texture3D,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ObjectKind::Buffer => "buffer",
+            ObjectKind::Texture2D => "2D texture",
+            ObjectKind::Texture2DArray => "2D texture array",
+            ObjectKind::Texture3D => "3D texture",
+        }
+    }
 }
 
 /// How a dxcl resource's exportable memory is laid out (`DXCL_MEMORY_KIND_OPAQUE_FD*`).
@@ -72,6 +105,36 @@ pub struct External {
     /// The resource lives in device-local memory (not a DYNAMIC or STAGING resource, which the
     /// runtime keeps host-visible for Map).
     pub device_local: bool,
+}
+
+/// What the import of a resource whose memory is an opaque fd depends on besides the shape of
+/// the shared subresource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FdResource {
+    pub memory: FdMemory,
+    /// As [`External::devices_import`].
+    pub devices_import: bool,
+    /// As [`External::device_local`].
+    pub device_local: bool,
+}
+
+/// Whether an imported image covers the subresource: mip 0 of a 3D texture, or of a texture with
+/// one array slice (an imported image is mip 0 with all its slices, docs/gpu.md).
+pub fn covers_whole_image(three_d: bool, array_size: u32, mip: u32) -> bool {
+    mip == 0 && (three_d || array_size == 1)
+}
+
+impl External {
+    /// The inputs for one subresource of an opaque-fd resource.
+    pub fn of(fd: &FdResource, buffer: bool, whole_image: bool) -> External {
+        External {
+            memory: fd.memory,
+            buffer,
+            whole_image,
+            devices_import: fd.devices_import,
+            device_local: fd.device_local,
+        }
+    }
 }
 
 /// A decision with the reason for it.
@@ -122,6 +185,24 @@ pub fn choose_with(inputs: &Inputs, external: Option<&External>) -> Decision {
     }
 }
 
+/// The decision for mip 0 of an object of `kind` (slice 0 of an array), as `dxcl info` reports
+/// it per kind; `fd` describes a resource whose memory is an opaque fd.
+pub fn choose_for(inputs: &Inputs, kind: ObjectKind, fd: Option<&FdResource>) -> Decision {
+    let (three_d, array_size) = match kind {
+        ObjectKind::Texture3D => (true, 1),
+        ObjectKind::Texture2DArray => (false, 2),
+        ObjectKind::Buffer | ObjectKind::Texture2D => (false, 1),
+    };
+    let e = fd.map(|f| {
+        External::of(
+            f,
+            kind == ObjectKind::Buffer,
+            covers_whole_image(three_d, array_size, 0),
+        )
+    });
+    choose_with(inputs, e.as_ref())
+}
+
 fn choose_host(inputs: &Inputs) -> Decision {
     let staging = |reason| Decision {
         strategy: Strategy::StagingCopy,
@@ -129,6 +210,11 @@ fn choose_host(inputs: &Inputs) -> Decision {
     };
     if inputs.forced_staging {
         staging("forced by DXCL_STRATEGY=staging")
+    } else if !inputs.interop_resource && inputs.dxvk {
+        staging(
+            "DXVK resource: DXVK-native exports no memory of its resources on Linux (its \
+             shared resources need VK_KHR_external_memory_win32)",
+        )
     } else if !inputs.interop_resource {
         staging("resource has no dxcl interop interface (foreign D3D device)")
     } else if !inputs.host_memory {
@@ -252,6 +338,7 @@ mod tests {
         host_memory: true,
         devices_host_unified: true,
         forced_staging: false,
+        dxvk: false,
     };
 
     #[test]
@@ -275,6 +362,7 @@ mod tests {
         host_memory: false,
         devices_host_unified: false,
         forced_staging: false,
+        dxvk: false,
     };
 
     const IMPORTABLE_IMAGE: External = External {
@@ -347,5 +435,69 @@ mod tests {
             choose_with(&VULKAN, Some(&part)).strategy,
             Strategy::ExternalCopy
         );
+    }
+
+    #[test]
+    fn dxvk_resources_take_staging_copies_with_their_reason() {
+        let dxvk = Inputs {
+            interop_resource: false,
+            host_memory: false,
+            devices_host_unified: true,
+            forced_staging: false,
+            dxvk: true,
+        };
+        for kind in ObjectKind::ALL {
+            let d = choose_for(&dxvk, kind, None);
+            assert_eq!(d.strategy, Strategy::StagingCopy, "{kind:?}");
+            assert!(
+                d.reason.starts_with("DXVK resource"),
+                "{kind:?}: {}",
+                d.reason
+            );
+        }
+        // Forcing names itself first; any other foreign device keeps the generic reason.
+        let forced = Inputs {
+            forced_staging: true,
+            ..dxvk
+        };
+        assert!(choose(&forced).reason.contains("DXCL_STRATEGY"));
+        let other = Inputs {
+            dxvk: false,
+            ..dxvk
+        };
+        assert!(choose(&other).reason.contains("foreign D3D device"));
+    }
+
+    #[test]
+    fn kinds_map_to_the_shapes_share_decides_on() {
+        let fd = FdResource {
+            memory: FdMemory::Image,
+            devices_import: true,
+            device_local: true,
+        };
+        let want = [
+            (ObjectKind::Texture2D, Strategy::ExternalMemory),
+            (ObjectKind::Texture2DArray, Strategy::ExternalCopy),
+            (ObjectKind::Texture3D, Strategy::ExternalMemory),
+        ];
+        for (kind, strategy) in want {
+            assert_eq!(
+                choose_for(&VULKAN, kind, Some(&fd)).strategy,
+                strategy,
+                "{kind:?}"
+            );
+        }
+        let linear = FdResource {
+            memory: FdMemory::Linear,
+            ..fd
+        };
+        assert_eq!(
+            choose_for(&VULKAN, ObjectKind::Buffer, Some(&linear)).strategy,
+            Strategy::ExternalMemory
+        );
+        assert!(covers_whole_image(false, 1, 0));
+        assert!(!covers_whole_image(false, 1, 1));
+        assert!(!covers_whole_image(false, 6, 0));
+        assert!(covers_whole_image(true, 1, 0));
     }
 }

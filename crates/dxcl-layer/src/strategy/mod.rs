@@ -175,6 +175,7 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
         host_memory: interop.as_ref().is_some_and(|i| i.host_memory().is_some()),
         devices_host_unified: req.host_unified,
         forced_staging: forced_staging_from_env(),
+        dxvk: interop.is_none() && crate::d3d::vulkan::is_dxvk_device(req.device),
     };
     // Exportable Vulkan memory: can every context device import it?
     let fd_memory = interop
@@ -187,13 +188,17 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
             .as_ref()
             .and_then(external::import::adapter_uuid),
     );
-    let e = fd_memory.map(|(memory, _)| External {
-        memory,
-        buffer: req.kind == ResourceKind::Buffer,
-        // An imported image is mip 0 with all its array slices (docs/gpu.md).
-        whole_image: req.mip == 0 && (req.kind == ResourceKind::Texture3D || d.array_size == 1),
-        devices_import: support.memory.is_some(),
-        device_local: d.usage != USAGE_DYNAMIC && d.usage != USAGE_STAGING,
+    let e = fd_memory.map(|(memory, _)| {
+        let fd = FdResource {
+            memory,
+            devices_import: support.memory.is_some(),
+            device_local: d.usage != USAGE_DYNAMIC && d.usage != USAGE_STAGING,
+        };
+        External::of(
+            &fd,
+            req.kind == ResourceKind::Buffer,
+            covers_whole_image(req.kind == ResourceKind::Texture3D, d.array_size, req.mip),
+        )
     });
     let decision = choose_with(&inputs, e.as_ref());
     log_once("clCreateFromD3D resource", decision);

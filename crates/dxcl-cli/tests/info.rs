@@ -1,0 +1,69 @@
+//! `dxcl info`'s DXVK-native part without DXVK (the DXVK suite, scripts/dxvk/test.sh, checks it
+//! with DXVK's adapters): one line saying none was found and how to point `dxcl info` at one, or
+//! why the library named is not usable; the rest of the report is printed either way and the
+//! command succeeds.
+
+use std::path::Path;
+use std::process::Command;
+
+fn info(dxvk_lib: Option<&str>) -> String {
+    let exe = Path::new(env!("CARGO_BIN_EXE_dxcl"));
+    let mut cmd = Command::new(exe);
+    cmd.arg("info");
+    match dxvk_lib {
+        Some(v) => cmd.env("DXCL_DXVK_LIB", v),
+        None => cmd.env_remove("DXCL_DXVK_LIB"),
+    };
+    let o = cmd.output().expect("dxcl runs");
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "dxcl info failed ({}):\n{text}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("Direct3D adapters (dxcl runtime):"), "{text}");
+    text
+}
+
+fn dxvk_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("DXVK-native"))
+        .collect()
+}
+
+#[test]
+fn without_dxvk_one_line_says_how_to_point_at_one() {
+    let text = info(None);
+    let lines = dxvk_lines(&text);
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(lines[0].starts_with("DXVK-native: none found"), "{text}");
+    assert!(lines[0].contains("DXCL_DXVK_LIB="), "{text}");
+    assert!(
+        text.trim_end().ends_with(lines[0]),
+        "the DXVK line comes last:\n{text}"
+    );
+}
+
+#[test]
+fn a_library_that_cannot_be_loaded_is_named() {
+    let missing = "/nonexistent/libdxvk_dxgi.so";
+    let text = info(Some(missing));
+    let lines = dxvk_lines(&text);
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "DXVK-native (DXCL_DXVK_LIB={missing}): not usable:"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_library_that_is_not_dxvk_is_refused() {
+    // Any library without CreateDXGIFactory1 (the C math library is always there).
+    let text = info(Some("libm.so.6"));
+    let lines = dxvk_lines(&text);
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(lines[0].contains("has no CreateDXGIFactory1"), "{text}");
+}
