@@ -137,10 +137,13 @@ pub(crate) fn wait(ev: cl_event) {
     }
 }
 
-type Completion = Box<dyn FnOnce() + Send>;
+/// Gets the event's execution status as the platform passed it: the callback must not query
+/// the event itself (rusticl holds the event's lock while it calls back: a `clGetEventInfo` on
+/// it there waits forever).
+type Completion = Box<dyn FnOnce(cl_int) + Send>;
 
-/// Runs `f` once `ev` has completed (or failed), on whichever thread the platform calls back
-/// from, then releases the caller's reference to `ev`. Returns false, with `ev` and `f` handed
+/// Runs `f` with the final status once `ev` has completed (or failed), on whichever thread the
+/// platform calls back from, then releases the caller's reference to `ev`. Returns false, with `ev` and `f` handed
 /// back untouched, when the platform cannot call back.
 pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completion> {
     let Some(set) = super::target().and_then(|t| t.clSetEventCallback) else {
@@ -157,11 +160,11 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
     Ok(())
 }
 
-extern "C" fn completed(ev: cl_event, _status: cl_int, data: *mut std::ffi::c_void) {
+extern "C" fn completed(ev: cl_event, status: cl_int, data: *mut std::ffi::c_void) {
     // SAFETY: `data` is the box `when_complete` leaked for this one callback.
     let f = unsafe { Box::from_raw(data.cast::<Completion>()) };
     // A panic must not unwind into the platform.
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
     // Perhaps the last reference, holding the context: not released on the platform's thread.
     super::reaper::release_event(ev);
 }

@@ -155,22 +155,29 @@ impl StagingCopy {
         let copy = self.copy.clone();
         // The callback's own reference (released after it runs).
         events::retain(read).map_err(drop)?;
+        let handle = read as usize;
         events::when_complete(
             read,
-            Box::new(move || crate::in_callback(|| copy.run_write_back())),
+            Box::new(move |status| {
+                crate::in_callback(|| {
+                    copy.read_back_ended(handle as cl_event, status);
+                    copy.run_write_back();
+                })
+            }),
         )
         .map_err(|_| events::release(read))
     }
 }
 
 impl Copy {
-    /// The read-back `read` has completed: the pending write-back, if it is still that one's,
-    /// keeps its status and lets go of the event.
-    fn read_back_ended(&self, read: cl_event) {
+    /// The read-back `read` has ended with `status` (its completion callback, which must not
+    /// query the event): the pending write-back, if it is still that one's, keeps the status
+    /// and lets go of the event.
+    fn read_back_ended(&self, read: cl_event, status: cl_int) {
         let mut pending = self.write_back();
         if let Some(w) = pending.as_mut() {
             if matches!(w.read, ReadBack::Pending(ev) if ev == read) {
-                w.read = ReadBack::Ended(events::status(read));
+                w.read = ReadBack::Ended(status);
                 // Run by the read-back's completion callback: perhaps the context's last holder.
                 crate::cl::reaper::release_event(read);
             }
@@ -331,7 +338,9 @@ impl SharingStrategy for StagingCopy {
         // The handle as a number: the callback only compares it and queries the event, which
         // its own reference keeps alive.
         let handle = read as usize;
-        let run = Box::new(move || crate::in_callback(|| copy.read_back_ended(handle as cl_event)));
+        let run = Box::new(move |status| {
+            crate::in_callback(|| copy.read_back_ended(handle as cl_event, status))
+        });
         if events::when_complete(read, run).is_err() {
             events::release(read);
         }
@@ -360,7 +369,7 @@ impl Drop for StagingCopy {
             return;
         }
         let copy = self.copy.clone();
-        if let Err(keep) = events::when_complete(upload, Box::new(move || drop(copy))) {
+        if let Err(keep) = events::when_complete(upload, Box::new(move |_| drop(copy))) {
             // No callback: leak the shadow rather than free what a command still reads, or
             // block on a wait list that may never complete.
             std::mem::forget(keep);

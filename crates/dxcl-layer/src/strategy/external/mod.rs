@@ -8,7 +8,7 @@
 //! - [`import`]: what a context can import, and the import of a resource's memory.
 //! - [`sync`]: the per-context pool of shared semaphores and the two ordering operations.
 
-use opencl_sys::{cl_command_queue, cl_int, cl_mem};
+use opencl_sys::{cl_command_queue, cl_int, cl_mem, CL_COMPLETE};
 
 use super::Request;
 use crate::d3d::com::ComPtr;
@@ -149,11 +149,11 @@ impl AbandonedRelease {
             return self.run();
         };
         crate::cl::flush(queue);
-        if let Err(f) = crate::cl::events::when_complete(marker, Box::new(move || self.run())) {
+        if let Err(f) = crate::cl::events::when_complete(marker, Box::new(move |_| self.run())) {
             // No callbacks: wait here (the platform offers nothing better).
             crate::cl::events::wait(marker);
             crate::cl::events::release(marker);
-            f();
+            f(CL_COMPLETE as cl_int);
         }
     }
 
