@@ -106,7 +106,7 @@ pub(crate) fn add_pending_work(interop: &ComPtr<IDxclInteropResource>, event: cl
     let signal = Arc::new(Signal::default());
     let setter = signal.clone();
     // when_complete releases the reference retained above after setting the signal.
-    match crate::cl::events::when_complete(event, Box::new(move || setter.set())) {
+    match crate::cl::events::when_complete(event, Box::new(move |_| setter.set())) {
         Ok(()) => {
             if !keep_until(interop, signal.clone()) {
                 // The runtime will not call us back: wait now (the guarantee still holds).

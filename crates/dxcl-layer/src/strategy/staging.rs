@@ -155,22 +155,32 @@ impl StagingCopy {
         let copy = self.copy.clone();
         // The callback's own reference (released after it runs).
         events::retain(read).map_err(drop)?;
+        // The handle as a number, compared only: the callback takes the read-back's status from
+        // the platform and never queries or waits for the event (see events::when_complete).
+        let handle = read as usize;
         events::when_complete(
             read,
-            Box::new(move || crate::in_callback(|| copy.run_write_back())),
+            Box::new(move |status| {
+                crate::in_callback(|| {
+                    copy.read_back_ended(handle as cl_event, status);
+                    copy.run_write_back();
+                })
+            }),
         )
         .map_err(|_| events::release(read))
     }
 }
 
 impl Copy {
-    /// The read-back `read` has completed: the pending write-back, if it is still that one's,
-    /// keeps its status and lets go of the event.
-    fn read_back_ended(&self, read: cl_event) {
+    /// The read-back `read` has completed with `status` (its completion callback's): the pending
+    /// write-back, if it is still that one's, keeps the status and lets go of the event. The
+    /// status comes from the callback, not from a query of the event: rusticl runs the callback
+    /// inside a clWaitForEvents holding the event's lock, where a query never returns.
+    fn read_back_ended(&self, read: cl_event, status: cl_int) {
         let mut pending = self.write_back();
         if let Some(w) = pending.as_mut() {
             if matches!(w.read, ReadBack::Pending(ev) if ev == read) {
-                w.read = ReadBack::Ended(events::status(read));
+                w.read = ReadBack::Ended(status);
                 events::release(read);
             }
         }
@@ -327,10 +337,12 @@ impl SharingStrategy for StagingCopy {
             }
         };
         let copy = self.copy.clone();
-        // The handle as a number: the callback only compares it and queries the event, which
-        // its own reference keeps alive.
+        // The handle as a number: the callback only compares it (its own reference keeps the
+        // event alive); the status is the callback's.
         let handle = read as usize;
-        let run = Box::new(move || crate::in_callback(|| copy.read_back_ended(handle as cl_event)));
+        let run = Box::new(move |status| {
+            crate::in_callback(|| copy.read_back_ended(handle as cl_event, status))
+        });
         if events::when_complete(read, run).is_err() {
             events::release(read);
         }
@@ -359,7 +371,7 @@ impl Drop for StagingCopy {
             return;
         }
         let copy = self.copy.clone();
-        if let Err(keep) = events::when_complete(upload, Box::new(move || drop(copy))) {
+        if let Err(keep) = events::when_complete(upload, Box::new(move |_| drop(copy))) {
             // No callback: leak the shadow rather than free what a command still reads, or
             // block on a wait list that may never complete.
             std::mem::forget(keep);

@@ -149,11 +149,12 @@ impl AbandonedRelease {
             return self.run();
         };
         crate::cl::flush(queue);
-        if let Err(f) = crate::cl::events::when_complete(marker, Box::new(move || self.run())) {
+        if let Err(f) = crate::cl::events::when_complete(marker, Box::new(move |_| self.run())) {
             // No callbacks: wait here (the platform offers nothing better).
             crate::cl::events::wait(marker);
+            let status = crate::cl::events::status(marker);
             crate::cl::events::release(marker);
-            f();
+            f(status);
         }
     }
 

@@ -459,7 +459,7 @@ pub(crate) fn order_d3d_after_next_access(
     let running = Arc::new(Mutex::new(Some((done as usize, queue as usize))));
     let on_complete = running.clone();
     // when_complete releases the callback's event reference after running it.
-    if events::when_complete(done, Box::new(move || let_go_of(&on_complete))).is_err() {
+    if events::when_complete(done, Box::new(move |_| let_go_of(&on_complete))).is_err() {
         release_event(done);
         let_go_of(&running);
         return false;
