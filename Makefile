@@ -2,7 +2,9 @@
 #   make demo              main job: build, install into build/stage, run `dxcl demo`
 #   make test              everything CI runs (Rust tests, the dxcl crate's tests and examples,
 #                          generated-code check, C/C++ programs under valgrind, the OpenCL
-#                          conformance suite through the loader on PoCL, then on Mesa rusticl)
+#                          conformance suite through the loader on PoCL, natively and under valgrind,
+#                          then on Mesa rusticl; the suite built with ASan+UBSan; the fuzzer's CI runs)
+#   make test-asan         the conformance suite built with ASan+UBSan, on PoCL with both adapters
 #   make fuzz FUZZ_SECONDS=N  fuzzes the sharing entry points for N seconds (docs/fuzzing.md)
 #   make install PREFIX=…  installs include/dxcl/, lib/libdxcl_d3d.so, lib/libdxcl_layer.so,
 #                          lib/pkgconfig/dxcl.pc, bin/dxcl
@@ -13,11 +15,15 @@ CARGO    ?= cargo
 CC       ?= cc
 CXX      ?= c++
 RELEASE  := target/release
+# Every valgrind run of `make test`: invalid accesses, uses of uninitialised values and definite or
+# indirect leaks are errors (exit status 99). tests/valgrind.supp holds third-party suppressions only;
+# the conformance suite's canary checks that this command still fails on errors made in a libdxcl_*
+# library (docs/conformance.md, "Sanitizers").
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect --suppressions=$(CURDIR)/tests/valgrind.supp
 
 .PHONY: all deps build install stage demo test test-rust test-crate test-gen test-c test-windows test-conformance lint clean \
-        fuzz test-fuzz
+        fuzz test-fuzz test-asan
 
 # Every test and the demo run on PoCL alone, through an OCL_ICD_VENDORS directory holding only its
 # .icd file, unless OCL_ICD_VENDORS is set: mesa-opencl-icd, which the conformance suite's rusticl run
@@ -56,7 +62,7 @@ demo: deps stage build/icd-pocl
 	$(STAGE)/bin/dxcl info
 	DXCL_ADAPTER=software $(STAGE)/bin/dxcl demo --out build/demo.png
 
-test: deps build/icd-pocl lint test-gen test-rust test-crate stage test-c test-conformance test-fuzz
+test: deps build/icd-pocl lint test-gen test-rust test-crate stage test-c test-conformance test-asan test-fuzz
 	@echo "make test: all suites passed"
 
 lint:
@@ -119,10 +125,16 @@ test-windows: stage build/icd-pocl
 	    DXCL_ADAPTER=$$a OPENCL_LAYERS=$$($(PKG) --variable=layer dxcl) $(VALGRIND) build/tests/d3d11_cl || exit 1; \
 	done
 
+# The suite natively and (reduced) under $(VALGRIND) on PoCL, both adapters, then natively on rusticl.
 test-conformance: stage
 	@if [ -f tests/conformance/Makefile ]; then \
 	    $(MAKE) --no-print-directory -C tests/conformance run STAGE=$(STAGE) VALGRIND="$(VALGRIND)"; \
 	else echo "test-conformance: suite missing" >&2; exit 1; fi
+
+# The suite's C side (programs, harness, canary) built with -fsanitize=address,undefined, run on PoCL with
+# both adapters; its canary must fail first (tests/conformance/Makefile, run-asan).
+test-asan: stage
+	$(MAKE) --no-print-directory -C tests/conformance run-asan STAGE=$(STAGE)
 
 # The libFuzzer harness of tests/fuzz (docs/fuzzing.md): `fuzz` runs for FUZZ_SECONDS, `test-fuzz`
 # makes CI's short fixed-seed runs.

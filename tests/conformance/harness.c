@@ -48,6 +48,12 @@ static void on_watchdog(int sig)
     _exit(3);
 }
 
+int h_reduced(void)
+{
+    const char *v = getenv("DXCL_CONFORMANCE_REDUCED");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 void h_begin(const char *name, unsigned watchdog_seconds)
 {
     const char *strategy = getenv("DXCL_STRATEGY"), *interop = getenv("DXCL_INTEROP");
@@ -59,6 +65,12 @@ void h_begin(const char *name, unsigned watchdog_seconds)
     if (interop && strcmp(interop, "0") == 0) {
         size_t n = strlen(h_name);
         snprintf(h_name + n, sizeof h_name - n, "_foreign");
+    }
+    /* The reduced mode runs under valgrind (20 to 50 times slower) or ASan: a longer watchdog. */
+    if (h_reduced()) {
+        size_t n = strlen(h_name);
+        snprintf(h_name + n, sizeof h_name - n, "_reduced");
+        watchdog_seconds *= 10;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGALRM, on_watchdog);
@@ -819,6 +831,29 @@ const fmt fmt_table[37] = {
 #undef F
 
 unsigned fmt_texel_bytes(const fmt *f) { return f->channels * f->bits / 8; }
+
+int fmt_selected(const fmt *f)
+{
+    /* One per (channel order, bits per channel); the comment on each says what it adds. */
+    static const DXGI_FORMAT reduced[] = {
+        DXGI_FORMAT_R32G32B32A32_FLOAT, /* 16-byte texels, float kernels */
+        DXGI_FORMAT_R16G16B16A16_SINT,  /* 8-byte texels, int kernels */
+        DXGI_FORMAT_R8G8B8A8_SNORM,     /* issue 13's 8-bit SNORM with mips and slices */
+        DXGI_FORMAT_R32G32_UINT,        /* CL_RG: PoCL lacks it (the unsupported path), rusticl has it */
+        DXGI_FORMAT_R16G16_FLOAT,       /* CL_RG, half */
+        DXGI_FORMAT_R8G8_SNORM,         /* CL_RG, 2-byte texels */
+        DXGI_FORMAT_R32_UINT,           /* CL_R, uint kernels */
+        DXGI_FORMAT_R16_UNORM,          /* CL_R, 16-bit normalized */
+        DXGI_FORMAT_R8_SINT,            /* 1-byte texels */
+        DXGI_FORMAT_B8G8R8A8_UNORM,     /* CL_BGRA: KHR only, NV must refuse it */
+    };
+    if (!h_reduced())
+        return 1;
+    for (size_t i = 0; i < sizeof reduced / sizeof reduced[0]; i++)
+        if (reduced[i] == f->dxgi)
+            return 1;
+    return 0;
+}
 
 const fmt *fmt_find(DXGI_FORMAT f)
 {

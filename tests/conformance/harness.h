@@ -92,6 +92,14 @@ int h_end(void);
 /* Sets h_where (printf-style). */
 void h_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The reduced mode, DXCL_CONFORMANCE_REDUCED=1, for runs under valgrind and ASan+UBSan, where the full
+ * suite is too slow: every test function, strategy, API pair and kernel variant still runs, with fewer
+ * formats, smaller sizes and fewer rounds (each program's reductions are listed in docs/conformance.md,
+ * "Sanitizers"). The program's name gets "_reduced" appended and its watchdog is 10 times longer. */
+int h_reduced(void);
+/* Picks a count by mode: `full` normally, `reduced` in the reduced mode. */
+#define H_BY_MODE(full, reduced) (h_reduced() ? (reduced) : (full))
+
 /* ---------------------------------------------------------------------------------------------- */
 /* OpenCL platform and the sharing entry points                                                    */
 
@@ -253,6 +261,11 @@ uint16_t float_to_half(float v);
 float half_to_float(uint16_t h);
 unsigned fmt_texel_bytes(const fmt *f);
 const fmt *fmt_find(DXGI_FORMAT f);
+/* 1 when the format is tested in this mode: every table format normally; in the reduced mode one format
+ * per channel layout (channel order x bits per channel: 10 of the 37), chosen so that the ten still
+ * cover every channel order, texel size, class (float, unorm, snorm, uint, sint), kernel variant
+ * (f, i, ui), formats the device may lack (CL_RG on PoCL) and the KHR-only B8G8R8A8_UNORM. */
+int fmt_selected(const fmt *f);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* OpenCL helpers                                                                                  */

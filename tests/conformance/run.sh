@@ -1,12 +1,12 @@
 #!/bin/sh
 # Runs the suite: run.sh BUILD_DIR "VALGRIND CMD" "PROGRAMS" "PROGRAMS RUN AGAIN WITH THE STAGING STRATEGY"
 #                        ["PROGRAMS RUN AGAIN WITH DXCL_INTEROP=0"]
+# With a valgrind command, all three lists run once more under it, in the reduced mode.
 # DXCL_INTEROP=0 makes the layer ignore dxcl's interop interface, so every object takes the staging copies
 # of a foreign device (DXVK's): the path whose release writes back from the read-back's completion callback.
 # Every program runs even when an earlier one failed; a program that ends without its
 # "<name>: N passed, N failed" line (a crash) counts as one failure. The last line sums them all.
 build=$1
-here=$(cd "$(dirname "$0")" && pwd)
 valgrind=$2
 programs=$3
 staged=$4
@@ -49,18 +49,22 @@ for prog in $foreign; do
     one "$prog (DXCL_INTEROP=0)" env DXCL_INTEROP=0 "$build/$prog"
 done
 if [ -n "$valgrind" ]; then
-    # shellcheck disable=SC2086 # the valgrind command is a word list
-    one "contexts (valgrind)" $valgrind --suppressions="$here/valgrind.supp" "$build/contexts"
-    # Objects released with commands still pending (both strategies): freed memory that a
-    # pending command reads shows only here.
-    # shellcheck disable=SC2086
-    one "acquire lifecycle (valgrind)" env DXCL_CONFORMANCE_PART=lifecycle \
-        $valgrind --suppressions="$here/valgrind.supp" "$build/acquire"
-    if [ -n "$foreign" ]; then
+    # Under valgrind every program runs in the reduced mode (DXCL_CONFORMANCE_REDUCED=1: every test
+    # function, strategy and pair with fewer formats, sizes and rounds; docs/conformance.md, "Sanitizers"),
+    # then the staging and DXCL_INTEROP=0 reruns, reduced too. acquire's lifecycle part (objects released
+    # with commands pending: freed memory that a pending command reads shows only here) is in every one.
+    for prog in $programs; do
+        # shellcheck disable=SC2086 # the valgrind command is a word list
+        one "$prog (valgrind)" env DXCL_CONFORMANCE_REDUCED=1 $valgrind "$build/$prog"
+    done
+    for prog in $staged; do
         # shellcheck disable=SC2086
-        one "acquire lifecycle (valgrind, DXCL_INTEROP=0)" env DXCL_CONFORMANCE_PART=lifecycle DXCL_INTEROP=0 \
-            $valgrind --suppressions="$here/valgrind.supp" "$build/acquire"
-    fi
+        one "$prog (valgrind, staging)" env DXCL_CONFORMANCE_REDUCED=1 DXCL_STRATEGY=staging $valgrind "$build/$prog"
+    done
+    for prog in $foreign; do
+        # shellcheck disable=SC2086
+        one "$prog (valgrind, DXCL_INTEROP=0)" env DXCL_CONFORMANCE_REDUCED=1 DXCL_INTEROP=0 $valgrind "$build/$prog"
+    done
 fi
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -6,8 +6,10 @@
 
 #include <stdlib.h>
 
-#define WORDS (1u << 20) /* 4 MiB */
-#define SPINS 400u       /* makes slow_fill take long enough that a missing wait shows */
+/* The buffer's words (4 MiB) and slow_fill's iterations per word, which make it take long enough that a
+ * missing wait shows. The reduced mode (set in main) takes 64 Ki words (256 KiB) and 40 iterations: the
+ * same calls, but a kernel short enough for valgrind, which then shows less of a missing wait. */
+static uint32_t g_words = 1u << 20, g_spins = 400u;
 
 typedef struct env {
     const sharing *s;
@@ -24,20 +26,20 @@ static void slow_model(uint32_t *out, uint32_t seed)
     static uint32_t seeds[8], *results[8];
     for (int c = 0; c < 8; c++)
         if (results[c] && seeds[c] == seed) {
-            memcpy(out, results[c], WORDS * 4);
+            memcpy(out, results[c], g_words * 4);
             return;
         }
-    for (uint32_t i = 0; i < WORDS; i++) {
+    for (uint32_t i = 0; i < g_words; i++) {
         uint32_t v = seed ^ i;
-        for (uint32_t k = 0; k < SPINS; k++)
+        for (uint32_t k = 0; k < g_spins; k++)
             v = v * 1664525u + 1013904223u;
         out[i] = v;
     }
     for (int c = 0; c < 8; c++)
         if (!results[c]) {
             seeds[c] = seed;
-            results[c] = malloc(WORDS * 4);
-            memcpy(results[c], out, WORDS * 4);
+            results[c] = malloc(g_words * 4);
+            memcpy(results[c], out, g_words * 4);
             break;
         }
 }
@@ -47,11 +49,11 @@ static cl_event slow_fill(env *E, cl_command_queue q, cl_mem m, uint32_t seed, c
     cl_kernel k = h_kernel(E->ctx, E->dev, "slow_fill");
     if (!k)
         return NULL;
-    cl_uint spins = SPINS;
+    cl_uint spins = g_spins;
     clSetKernelArg(k, 0, sizeof m, &m);
     clSetKernelArg(k, 1, sizeof seed, &seed);
     clSetKernelArg(k, 2, sizeof spins, &spins);
-    size_t gsz = WORDS;
+    size_t gsz = g_words;
     cl_event ev = NULL;
     CHECK_ERR(clEnqueueNDRangeKernel(q, k, 1, NULL, &gsz, NULL, nwait, wait, &ev), CL_SUCCESS);
     clReleaseKernel(k);
@@ -60,7 +62,7 @@ static cl_event slow_fill(env *E, cl_command_queue q, cl_mem m, uint32_t seed, c
 
 static void check_words(const char *what, const uint32_t *got, const uint32_t *want)
 {
-    long d = first_diff(got, want, WORDS * 4);
+    long d = first_diff(got, want, g_words * 4);
     if (d >= 0)
         h_fail(__FILE__, __LINE__, "%s: differs at word %ld (got 0x%08x want 0x%08x)", what, d / 4, got[d / 4],
                want[d / 4]);
@@ -74,9 +76,9 @@ static void buffer_sync(env *E, uint32_t *model, uint32_t *got)
     const char *mode = E->user_sync ? "user sync" : "implicit sync";
     h_at("%s: %s, D3D before acquire", s->name, mode);
     res r, src;
-    CHECK_HR(gfx_buffer(E->g, &r, WORDS * 4, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, NULL), S_OK);
-    fill_pattern((unsigned char *)model, WORDS * 4, 3);
-    CHECK_HR(gfx_buffer(E->g, &src, WORDS * 4, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, model), S_OK);
+    CHECK_HR(gfx_buffer(E->g, &r, g_words * 4, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, NULL), S_OK);
+    fill_pattern((unsigned char *)model, g_words * 4, 3);
+    CHECK_HR(gfx_buffer(E->g, &src, g_words * 4, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, model), S_OK);
     if (!r.p || !src.p)
         return;
     cl_int e;
@@ -102,9 +104,9 @@ static void buffer_sync(env *E, uint32_t *model, uint32_t *got)
         if (E->user_sync)
             CHECK(gfx_finish(E->g)); /* the application's own wait */
         CHECK_ERR(sh_acquire(s, E->q, 1, &m, 0, NULL, NULL), CL_SUCCESS);
-        CHECK_ERR(clEnqueueReadBuffer(E->q, m, CL_TRUE, 0, WORDS * 4, got, 0, NULL, NULL), CL_SUCCESS);
+        CHECK_ERR(clEnqueueReadBuffer(E->q, m, CL_TRUE, 0, g_words * 4, got, 0, NULL, NULL), CL_SUCCESS);
         check_words("OpenCL read after acquire", got, model);
-        fill_pattern((unsigned char *)model, WORDS * 4, 3); /* src's content, for the next round */
+        fill_pattern((unsigned char *)model, g_words * 4, 3); /* src's content, for the next round */
 
         /* A long kernel, released at once; D3D reads straight after the release. */
         cl_event kev = slow_fill(E, E->q, m, 1000u + (uint32_t)round, 0, NULL);
@@ -120,7 +122,7 @@ static void buffer_sync(env *E, uint32_t *model, uint32_t *got)
             clReleaseEvent(kev);
         if (rev)
             clReleaseEvent(rev);
-        fill_pattern((unsigned char *)model, WORDS * 4, 3);
+        fill_pattern((unsigned char *)model, g_words * 4, 3);
     }
 
     /* The release's wait list: the kernel runs on another queue; the release on this one waits for it. */
@@ -162,7 +164,7 @@ static void texture_ping_pong(env *E)
     const sharing *s = E->s;
     const char *mode = E->user_sync ? "user sync" : "implicit sync";
     const fmt *f = fmt_find(DXGI_FORMAT_R32_UINT);
-    enum { W = 512, H = 256 };
+    const size_t W = H_BY_MODE(512, 64), H = H_BY_MODE(256, 32);
     res r;
     CHECK_HR(gfx_tex2d(E->g, &r, W, H, 1, 1, f->dxgi, 1, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, NULL),
              S_OK);
@@ -206,9 +208,13 @@ static void texture_ping_pong(env *E)
 int main(void)
 {
     h_begin("sync", 120);
+    if (h_reduced()) {
+        g_words = 1u << 16;
+        g_spins = 40u;
+    }
     cl_platform_id p = h_platform();
     CHECK(p != NULL);
-    uint32_t *model = malloc(WORDS * 4), *got = malloc(WORDS * 4);
+    uint32_t *model = malloc(g_words * 4), *got = malloc(g_words * 4);
     for (int i = 0; p && i < 4; i++) {
         int api, nv;
         if (!h_combo(i, &api, &nv))

@@ -369,6 +369,8 @@ static void formats(env *E, int three_d)
     const sharing *s = E->s;
     for (size_t i = 0; i < sizeof fmt_table / sizeof fmt_table[0]; i++) {
         const fmt *f = &fmt_table[i];
+        if (!fmt_selected(f))
+            continue;
         h_at("%s: %s %s", s->name, three_d ? "3D" : "2D", f->name);
         res r;
         HRESULT hr;
@@ -795,18 +797,25 @@ int main(void)
             E.writes3d = h_has_ext(E.dev, "cl_khr_3d_image_writes");
             formats(&E, 0);
             formats(&E, 1);
-            /* Sizes: 4x4 to 2048x2048, with mip chains and array slices. */
+            /* Sizes: 4x4 to 2048x2048, with mip chains and array slices. The reduced mode leaves out the
+             * large ones (2048x2048, 3D 128x64x32, issue 13's SNORM shapes below), whose paths (full chains,
+             * round trips on the first and last subresources only) the smaller shapes take too. */
+            int full = !h_reduced();
             mips_and_arrays(&E, 0, 4, 4, 1, 1, DXGI_FORMAT_R8G8B8A8_UNORM, 1);
             mips_and_arrays(&E, 0, 64, 32, 3, 0, DXGI_FORMAT_R8G8B8A8_UNORM, 1);
             mips_and_arrays(&E, 0, 13, 7, 2, 0, DXGI_FORMAT_R16_FLOAT, 1);
             mips_and_arrays(&E, 0, 256, 256, 2, 4, DXGI_FORMAT_R32_FLOAT, 0);
-            mips_and_arrays(&E, 0, 2048, 2048, 1, 0, DXGI_FORMAT_R8G8B8A8_UNORM, 0);
+            if (full)
+                mips_and_arrays(&E, 0, 2048, 2048, 1, 0, DXGI_FORMAT_R8G8B8A8_UNORM, 0);
             mips_and_arrays(&E, 1, 32, 16, 8, 0, DXGI_FORMAT_R8G8B8A8_UNORM, 1);
             mips_and_arrays(&E, 1, 9, 5, 3, 0, DXGI_FORMAT_R32_FLOAT, 1);
-            mips_and_arrays(&E, 1, 128, 64, 32, 0, DXGI_FORMAT_R16G16B16A16_SINT, 0);
+            if (full)
+                mips_and_arrays(&E, 1, 128, 64, 32, 0, DXGI_FORMAT_R16G16B16A16_SINT, 0);
             /* Issue 13: every table format x {2D with mips, 2D array with mips, 3D with mips}, sizes that are
              * not powers of two, the full round trip on every subresource. */
             for (size_t fi = 0; fi < sizeof fmt_table / sizeof fmt_table[0]; fi++) {
+                if (!fmt_selected(&fmt_table[fi]))
+                    continue;
                 mips_and_arrays(&E, 0, 15, 37, 1, 2, fmt_table[fi].dxgi, 1);
                 mips_and_arrays(&E, 0, 23, 11, 3, 3, fmt_table[fi].dxgi, 1);
                 mips_and_arrays(&E, 1, 13, 9, 5, 3, fmt_table[fi].dxgi, 1);
@@ -815,10 +824,12 @@ int main(void)
              * 8-bit SNORM formats with mips or array slices). */
             static const DXGI_FORMAT snorm8[] = {DXGI_FORMAT_R8G8B8A8_SNORM, DXGI_FORMAT_R8G8_SNORM,
                                                  DXGI_FORMAT_R8_SNORM};
-            for (size_t fi = 0; fi < sizeof snorm8 / sizeof snorm8[0]; fi++)
+            for (size_t fi = 0; full && fi < sizeof snorm8 / sizeof snorm8[0]; fi++)
                 mips_and_arrays(&E, 1, 128, 256, 64, 4, snorm8[fi], 0);
-            mips_and_arrays(&E, 0, 128, 128, 6, 4, DXGI_FORMAT_R8G8_SNORM, 0);
-            mips_and_arrays(&E, 0, 767, 1025, 1, 4, DXGI_FORMAT_R8_SNORM, 0);
+            if (full) {
+                mips_and_arrays(&E, 0, 128, 128, 6, 4, DXGI_FORMAT_R8G8_SNORM, 0);
+                mips_and_arrays(&E, 0, 767, 1025, 1, 4, DXGI_FORMAT_R8_SNORM, 0);
+            }
             usages(&E);
             memset(&second, 0, sizeof second);
             gfx_open(&second, api);

@@ -137,14 +137,19 @@ pub(crate) fn wait(ev: cl_event) {
     }
 }
 
-/// Gets the event's execution status as the platform passed it: the callback must not query
-/// the event itself (rusticl holds the event's lock while it calls back: a `clGetEventInfo` on
-/// it there waits forever).
+/// Work to run when an event completes; it is given the event's execution status as the
+/// platform passes it to the callback (`CL_COMPLETE` or a negative error).
 type Completion = Box<dyn FnOnce(cl_int) + Send>;
 
 /// Runs `f` with the final status once `ev` has completed (or failed), on whichever thread the
 /// platform calls back from, then releases the caller's reference to `ev`. Returns false, with `ev` and `f` handed
 /// back untouched, when the platform cannot call back.
+///
+/// `f` must not query or wait for `ev` itself (clGetEventInfo, clWaitForEvents); the status it is
+/// given is the event's. Mesa rusticl 22.3 runs the callbacks of an event from inside a
+/// clWaitForEvents on it, on the waiting thread, holding the event's lock: a query of the event
+/// in its callback waits for that lock for ever (a staging write-back that Direct3D's release of
+/// the resource ran hung `buffers`, `textures` and `acquire` with DXCL_STRATEGY=staging there).
 pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completion> {
     let Some(set) = super::target().and_then(|t| t.clSetEventCallback) else {
         return Err(f);
@@ -167,4 +172,27 @@ extern "C" fn completed(ev: cl_event, status: cl_int, data: *mut std::ffi::c_voi
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
     // Perhaps the last reference, holding the context: not released on the platform's thread.
     super::reaper::release_event(ev);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicI32, Ordering::SeqCst};
+    use std::sync::Arc;
+
+    /// The platform's callback hands its status to the work (no query of the event, which
+    /// deadlocks in rusticl's callbacks run from clWaitForEvents); a null event is not released.
+    #[test]
+    fn completion_is_given_the_callbacks_status() {
+        let seen = Arc::new(AtomicI32::new(1));
+        let put = seen.clone();
+        let f: Completion = Box::new(move |status| put.store(status, SeqCst));
+        let data = Box::into_raw(Box::new(f));
+        completed(
+            std::ptr::null_mut(),
+            opencl_sys::CL_OUT_OF_RESOURCES,
+            data.cast(),
+        );
+        assert_eq!(seen.load(SeqCst), opencl_sys::CL_OUT_OF_RESOURCES);
+    }
 }

@@ -155,6 +155,8 @@ impl StagingCopy {
         let copy = self.copy.clone();
         // The callback's own reference (released after it runs).
         events::retain(read).map_err(drop)?;
+        // The handle as a number, compared only: the callback takes the read-back's status from
+        // the platform and never queries or waits for the event (see events::when_complete).
         let handle = read as usize;
         events::when_complete(
             read,
@@ -170,9 +172,10 @@ impl StagingCopy {
 }
 
 impl Copy {
-    /// The read-back `read` has ended with `status` (its completion callback, which must not
-    /// query the event): the pending write-back, if it is still that one's, keeps the status
-    /// and lets go of the event.
+    /// The read-back `read` has completed with `status` (its completion callback's): the pending
+    /// write-back, if it is still that one's, keeps the status and lets go of the event. The
+    /// status comes from the callback, not from a query of the event: rusticl runs the callback
+    /// inside a clWaitForEvents holding the event's lock, where a query never returns.
     fn read_back_ended(&self, read: cl_event, status: cl_int) {
         let mut pending = self.write_back();
         if let Some(w) = pending.as_mut() {
@@ -335,8 +338,8 @@ impl SharingStrategy for StagingCopy {
             }
         };
         let copy = self.copy.clone();
-        // The handle as a number: the callback only compares it and queries the event, which
-        // its own reference keeps alive.
+        // The handle as a number: the callback only compares it (its own reference keeps the
+        // event alive); the status is the callback's.
         let handle = read as usize;
         let run = Box::new(move |status| {
             crate::in_callback(|| copy.read_back_ended(handle as cl_event, status))

@@ -8,7 +8,7 @@
 //! - [`import`]: what a context can import, and the import of a resource's memory.
 //! - [`sync`]: the per-context pool of shared semaphores and the two ordering operations.
 
-use opencl_sys::{cl_command_queue, cl_int, cl_mem, CL_COMPLETE};
+use opencl_sys::{cl_command_queue, cl_int, cl_mem};
 
 use super::Request;
 use crate::d3d::com::ComPtr;
@@ -152,8 +152,9 @@ impl AbandonedRelease {
         if let Err(f) = crate::cl::events::when_complete(marker, Box::new(move |_| self.run())) {
             // No callbacks: wait here (the platform offers nothing better).
             crate::cl::events::wait(marker);
+            let status = crate::cl::events::status(marker);
             crate::cl::events::release(marker);
-            f(CL_COMPLETE as cl_int);
+            f(status);
         }
     }
 
