@@ -726,8 +726,9 @@ int main(void)
             desc.image_width = desc.image_height = 16;
             E->pi = clCreateImage(E->ctx, CL_MEM_READ_WRITE, &imf, &desc, NULL, &e);
             /* DXCL_CONFORMANCE_PART=lifecycle runs only lifecycle() and the release of dropped objects
-             * before their wait list completes (run.sh runs them under valgrind); =kernels only
-             * kernel_handles() (to tell a hang's part on a GPU). */
+             * before their wait list completes (run.sh used to run them alone under valgrind; now the
+             * whole program runs there, reduced); =kernels only kernel_handles() (to tell a hang's part
+             * on a GPU). */
             const char *part = getenv("DXCL_CONFORMANCE_PART");
             if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "lifecycle") == 0) {
                 lifecycle(E);

@@ -1,6 +1,6 @@
 /* Contexts: CL_CONTEXT_D3D1x_DEVICE with clCreateContext and clCreateContextFromType, the properties
  * query, PREFER_SHARED_RESOURCES, the Direct3D device's reference count, and every context error the
- * specs name. Builds no kernel: this is the program run under valgrind. */
+ * specs name. Builds no kernel. */
 #include "harness.h"
 
 #include <pthread.h>
