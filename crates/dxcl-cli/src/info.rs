@@ -96,19 +96,7 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         for (ai, a) in adapters.iter().enumerate() {
             let matched = sharing::devices_for_adapter(p, a.adapter.as_ptr())?;
-            let indices: Vec<String> = matched
-                .iter()
-                .filter_map(|m| devices.iter().position(|d| d == m))
-                .map(|i| format!("[{i}]"))
-                .collect();
-            println!(
-                "      adapter [{ai}] → preferred CL devices (clGetDeviceIDsFromD3D11KHR): {}",
-                if indices.is_empty() {
-                    "none".into()
-                } else {
-                    indices.join(" ")
-                }
-            );
+            print_preferred(&format!("adapter [{ai}]"), &devices, &matched);
             for m in &matched {
                 let unified: cl_bool = cl::device_value(*m, CL_DEVICE_HOST_UNIFIED_MEMORY)?;
                 let inputs = strategy::Inputs {
@@ -199,19 +187,7 @@ fn describe_dxvk() -> Result<(), Box<dyn std::error::Error>> {
         for (pi, p) in platforms.iter().enumerate() {
             let devices = cl::devices(*p)?;
             let matched = sharing::devices_for_adapter(*p, a.as_ptr())?;
-            let indices: Vec<String> = matched
-                .iter()
-                .filter_map(|m| devices.iter().position(|d| d == m))
-                .map(|i| format!("[{i}]"))
-                .collect();
-            println!(
-                "      platform [{pi}] → preferred CL devices (clGetDeviceIDsFromD3D11KHR): {}",
-                if indices.is_empty() {
-                    "none".into()
-                } else {
-                    indices.join(" ")
-                }
-            );
+            print_preferred(&format!("platform [{pi}]"), &devices, &matched);
             for m in &matched {
                 let di = devices.iter().position(|d| d == m).unwrap_or(0);
                 let unified: cl_bool = cl::device_value(*m, CL_DEVICE_HOST_UNIFIED_MEMORY)?;
@@ -234,6 +210,21 @@ fn describe_dxvk() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// The line naming the devices (as indices into `devices`) the layer prefers for `what`.
+fn print_preferred(what: &str, devices: &[cl_device_id], matched: &[cl_device_id]) {
+    let indices: Vec<String> = matched
+        .iter()
+        .filter_map(|m| devices.iter().position(|d| d == m))
+        .map(|i| format!("[{i}]"))
+        .collect();
+    let listed = if indices.is_empty() {
+        "none".to_string()
+    } else {
+        indices.join(" ")
+    };
+    println!("      {what} → preferred CL devices (clGetDeviceIDsFromD3D11KHR): {listed}");
 }
 
 /// What plain OpenCL objects on the device show, through the platform's own dispatch table (no
