@@ -53,7 +53,11 @@ impl SharingStrategy for ExternalMemory {
 
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
         self.acquired_on.set(h.queue);
-        let ordered = h.sync;
+        // Under user sync the application orders its own Direct3D work, not the runtime's: a
+        // new resource's zero-fill may still be recorded, not even submitted, at its first
+        // acquire (seen on the H100: the first write of `hostptr`'s user-sync check was lost
+        // under it). Pending work is then ordered like the adaptive mode orders it.
+        let ordered = h.sync || !external::sync::device_work_done(&self.interop);
         h.import(mem, &self.interop, ordered, self.fns);
         Ok(())
     }
