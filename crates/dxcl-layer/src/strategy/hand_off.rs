@@ -248,8 +248,15 @@ impl<'a> HandOff<'a> {
         done: cl_event,
         interop: &ComPtr<IDxclInteropResource>,
     ) -> Result<(), cl_int> {
-        if external_sync::mode(self.context) == Some(SyncMode::Adaptive) {
-            // Decided at Direct3D's next access, from what is pending then.
+        // Adaptive: decided at Direct3D's next access, from what is pending then. The fixed GPU
+        // mode does the same while the release waits for an unset user event: NVIDIA's
+        // `clEnqueueSignalSemaphoresKHR` after it would block this thread until the application
+        // sets the event, perhaps on this very thread (seen on the H100: acquire's "release
+        // before its wait list is complete" hung).
+        let mode = external_sync::mode(self.context);
+        if mode == Some(SyncMode::Adaptive)
+            || (mode == Some(SyncMode::Gpu) && self.waits_for_unset_user_event())
+        {
             if external_sync::order_d3d_after_next_access(interop, self.context, self.queue, done) {
                 self.flush_deferred += 1;
             } else {
