@@ -1,9 +1,9 @@
 #!/bin/sh
 # stacks.sh SECONDS LOG COMMAND...: runs COMMAND; if it is still running after SECONDS, writes every
-# thread's kernel stack to LOG, stops and continues it once (a futex wait whose wake-up was lost
-# re-checks its word and returns then: the log says whether that freed it), and if it is still
-# running, writes every thread's user stack (gdb or cuda-gdb) and kills it. For hangs that only the
-# GPU machine shows.
+# thread's kernel stack to LOG, then every thread's user stack (gdb or cuda-gdb; without one, it stops
+# and continues it once). Either interrupts every futex wait: one whose wake-up was lost re-checks its
+# word and returns then, and the log says whether that freed it. Still running, it is killed. For
+# hangs that only the GPU machine shows.
 secs=$1
 log=$2
 shift 2
@@ -20,18 +20,24 @@ if kill -0 "$pid" 2>/dev/null; then
         echo "== $t $(cat "$t/comm") $(cat "$t/wchan")" >>"$log"
         cat "$t/stack" >>"$log" 2>/dev/null
     done
-    kill -STOP "$pid"
-    sleep 1
-    kill -CONT "$pid"
+    # The debugger first, where there is one: attaching interrupts every futex wait too, so it
+    # must read the stacks before anything else wakes them.
+    dbg=$(command -v gdb || command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null)
+    if [ -n "$dbg" ]; then
+        timeout 120 "$dbg" -batch -p "$pid" -ex "set pagination off" -ex "thread apply all bt 30" >>"$log" 2>&1
+        woke="after the debugger attached"
+    else
+        echo "stacks.sh: no debugger here: kernel stacks only" | tee -a "$log"
+        kill -STOP "$pid"
+        sleep 1
+        kill -CONT "$pid"
+        woke="after one SIGSTOP/SIGCONT"
+    fi
     sleep 5
     if ! kill -0 "$pid" 2>/dev/null; then
-        echo "stacks.sh: it ended after one SIGSTOP/SIGCONT: $*" | tee -a "$log"
+        echo "stacks.sh: it ended $woke: $*" | tee -a "$log"
     else
-        echo "stacks.sh: still running after SIGSTOP/SIGCONT: $*" | tee -a "$log"
-        dbg=$(command -v gdb || command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null)
-        if [ -n "$dbg" ]; then
-            timeout 120 "$dbg" -batch -p "$pid" -ex "set pagination off" -ex "thread apply all bt 30" >>"$log" 2>&1
-        fi
+        echo "stacks.sh: still running $woke: $*" | tee -a "$log"
         kill -9 "$pid" 2>/dev/null
     fi
 fi
