@@ -43,12 +43,16 @@ deps:
 	@scripts/deps.sh
 
 build:
-	$(CARGO) build --release -p dxcl-d3d -p dxcl-layer -p dxcl-cli
+	$(CARGO) build --release -p dxcl-d3d -p dxcl-layer -p dxcl-vk-layer -p dxcl-cli
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/include/dxcl $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	cp -R include/. $(DESTDIR)$(PREFIX)/include/dxcl/
-	install -m 755 $(RELEASE)/libdxcl_d3d.so $(RELEASE)/libdxcl_layer.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(RELEASE)/libdxcl_d3d.so $(RELEASE)/libdxcl_layer.so $(RELEASE)/libdxcl_vk_layer.so $(DESTDIR)$(PREFIX)/lib/
+	# The Vulkan layer's manifest (docs/dxvk.md): VK_LAYER_PATH=$(PREFIX)/share/vulkan/explicit_layer.d.
+	install -d $(DESTDIR)$(PREFIX)/share/vulkan/explicit_layer.d
+	sed -e 's|@LIBRARY@|$(PREFIX)/lib/libdxcl_vk_layer.so|' crates/dxcl-vk-layer/dxcl_external_fd.json.in \
+	    > $(DESTDIR)$(PREFIX)/share/vulkan/explicit_layer.d/dxcl_external_fd.json
 	install -m 755 $(RELEASE)/dxcl $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)|g' \
 	    dxcl.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/dxcl.pc
@@ -73,10 +77,11 @@ lint:
 test-gen:
 	$(CARGO) run -q -p dxcl-gen -- --check
 
-# The layer's loader tests load target/debug/libdxcl_layer.so, which `cargo test` does not build.
+# The layers' loader tests load target/debug/libdxcl_layer.so and libdxcl_vk_layer.so, which
+# `cargo test` does not build.
 # The runtime's tests run once per backend: DXCL_ADAPTER picks the adapter devices land on.
 test-rust: build/icd-pocl
-	$(CARGO) build -p dxcl-layer
+	$(CARGO) build -p dxcl-layer -p dxcl-vk-layer
 	$(CARGO) test --workspace --exclude dxcl-d3d --exclude dxcl
 	DXCL_ADAPTER=software $(CARGO) test -p dxcl-d3d
 	DXCL_ADAPTER=vulkan $(CARGO) test -p dxcl-d3d
@@ -85,7 +90,7 @@ test-rust: build/icd-pocl
 # loaded by the OpenCL loader from OPENCL_LAYERS as an application loads it.
 CRATE_ENV := DXCL_ADAPTER=software OPENCL_LAYERS=$(CURDIR)/target/debug/libdxcl_layer.so
 test-crate: build/icd-pocl
-	$(CARGO) build -p dxcl-layer
+	$(CARGO) build -p dxcl-layer -p dxcl-vk-layer
 	$(CRATE_ENV) $(CARGO) test -p dxcl
 	$(CRATE_ENV) $(CARGO) run -q -p dxcl --example buffer
 	$(CRATE_ENV) $(CARGO) run -q -p dxcl --example texture
