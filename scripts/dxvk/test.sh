@@ -33,7 +33,7 @@ if [ ! -e "$lib/libdxvk_d3d11.so" ]; then
 fi
 
 scripts/deps.sh
-packages=(xvfb libsdl2-dev mesa-vulkan-drivers)
+packages=(xvfb libsdl2-dev mesa-vulkan-drivers libvulkan-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -46,8 +46,12 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cargo build -q --release -p dxcl-layer -p dxcl-cli
+cargo build -q --release -p dxcl-layer -p dxcl-vk-layer -p dxcl-cli
 layer=$repo/target/release/libdxcl_layer.so
+# dxcl's Vulkan layer, with a manifest of its own for VK_LAYER_PATH.
+mkdir -p "$out/vk-layer"
+sed "s|@LIBRARY@|$repo/target/release/libdxcl_vk_layer.so|" crates/dxcl-vk-layer/dxcl_external_fd.json.in \
+    >"$out/vk-layer/dxcl_external_fd.json"
 
 # dxcl's headers, DXVK's libraries (RPATH, not RUNPATH: libdxvk_d3d11.so finds libdxvk_dxgi.so by it).
 mkdir -p "$out/conformance" "$out/logs"
@@ -60,6 +64,7 @@ for p in $programs; do
     cc "${cflags[@]}" -o "$out/conformance/$p" "tests/conformance/$p.c" "$out/harness.o" "$out/shim.o" "${libs[@]}"
 done
 cc "${cflags[@]}" -o "$out/foreign" tests/dxvk/foreign.c "${libs[@]}"
+cc "${cflags[@]}" -o "$out/vk_layer" tests/dxvk/vk_layer.c "$out/shim.o" "${libs[@]}" -ldl
 
 # lavapipe only, PoCL only.
 icd=/usr/share/vulkan/icd.d/lvp_icd.$(uname -m).json
@@ -114,6 +119,11 @@ cat "$out/foreign.stderr" >&2
 # The layer must have recognised DXVK's device and said so (DXCL_LOG=1 prints each decision once).
 grep -q "clCreateFromD3D resource: staging-copy (DXVK resource: " "$out/foreign.stderr" ||
     { echo "FAIL foreign: the layer did not name DXVK in its decision (DXCL_LOG)"; status=1; }
+# dxcl's Vulkan layer: DXVK's device exports no memory fd without it, and does with it.
+echo "== dxcl's Vulkan layer on DXVK's device (crates/dxcl-vk-layer)"
+EXPECT_FD=0 "$out/vk_layer" || status=1
+EXPECT_FD=1 VK_LAYER_PATH="$out/vk-layer" VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_LOG=1 "$out/vk_layer" ||
+    status=1
 echo "== conformance on DXVK-native (DXCL_STRATEGY=staging)"
 DXCL_STRATEGY=staging tests/conformance/run.sh "$out/conformance" "" "$programs" "" || status=1
 if [ "$status" -ne 0 ]; then
