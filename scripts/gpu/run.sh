@@ -34,7 +34,7 @@ programs=${GPU_PROGRAMS:-discovery contexts buffers textures acquire sync thread
 if want conformance; then
     log="$out/conformance${DXCL_SYNC:+-$DXCL_SYNC}.log"
     echo "conformance: DXCL_SYNC=${DXCL_SYNC:-unset (adaptive)}"
-    staged=$(for p in buffers textures sync threads; do case " $programs " in *" $p "*) printf '%s ' "$p" ;; esac; done)
+    staged=$(for p in acquire buffers textures sync threads; do case " $programs " in *" $p "*) printf '%s ' "$p" ;; esac; done)
     (cd "$g/conformance" && sh ./run.sh . "" "$programs" "$staged") > "$log" 2>&1
     grep -E "FAIL|passed, .* failed|\(.*: [0-9]+ s\)" "$log" | tail -60
 fi
@@ -59,7 +59,7 @@ fi
 # contrast with the default adaptive sync: the full conformance suite and the benchmark in each.
 if want modes; then
     for m in gpu cpu; do
-        (cd "$g/conformance" && DXCL_SYNC=$m timeout 280 sh ./run.sh . "" "$programs" "buffers textures sync threads") \
+        (cd "$g/conformance" && DXCL_SYNC=$m timeout 280 sh ./run.sh . "" "$programs" "acquire buffers textures sync threads") \
             > "$out/conformance-$m.log" 2>&1
         echo "DXCL_SYNC=$m:"
         grep -E "FAIL|passed, .* failed" "$out/conformance-$m.log" | tail -20

@@ -129,6 +129,17 @@ pub(crate) fn command_type(ev: cl_event) -> Option<cl_command_type> {
     query_value(|n, p, r| unsafe { get(ev, opencl_sys::CL_EVENT_COMMAND_TYPE, n, p, r) }).ok()
 }
 
+/// The queue of a command's event (None for user events and failed queries). Valid only while the
+/// command is pending, when its queue cannot be gone.
+pub(crate) fn queue_of(ev: cl_event) -> Option<opencl_sys::cl_command_queue> {
+    let get = super::target().and_then(|t| t.clGetEventInfo)?;
+    // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
+    let q: opencl_sys::cl_command_queue =
+        query_value(|n, p, r| unsafe { get(ev, opencl_sys::CL_EVENT_COMMAND_QUEUE, n, p, r) })
+            .ok()?;
+    (!q.is_null()).then_some(q)
+}
+
 /// Blocks until `ev` has completed (or failed).
 pub(crate) fn wait(ev: cl_event) {
     if let Some(wait) = super::target().and_then(|t| t.clWaitForEvents) {

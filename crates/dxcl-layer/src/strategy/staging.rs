@@ -269,8 +269,19 @@ impl SharingStrategy for StagingCopy {
             let _device = self.copy.device.hold();
             let mut st = self.copy.staging();
             let mut wait = h.release_wait();
-            let upload = *self.last_upload();
-            wait.extend(upload.map(|e| e as cl_event));
+            let upload = self.last_upload().map(|e| e as cl_event);
+            if let Some(up) = upload.filter(|&up| !events::is_done(up)) {
+                // The acquire's copy may sit unflushed in another queue: "To use event objects
+                // that refer to commands enqueued in a command-queue as event objects to wait on
+                // by commands enqueued in a different command-queue, the application must call a
+                // clFlush ... of the command-queue where the commands that refer to these event
+                // objects are enqueued." Here the layer makes that wait, so it flushes (rusticl
+                // never ran a release on a second queue otherwise). Pending, so its queue lives.
+                if let Some(q) = events::queue_of(up).filter(|&q| q != h.queue) {
+                    crate::cl::flush(q);
+                }
+            }
+            wait.extend(upload);
             enqueue_copy(h.queue, mem, self.kind, &mut st, true, &wait)
         };
         let read = match read {
