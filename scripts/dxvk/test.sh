@@ -7,6 +7,9 @@
 #
 #   scripts/dxvk/test.sh            # needs build/dxvk (scripts/dxvk/build.sh SRC_DIR, docs/dxvk.md)
 #   DXVK_SRC=/path/to/dxvk scripts/dxvk/test.sh    # builds DXVK first when build/dxvk is missing
+#   DXVK_HEADLESS=1 scripts/dxvk/test.sh           # no X server: tests/dxvk/headless_sdl.c stands in
+#                                                  # for SDL2 (devices and copies work, no swapchains)
+#   scripts/dxvk/test.sh --build-only              # only builds the programs (scripts/gpu/pack.sh)
 #
 # The suite's programs are compiled against dxcl's headers and linked with DXVK's libraries and
 # tests/dxvk/shim.c (SDL video + Vulkan library before the first device, as DXVK-native's SDL2 WSI
@@ -65,6 +68,14 @@ for p in $programs; do
 done
 cc "${cflags[@]}" -o "$out/foreign" tests/dxvk/foreign.c "${libs[@]}"
 cc "${cflags[@]}" -o "$out/vk_layer" tests/dxvk/vk_layer.c "$out/shim.o" "${libs[@]}" -ldl
+# The headless stand-in for SDL2, under the soname DXVK's libraries need.
+mkdir -p "$out/headless"
+cc -std=c11 -O1 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -Wl,-soname,libSDL2-2.0.so.0 \
+    -o "$out/headless/libSDL2-2.0.so.0" tests/dxvk/headless_sdl.c
+if [ "${1:-}" = "--build-only" ]; then
+    echo "dxvk test: programs built in $out (not run)"
+    exit 0
+fi
 
 # lavapipe only, PoCL only.
 icd=/usr/share/vulkan/icd.d/lvp_icd.$(uname -m).json
@@ -75,20 +86,27 @@ grep -l pocl /etc/OpenCL/vendors/*.icd | head -1 | xargs -I{} cp {} "$out/vendor
 export VK_ICD_FILENAMES=$icd OCL_ICD_VENDORS=$out/vendors OPENCL_LAYERS=$layer
 export DXVK_LOG_LEVEL=${DXVK_LOG_LEVEL:-error} DXVK_LOG_PATH=$out/logs DXVK_STATE_CACHE_PATH=$out/logs
 
-# A private X server (DXVK-native's SDL2 WSI needs one; SDL's offscreen driver has no Vulkan).
-rm -f "$out/logs/display"
-Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp 3>"$out/logs/display" 2>"$out/logs/xvfb.log" &
-xvfb=$!
-trap 'kill "$xvfb" 2>/dev/null || true' EXIT
-display=""
-for _ in $(seq 100); do
-    display=$(cat "$out/logs/display" 2>/dev/null || true)
-    [ -n "$display" ] && break
-    sleep 0.1
-done
-[ -n "$display" ] || { echo "dxvk test: Xvfb did not start (see $out/logs/xvfb.log)" >&2; exit 1; }
-export DISPLAY=:$display
-echo "dxvk test: DXVK $(sed -n 's/^tag //p' build/dxvk/SOURCE), lavapipe, PoCL, DISPLAY=$DISPLAY"
+if [ -n "${DXVK_HEADLESS:-}" ]; then
+    # No X server: the stand-in answers SDL's calls as a machine without a display would.
+    export LD_LIBRARY_PATH=$out/headless${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    unset DISPLAY
+    echo "dxvk test: headless (tests/dxvk/headless_sdl.c for SDL2)"
+else
+    # A private X server (DXVK-native's SDL2 WSI needs one; SDL's offscreen driver has no Vulkan).
+    rm -f "$out/logs/display"
+    Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp 3>"$out/logs/display" 2>"$out/logs/xvfb.log" &
+    xvfb=$!
+    trap 'kill "$xvfb" 2>/dev/null || true' EXIT
+    display=""
+    for _ in $(seq 100); do
+        display=$(cat "$out/logs/display" 2>/dev/null || true)
+        [ -n "$display" ] && break
+        sleep 0.1
+    done
+    [ -n "$display" ] || { echo "dxvk test: Xvfb did not start (see $out/logs/xvfb.log)" >&2; exit 1; }
+    export DISPLAY=:$display
+fi
+echo "dxvk test: DXVK $(sed -n 's/^tag //p' build/dxvk/SOURCE), lavapipe, PoCL, DISPLAY=${DISPLAY:-none}"
 
 status=0
 # dxcl info with DXVK's adapters: the lavapipe adapter, described through DXVK's 4-byte WCHAR,

@@ -38,6 +38,24 @@ cp scripts/gpu/run.sh scripts/gpu/stacks.sh "$out/"
 strip --strip-debug "$out"/lib/*.so "$out"/bin/* "$out"/conformance/discovery "$out"/conformance/contexts \
     "$out"/conformance/buffers "$out"/conformance/textures "$out"/conformance/acquire "$out"/conformance/sync \
     "$out"/conformance/threads "$out"/conformance/hostptr
+# DXVK-native (issue 12), when it was built here (scripts/dxvk/build.sh, docs/dxvk.md): its
+# libraries, the headless stand-in for SDL2 (the GPU machine has no X server and no SDL2), dxcl's
+# Vulkan layer, and the DXVK suite's programs. run.sh's "dxvk" part runs them.
+if [ -e build/dxvk/lib/libdxvk_d3d11.so ]; then
+    scripts/dxvk/test.sh --build-only
+    d=$out/dxvk
+    mkdir -p "$d/lib" "$d/conformance"
+    for f in build/dxvk/lib/libdxvk_*.so build/dxvk-tests/headless/libSDL2-2.0.so.0 \
+        target/release/libdxcl_vk_layer.so; do
+        strip --strip-debug -o "$d/lib/$(basename "$f")" "$f"
+    done
+    for f in build/dxvk-tests/foreign build/dxvk-tests/vk_layer; do strip --strip-debug -o "$d/$(basename "$f")" "$f"; done
+    for f in build/dxvk-tests/conformance/*; do strip --strip-debug -o "$d/conformance/$(basename "$f")" "$f"; done
+    cp tests/conformance/run.sh "$d/conformance/"
+    cp crates/dxcl-vk-layer/dxcl_external_fd.json.in "$d/"
+else
+    echo "pack: no DXVK build in build/dxvk: the GPU suite's dxvk part will say SKIPPED (docs/dxvk.md)"
+fi
 if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
     mkdir -p .gl /tmp/amd64/partial
     o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'

@@ -55,6 +55,31 @@ if want frames; then
         echo "frames: case d (Vulkan + OpenCL by hand) NOT measured: $(grep -E '^(- )?d\. |^\| d\. ' "$out/frames.md" | head -2 | tr '\n' ' ')"
     fi
 fi
+# DXVK-native on this GPU (issue 12; part of "all" when pack.sh found a DXVK build): dxcl info with
+# DXVK's adapters, dxcl's Vulkan layer on DXVK's device (no memory fd without it, an fd with it),
+# tests/dxvk/foreign.c, and the conformance suite with the staging strategy, headless
+# (tests/dxvk/headless_sdl.c stands in for SDL2: no X server here).
+if named dxvk && [ ! -d "$g/dxvk" ]; then
+    echo "dxvk: SKIPPED, NOTHING TESTED: no DXVK in .carry/gpu/dxvk (build it here first, then pack: docs/dxvk.md)"
+elif want dxvk && [ -d "$g/dxvk" ]; then
+    d=$g/dxvk
+    mkdir -p /tmp/dxcl-vk-layer
+    sed "s|@LIBRARY@|$d/lib/libdxcl_vk_layer.so|" "$d/dxcl_external_fd.json.in" >/tmp/dxcl-vk-layer/dxcl_external_fd.json
+    (
+        export LD_LIBRARY_PATH="$d/lib:$g/lib" DXVK_LOG_LEVEL=warn DXVK_LOG_PATH="$out" DXVK_STATE_CACHE=0
+        unset DISPLAY
+        DXCL_DXVK_LIB="$d/lib" "$g/bin/dxcl" info >"$out/dxvk-info.log" 2>&1
+        sed -n '/^Direct3D adapters (DXVK-native/,$p' "$out/dxvk-info.log"
+        EXPECT_FD=0 "$d/vk_layer" 2>>"$out/dxvk-stderr.log" | grep -E "PASS|FAIL"
+        EXPECT_FD=1 VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd \
+            "$d/vk_layer" 2>>"$out/dxvk-stderr.log" | grep -E "vkGetMemoryFdKHR =|PASS|FAIL"
+        timeout 120 "$d/foreign" >"$out/dxvk-foreign.log" 2>&1
+        echo "dxvk foreign: exit status $? ($(grep -cE '^FAIL' "$out/dxvk-foreign.log") FAIL lines)"
+        (cd "$d/conformance" && DXCL_STRATEGY=staging timeout 400 sh ./run.sh . "" \
+            "discovery contexts buffers textures acquire sync" "") >"$out/dxvk-conformance.log" 2>&1
+        grep -E "FAIL|passed, .* failed" "$out/dxvk-conformance.log" | tail -20
+    )
+fi
 # The fixed sync modes (DXCL_SYNC=gpu: a semaphore at every hand-off; cpu: CPU waits), for
 # contrast with the default adaptive sync: the full conformance suite and the benchmark in each.
 if want modes; then

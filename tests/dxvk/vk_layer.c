@@ -27,8 +27,23 @@ struct interop_device {
     const interop_device_vtbl *lpVtbl;
 };
 
+/* The first device-local memory type (lavapipe's only type is; any type allocates here). */
+static uint32_t memory_type(PFN_vkGetInstanceProcAddr gipa, VkInstance instance, VkPhysicalDevice physical)
+{
+    PFN_vkGetPhysicalDeviceMemoryProperties get =
+        gipa ? (PFN_vkGetPhysicalDeviceMemoryProperties)gipa(instance, "vkGetPhysicalDeviceMemoryProperties") : NULL;
+    if (!get)
+        return 0;
+    VkPhysicalDeviceMemoryProperties p;
+    get(physical, &p);
+    for (uint32_t i = 0; i < p.memoryTypeCount; i++)
+        if (p.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+            return i;
+    return 0;
+}
+
 /* Memory of DXVK's device exported as an opaque fd: 1 exported, 0 not possible, -1 failed. */
-static int export_fd(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
+static int export_fd(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev, uint32_t type)
 {
     PFN_vkGetMemoryFdKHR get_fd = (PFN_vkGetMemoryFdKHR)gdpa(dev, "vkGetMemoryFdKHR");
     PFN_vkAllocateMemory alloc = (PFN_vkAllocateMemory)gdpa(dev, "vkAllocateMemory");
@@ -40,11 +55,10 @@ static int export_fd(PFN_vkGetDeviceProcAddr gdpa, VkDevice dev)
         return -1;
     VkExportMemoryAllocateInfo export = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
                                          .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-    /* lavapipe's only memory type is 0. */
     VkMemoryAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                  .pNext = &export,
                                  .allocationSize = 65536,
-                                 .memoryTypeIndex = 0};
+                                 .memoryTypeIndex = type};
     VkDeviceMemory memory = VK_NULL_HANDLE;
     VkResult r = alloc(dev, &info, NULL, &memory);
     if (r != VK_SUCCESS) {
@@ -85,8 +99,10 @@ int main(void)
         /* The loader DXVK already loaded (through SDL). */
         void *vulkan = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_NOLOAD);
         PFN_vkGetDeviceProcAddr gdpa = vulkan ? (PFN_vkGetDeviceProcAddr)dlsym(vulkan, "vkGetDeviceProcAddr") : NULL;
+        PFN_vkGetInstanceProcAddr gipa =
+            vulkan ? (PFN_vkGetInstanceProcAddr)dlsym(vulkan, "vkGetInstanceProcAddr") : NULL;
         if (gdpa && dev)
-            got = export_fd(gdpa, dev);
+            got = export_fd(gdpa, dev, memory_type(gipa, instance, physical));
         else
             printf("vk_layer: no Vulkan loader in the process, or no device\n");
         if (vulkan)
