@@ -68,6 +68,9 @@ for p in $programs; do
 done
 cc "${cflags[@]}" -o "$out/foreign" tests/dxvk/foreign.c "${libs[@]}"
 cc "${cflags[@]}" -o "$out/vk_layer" tests/dxvk/vk_layer.c "$out/shim.o" "${libs[@]}" -ldl
+# dxclCreateSharedTexture2D comes from the layer's own library.
+cc "${cflags[@]}" -o "$out/shared_texture" tests/dxvk/shared_texture.c "$out/shim.o" "${libs[@]}" \
+    -L"$repo/target/release" -Wl,-rpath,"$repo/target/release" -ldxcl_layer
 # The headless stand-in for SDL2, under the soname DXVK's libraries need.
 mkdir -p "$out/headless"
 cc -std=c11 -O1 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -Wl,-soname,libSDL2-2.0.so.0 \
@@ -142,6 +145,12 @@ echo "== dxcl's Vulkan layer on DXVK's device (crates/dxcl-vk-layer)"
 EXPECT_FD=0 "$out/vk_layer" || status=1
 EXPECT_FD=1 VK_LAYER_PATH="$out/vk-layer" VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_LOG=1 "$out/vk_layer" ||
     status=1
+# A texture made by dxclCreateSharedTexture2D: shared in place, no staging copies.
+echo "== dxclCreateSharedTexture2D (include/dxcl/dxcl_dxvk.h)"
+DXCL_LOG=1 "$out/shared_texture" 2>"$out/shared_texture.stderr" || status=1
+cat "$out/shared_texture.stderr" >&2
+grep -q "clCreateFromD3D resource: host-pointer" "$out/shared_texture.stderr" ||
+    { echo "FAIL shared_texture: the layer did not share the texture in place (DXCL_LOG)"; status=1; }
 echo "== conformance on DXVK-native (DXCL_STRATEGY=staging)"
 DXCL_STRATEGY=staging tests/conformance/run.sh "$out/conformance" "" "$programs" "" || status=1
 if [ "$status" -ne 0 ]; then

@@ -15,6 +15,10 @@ use std::sync::Arc;
 pub(crate) struct Interop {
     pub com: ComPtr<IDxclInteropResource>,
     memory: Option<DXCL_RESOURCE_MEMORY>,
+    /// The runtime runs pending work before its next access (dxcl's runtime). False for a DXVK
+    /// texture made by dxclCreateSharedTexture2D: DXVK cannot be made to wait, so a release
+    /// waits on the CPU instead.
+    pub defers: bool,
 }
 
 /// Where a subresource lies in the resource's memory.
@@ -41,7 +45,12 @@ impl Interop {
         if !enabled() {
             return None;
         }
-        let com = resource.query::<IDxclInteropResource>()?;
+        // dxcl's own resources answer the interface; a DXVK texture made by
+        // dxclCreateSharedTexture2D carries an object that implements it as private data.
+        let (com, defers) = match resource.query::<IDxclInteropResource>() {
+            Some(com) => (com, true),
+            None => (super::shared_texture::from_private_data(resource)?, false),
+        };
         let mut m = DXCL_RESOURCE_MEMORY::default();
         let p = com.as_ptr();
         // SAFETY: a live IDxclInteropResource; `m` is a valid out struct.
@@ -49,6 +58,7 @@ impl Interop {
         Some(Interop {
             com,
             memory: SUCCEEDED(hr).then_some(m),
+            defers,
         })
     }
 

@@ -7,5 +7,6 @@ pub(crate) mod device;
 pub(crate) mod interop;
 pub(crate) mod multithread;
 pub(crate) mod resource;
+pub(crate) mod shared_texture;
 pub(crate) mod staging;
 pub(crate) mod vulkan;

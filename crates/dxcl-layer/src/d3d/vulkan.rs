@@ -86,7 +86,7 @@ pub(crate) fn from_physical_device(ty: vk::PhysicalDeviceType, uuid: [u8; 16]) -
 }
 
 /// `vkGetInstanceProcAddr` of the process's Vulkan loader.
-fn loader_proc_addr() -> Option<vk::PFN_vkGetInstanceProcAddr> {
+pub(crate) fn loader_proc_addr() -> Option<vk::PFN_vkGetInstanceProcAddr> {
     let name = c"libvulkan.so.1";
     // SAFETY: dlopen with a valid C string; RTLD_NOLOAD only looks the library up. A handle we
     // get is never closed: the loader stays mapped for the process's life.

@@ -79,6 +79,8 @@ pub(super) struct HostPointer {
     /// have run on another queue. Released at the application's last release of the object
     /// ([`SharingStrategy::keep_memory_until`]) or with the strategy.
     last: Mutex<Option<usize>>,
+    /// The runtime runs a release's pending work before its next access ([`Interop::defers`]).
+    defers: bool,
 }
 
 /// The whole of a memory object, as read and write calls take it.
@@ -125,10 +127,12 @@ impl HostPointer {
             },
             None => Extent::Buffer(w),
         };
+        let defers = i.defers;
         made(
             mem,
             HostPointer {
                 decision,
+                defers,
                 // SAFETY: the memory object's entry holds the counted reference to the resource
                 // for as long as this strategy lives.
                 interop: unsafe { i.com.into_borrowed() },
@@ -291,6 +295,13 @@ impl SharingStrategy for HostPointer {
             // pending work hold them, and so keep the memory of another resource, which waits
             // for its object's destruction when it is released, from ever being freed.
             let last = *self.last.lock().unwrap_or_else(|p| p.into_inner());
+            if !self.defers && h.waits_for_unset_user_event() {
+                // A runtime that cannot be made to wait (DXVK's shared textures) has the call
+                // wait instead, but not for a user event still unset: only the application can
+                // set it, perhaps on this thread after the call. Direct3D's next access is then
+                // not ordered after the release (docs/dxvk.md).
+                return Ok(());
+            }
             interop::add_pending_work(&self.interop, last.map_or(done, |e| e as cl_event));
         }
         Ok(())
