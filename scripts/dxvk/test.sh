@@ -151,6 +151,13 @@ DXCL_LOG=1 "$out/shared_texture" 2>"$out/shared_texture.stderr" || status=1
 cat "$out/shared_texture.stderr" >&2
 grep -q "clCreateFromD3D resource: host-pointer" "$out/shared_texture.stderr" ||
     { echo "FAIL shared_texture: the layer did not share the texture in place (DXCL_LOG)"; status=1; }
+# The same under valgrind: the helper's Vulkan objects and interop object, freed with the texture.
+if command -v valgrind >/dev/null; then
+    valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+        --suppressions=tests/valgrind.supp "$out/shared_texture" >"$out/shared_texture.valgrind" 2>&1 ||
+        { echo "FAIL shared_texture under valgrind (see $out/shared_texture.valgrind)"; status=1; }
+    grep "shared_texture:" "$out/shared_texture.valgrind" | sed 's/^/valgrind: /'
+fi
 echo "== conformance on DXVK-native (DXCL_STRATEGY=staging)"
 DXCL_STRATEGY=staging tests/conformance/run.sh "$out/conformance" "" "$programs" "" || status=1
 if [ "$status" -ne 0 ]; then
