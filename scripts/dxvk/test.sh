@@ -2,8 +2,9 @@
 # The layer on DXVK-native: the conformance suite (tests/conformance) and tests/dxvk/foreign.c with
 # Direct3D 11 and 10 from DXVK (d3d11, d3d10core, dxgi in build/dxvk), on lavapipe, with PoCL as the
 # only OpenCL platform, under a private Xvfb, with the staging strategy (the only one a foreign
-# runtime can have), and `dxcl info` with DXCL_DXVK_LIB (DXVK's adapters, preferred devices and
-# the strategy of each object kind):
+# runtime can have), `dxcl info` with DXCL_DXVK_LIB (DXVK's adapters, preferred devices and the
+# strategy of each object kind), dxcl's Vulkan layer on DXVK's device, and dxclCreateSharedTexture2D
+# (tests/dxvk/shared_texture.c, also under valgrind, and `dxcl demo --d3d dxvk`):
 #
 #   scripts/dxvk/test.sh            # needs build/dxvk (scripts/dxvk/build.sh SRC_DIR, docs/dxvk.md)
 #   DXVK_SRC=/path/to/dxvk scripts/dxvk/test.sh    # builds DXVK first when build/dxvk is missing
@@ -157,6 +158,17 @@ if command -v valgrind >/dev/null; then
         --suppressions=tests/valgrind.supp "$out/shared_texture" >"$out/shared_texture.valgrind" 2>&1 ||
         { echo "FAIL shared_texture under valgrind (see $out/shared_texture.valgrind)"; status=1; }
     grep "shared_texture:" "$out/shared_texture.valgrind" | sed 's/^/valgrind: /'
+fi
+# The demo on DXVK: its textures made by dxclCreateSharedTexture2D, shared without a copy.
+echo "== dxcl demo --d3d dxvk"
+if DXCL_DXVK_LIB=$lib target/release/dxcl demo --d3d dxvk --size 256 --out "$out/demo.png" >"$out/demo.txt" 2>&1; then
+    cat "$out/demo.txt"
+    grep -q "copies of the texture's data: none" "$out/demo.txt" ||
+        { echo "FAIL dxcl demo --d3d dxvk: not zero-copy"; status=1; }
+else
+    cat "$out/demo.txt"
+    echo "FAIL dxcl demo --d3d dxvk exited non-zero"
+    status=1
 fi
 echo "== conformance on DXVK-native (DXCL_STRATEGY=staging)"
 DXCL_STRATEGY=staging tests/conformance/run.sh "$out/conformance" "" "$programs" "" || status=1

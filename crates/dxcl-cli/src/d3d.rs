@@ -218,6 +218,34 @@ pub fn interop_memory(
     ok.then_some((mem, layout))
 }
 
+/// The texture's `IDxclInteropResource`: its own (dxcl's runtime), or the one a DXVK texture
+/// made by `dxclCreateSharedTexture2D` carries as private data under the interface's IID.
+pub fn interop_of(texture: &Com<ID3D11Texture2D>) -> Option<Com<IDxclInteropResource>> {
+    if let Some(i) = texture.query::<IDxclInteropResource>() {
+        return Some(i);
+    }
+    let child = texture.query::<ID3D11DeviceChild>()?;
+    let p = child.as_ptr();
+    let mut data: *mut IUnknown = ptr::null_mut();
+    let mut size = std::mem::size_of::<*mut IUnknown>() as u32;
+    // SAFETY: `p` is live; a pointer-sized out buffer, into which an interface (counted for us)
+    // is written.
+    let hr = unsafe {
+        ((*(*p).lpVtbl).GetPrivateData)(
+            p,
+            &IID_IDxclInteropResource,
+            &mut size,
+            (&mut data as *mut *mut IUnknown).cast(),
+        )
+    };
+    if FAILED(hr) || size as usize != std::mem::size_of::<*mut IUnknown>() {
+        return None;
+    }
+    // SAFETY: GetPrivateData counted the interface it returned.
+    let unknown = unsafe { Com::from_raw(data) }?;
+    unknown.query::<IDxclInteropResource>()
+}
+
 /// The strategy the layer named on the resource (`DXCL_PRIVATE_DATA_CL_STRATEGY`), if any.
 pub fn layer_tag(resource: &Com<ID3D11Resource>) -> Option<String> {
     let child = resource.query::<ID3D11DeviceChild>()?;

@@ -22,6 +22,27 @@ pub struct Options {
     pub size: u32,
     pub out: PathBuf,
     pub kernel: KernelChoice,
+    pub d3d: D3dChoice,
+}
+
+/// Whose Direct3D 11 the demo runs on (`--d3d`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum D3dChoice {
+    /// dxcl's own runtime.
+    Dxcl,
+    /// DXVK-native (`DXCL_DXVK_LIB`), its textures made by `dxclCreateSharedTexture2D` so that the
+    /// layer shares them without copies (docs/dxvk.md).
+    Dxvk,
+}
+
+impl D3dChoice {
+    pub fn parse(s: &str) -> Option<D3dChoice> {
+        match s {
+            "dxcl" => Some(D3dChoice::Dxcl),
+            "dxvk" => Some(D3dChoice::Dxvk),
+            _ => None,
+        }
+    }
 }
 
 /// How the kernel meets the texture (`--kernel`).
@@ -94,10 +115,12 @@ fn find_platform() -> Result<cl_platform_id, Box<dyn std::error::Error>> {
     Err("no OpenCL platform offers cl_khr_d3d11_sharing: is OPENCL_LAYERS pointing at libdxcl_layer.so?".into())
 }
 
-/// A `size`² RGBA8 texture the GPU can read and write (`D3D11_USAGE_DEFAULT`), created empty.
+/// A `size`² RGBA8 texture the GPU can read and write (`D3D11_USAGE_DEFAULT`), created empty:
+/// through `shared` (DXVK's `dxclCreateSharedTexture2D`) when given, else `CreateTexture2D`.
 fn create_texture(
     device: &Com<ID3D11Device>,
     size: u32,
+    shared: Option<crate::dxvk::CreateSharedTexture2D>,
 ) -> Result<Com<ID3D11Texture2D>, Box<dyn std::error::Error>> {
     let desc = D3D11_TEXTURE2D_DESC {
         Width: size,
@@ -116,10 +139,23 @@ fn create_texture(
     };
     let mut texture: *mut ID3D11Texture2D = ptr::null_mut();
     let dev = device.as_ptr();
-    // SAFETY: `dev` is live; `desc` and the out pointer are valid.
-    hr_check("ID3D11Device::CreateTexture2D", unsafe {
-        ((*(*dev).lpVtbl).CreateTexture2D)(dev, &desc, ptr::null(), &mut texture)
-    })?;
+    if let Some(create) = shared {
+        // Bound for unordered access rather than as a render target: the helper's linear image
+        // need not support colour attachment.
+        let desc = D3D11_TEXTURE2D_DESC {
+            BindFlags: (D3D11_BIND_SHADER_RESOURCE | D3D11_BIND_UNORDERED_ACCESS) as u32,
+            ..desc
+        };
+        // SAFETY: `dev` is DXVK's live device; `desc` and the out pointer are valid.
+        hr_check("dxclCreateSharedTexture2D", unsafe {
+            create(dev, &desc, &mut texture)
+        })?;
+    } else {
+        // SAFETY: `dev` is live; `desc` and the out pointer are valid.
+        hr_check("ID3D11Device::CreateTexture2D", unsafe {
+            ((*(*dev).lpVtbl).CreateTexture2D)(dev, &desc, ptr::null(), &mut texture)
+        })?;
+    }
     // SAFETY: success gave us one reference.
     Ok(unsafe { Com::from_raw(texture) }.ok_or("CreateTexture2D returned no texture")?)
 }
@@ -181,10 +217,24 @@ pub(crate) fn build_kernel(
 
 pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let size = opts.size;
-    let (device, context) = d3d::create_device_on(ptr::null_mut())?;
+    // DXVK's library and SDL outlive its device and textures (declared first, dropped last).
+    let mut dxvk = None;
+    let mut shared = None;
+    let (device, context) = match opts.d3d {
+        D3dChoice::Dxcl => d3d::create_device_on(ptr::null_mut())?,
+        D3dChoice::Dxvk => {
+            let x = crate::dxvk::open()?.ok_or(
+                "--d3d dxvk: set DXCL_DXVK_LIB to DXVK-native's library folder (docs/dxvk.md)",
+            )?;
+            let made = x.create_d3d11_device()?;
+            shared = Some(crate::dxvk::shared_texture_fn()?);
+            dxvk = Some(x);
+            made
+        }
+    };
 
     // Direct3D produces the texture: created empty, then written with UpdateSubresource.
-    let texture = create_texture(&device, size)?;
+    let texture = create_texture(&device, size, shared)?;
     let source: Vec<u8> = (0..size)
         .flat_map(|y| (0..size).flat_map(move |x| source_pixel(x, y, size)))
         .collect();
@@ -252,7 +302,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let target = if in_place {
         None
     } else {
-        Some(create_texture(&device, size)?)
+        Some(create_texture(&device, size, shared)?)
     };
     let (images, result_texture) = match &target {
         None => (vec![share(&texture, CL_MEM_READ_WRITE)?], &texture),
@@ -346,10 +396,14 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
 
     let device_name = cl::device_string(cl_device, CL_DEVICE_NAME)?;
     let platform_name = cl::platform_string(platform, CL_PLATFORM_NAME)?;
-    println!(
-        "dxcl demo: {size}x{size} DXGI_FORMAT_R8G8B8A8_UNORM texture, Direct3D 11 {}",
-        adapter_kind(&device)
-    );
+    let runtime = match &dxvk {
+        Some(x) => format!(
+            "DXVK-native ({}), textures made by dxclCreateSharedTexture2D",
+            x.path.display()
+        ),
+        None => adapter_kind(&device).to_string(),
+    };
+    println!("dxcl demo: {size}x{size} DXGI_FORMAT_R8G8B8A8_UNORM texture, Direct3D 11 {runtime}");
     println!("  OpenCL device: {device_name} ({platform_name})");
     println!(
         "  kernel: invert RGB {}",
@@ -415,7 +469,7 @@ fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> (bool, S
             ptr::null_mut(),
         )
     };
-    let Some(interop) = texture.query::<IDxclInteropResource>() else {
+    let Some(interop) = d3d::interop_of(texture) else {
         return (
             false,
             "staging copy (the texture has no dxcl interop interface)".into(),

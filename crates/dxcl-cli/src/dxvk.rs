@@ -219,7 +219,98 @@ pub fn open() -> Result<Option<Dxvk>, String> {
     }
 }
 
+/// `D3D11CreateDevice`'s signature (d3d11.h).
+type CreateDevice = unsafe extern "system" fn(
+    *mut IDXGIAdapter,
+    D3D_DRIVER_TYPE,
+    HMODULE,
+    UINT,
+    *const D3D_FEATURE_LEVEL,
+    UINT,
+    UINT,
+    *mut *mut ID3D11Device,
+    *mut D3D_FEATURE_LEVEL,
+    *mut *mut ID3D11DeviceContext,
+) -> HRESULT;
+
+/// `dxclCreateSharedTexture2D`'s signature (include/dxcl/dxcl_dxvk.h).
+pub type CreateSharedTexture2D = unsafe extern "system" fn(
+    *mut ID3D11Device,
+    *const D3D11_TEXTURE2D_DESC,
+    *mut *mut ID3D11Texture2D,
+) -> HRESULT;
+
+/// `dxclCreateSharedTexture2D` from the layer `OPENCL_LAYERS` names (loaded here if the OpenCL
+/// loader has not loaded it yet: the same file, so the same library).
+pub fn shared_texture_fn() -> Result<CreateSharedTexture2D, String> {
+    let layers = std::env::var("OPENCL_LAYERS").map_err(|_| {
+        "OPENCL_LAYERS is not set: dxclCreateSharedTexture2D is in libdxcl_layer.so".to_string()
+    })?;
+    for path in layers.split(':').filter(|p| !p.is_empty()) {
+        let Ok(c) = CString::new(path) else { continue };
+        // SAFETY: dlopen with a valid C string; never closed (the OpenCL loader uses it too).
+        let lib = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if lib.is_null() {
+            continue;
+        }
+        // SAFETY: a live handle and a valid C string.
+        let f = unsafe { libc::dlsym(lib, c"dxclCreateSharedTexture2D".as_ptr()) };
+        if !f.is_null() {
+            // SAFETY: the layer exports it with this signature.
+            return Ok(unsafe { std::mem::transmute::<*mut c_void, CreateSharedTexture2D>(f) });
+        }
+    }
+    Err(format!(
+        "no layer in OPENCL_LAYERS ({layers}) exports dxclCreateSharedTexture2D"
+    ))
+}
+
 impl Dxvk {
+    /// A Direct3D 11 device and its immediate context from DXVK's `libdxvk_d3d11.so` beside the
+    /// DXGI library, on DXVK's first adapter. Drop them before `self`.
+    pub fn create_d3d11_device(
+        &self,
+    ) -> Result<(Com<ID3D11Device>, Com<ID3D11DeviceContext>), String> {
+        let path = self.path.with_file_name("libdxvk_d3d11.so");
+        let cpath = CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| format!("{}: the path holds a NUL byte", path.display()))?;
+        // SAFETY: dlopen with a valid C string; RTLD_LOCAL as for the DXGI library; never closed.
+        let lib = unsafe { libc::dlopen(cpath.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if lib.is_null() {
+            return Err(dl_error());
+        }
+        // SAFETY: a live handle and a valid C string.
+        let f = unsafe { libc::dlsym(lib, c"D3D11CreateDevice".as_ptr()) };
+        if f.is_null() {
+            return Err(format!("{} has no D3D11CreateDevice", path.display()));
+        }
+        // SAFETY: D3D11CreateDevice has this signature (d3d11.h).
+        let create: CreateDevice = unsafe { std::mem::transmute(f) };
+        let (mut device, mut context) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: null adapter and levels (the defaults), valid out pointers.
+        let hr = unsafe {
+            create(
+                ptr::null_mut(),
+                D3D_DRIVER_TYPE_HARDWARE,
+                ptr::null_mut(),
+                0,
+                ptr::null(),
+                0,
+                D3D11_SDK_VERSION,
+                &mut device,
+                ptr::null_mut(),
+                &mut context,
+            )
+        };
+        check("D3D11CreateDevice (DXVK)", hr).map_err(|e| e.to_string())?;
+        // SAFETY: success gave us one reference to each.
+        let made = unsafe { (Com::from_raw(device), Com::from_raw(context)) };
+        match made {
+            (Some(d), Some(c)) => Ok((d, c)),
+            _ => Err("D3D11CreateDevice (DXVK) returned no device".into()),
+        }
+    }
+
     /// Every adapter DXVK's factory lists, in order.
     pub fn adapters(&self) -> Result<Vec<Com<IDXGIAdapter1>>, HrError> {
         let mut out = Vec::new();

@@ -3,7 +3,7 @@
 //! - `dxcl info`: OpenCL platforms and devices, Direct3D adapters (dxcl's, and DXVK-native's when
 //!   `DXCL_DXVK_LIB` names its DXGI library), which extensions the layer adds where, and which
 //!   sharing strategy each (adapter, device) pairing gets.
-//! - `dxcl demo [--size N] [--out FILE] [--kernel auto|in-place|two-textures]`: the main job on
+//! - `dxcl demo [--size N] [--out FILE] [--kernel auto|in-place|two-textures] [--d3d dxcl|dxvk]`: the main job on
 //!   the embedded default.
 //! - `dxcl bench [...]`: acquire + release against the floor, 4 KiB to 256 MiB, default strategy
 //!   and staging copy (`docs/benchmarks.md`).
@@ -24,7 +24,7 @@ use std::process::ExitCode;
 
 fn usage() -> String {
     format!(
-        "usage: dxcl info\n       dxcl demo [--size N] [--out FILE.png] [--kernel auto|in-place|two-textures]\n       {}\n       {}",
+        "usage: dxcl info\n       dxcl demo [--size N] [--out FILE.png] [--kernel auto|in-place|two-textures] [--d3d dxcl|dxvk]\n       {}\n       {}",
         bench::USAGE,
         frames::USAGE
     )
@@ -57,6 +57,7 @@ fn parse_demo(args: &[String]) -> Result<demo::Options, String> {
         size: 512,
         out: PathBuf::from("dxcl-demo.png"),
         kernel: demo::KernelChoice::Auto,
+        d3d: demo::D3dChoice::Dxcl,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -73,6 +74,11 @@ fn parse_demo(args: &[String]) -> Result<demo::Options, String> {
                 let v = it.next().ok_or("--kernel needs a value")?;
                 opts.kernel = demo::KernelChoice::parse(v)
                     .ok_or_else(|| format!("--kernel: auto, in-place or two-textures, not {v}"))?;
+            }
+            "--d3d" => {
+                let v = it.next().ok_or("--d3d needs a value")?;
+                opts.d3d = demo::D3dChoice::parse(v)
+                    .ok_or_else(|| format!("--d3d: dxcl or dxvk, not {v}"))?;
             }
             other => return Err(format!("unknown argument {other}")),
         }
@@ -117,5 +123,23 @@ fn main() -> ExitCode {
             eprintln!("dxcl: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn demo_runs_on_dxcl_unless_told_dxvk() {
+        assert_eq!(parse_demo(&[]).unwrap().d3d, demo::D3dChoice::Dxcl);
+        let o = parse_demo(&args(&["--d3d", "dxvk", "--size", "64"])).unwrap();
+        assert_eq!((o.d3d, o.size), (demo::D3dChoice::Dxvk, 64));
+        assert!(parse_demo(&args(&["--d3d", "wine"])).is_err());
+        assert!(parse_demo(&args(&["--d3d"])).is_err());
     }
 }
