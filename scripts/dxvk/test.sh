@@ -152,6 +152,18 @@ DXCL_LOG=1 "$out/shared_texture" 2>"$out/shared_texture.stderr" || status=1
 cat "$out/shared_texture.stderr" >&2
 grep -q "clCreateFromD3D resource: host-pointer" "$out/shared_texture.stderr" ||
     { echo "FAIL shared_texture: the layer did not share the texture in place (DXCL_LOG)"; status=1; }
+# The same on rusticl, which caches images: the host-pointer strategy copies at each hand-off, and
+# the release's CPU wait must not stall on commands rusticl runs only once flushed.
+if [ -e /etc/OpenCL/vendors/rusticl.icd ]; then
+    mkdir -p "$out/vendors-rusticl"
+    cp /etc/OpenCL/vendors/rusticl.icd "$out/vendors-rusticl/"
+    OCL_ICD_VENDORS=$out/vendors-rusticl RUSTICL_ENABLE=llvmpipe timeout 120 "$out/shared_texture" \
+        >"$out/shared_texture.rusticl" 2>&1 ||
+        { echo "FAIL shared_texture on rusticl (see $out/shared_texture.rusticl)"; status=1; }
+    grep "shared_texture:" "$out/shared_texture.rusticl" | sed 's/^/rusticl: /'
+else
+    echo "dxvk test: no rusticl ICD: shared_texture not run on a caching platform"
+fi
 # The same under valgrind: the helper's Vulkan objects and interop object, freed with the texture.
 if command -v valgrind >/dev/null; then
     valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \

@@ -302,6 +302,11 @@ impl SharingStrategy for HostPointer {
                 // not ordered after the release (docs/dxvk.md).
                 return Ok(());
             }
+            if !self.defers {
+                // The wait below happens now, on commands this call only enqueued: a platform
+                // that runs nothing before a flush (rusticl) would never complete them.
+                crate::cl::flush(h.queue);
+            }
             interop::add_pending_work(&self.interop, last.map_or(done, |e| e as cl_event));
         }
         Ok(())
