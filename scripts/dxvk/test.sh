@@ -127,6 +127,7 @@ if DXCL_DXVK_LIB=$lib target/release/dxcl info >"$out/info.txt" 2>&1; then
     for kind in "buffer" "2D texture" "2D texture array" "3D texture"; do
         expect+=("^          $kind: staging-copy (DXVK resource: ")
     done
+    expect+=("^          2D texture made by dxclCreateSharedTexture2D: host-pointer ")
     for e in "${expect[@]}"; do
         grep -q -- "$e" "$out/info-dxvk.txt" || { echo "FAIL dxcl info: no line matching '$e'"; status=1; }
     done

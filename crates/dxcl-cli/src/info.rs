@@ -182,6 +182,7 @@ fn describe_dxvk() -> Result<(), Box<dyn std::error::Error>> {
                 println!("      OpenCL devices preferred: none (the adapter is not identified)")
             }
         }
+        let cpu_adapter = matches!(facts.pairing, Some((dxcl_layer::AdapterId::Software, _)));
         // The adapter's resources answer dxcl's interop interface only if the adapter does.
         let interop = a.query::<IDxclInteropDevice>().is_some();
         for (pi, p) in platforms.iter().enumerate() {
@@ -206,10 +207,34 @@ fn describe_dxvk() -> Result<(), Box<dyn std::error::Error>> {
                         strategy::choose_for(&inputs, kind, None).describe()
                     );
                 }
+                if !interop {
+                    println!(
+                        "          2D texture made by dxclCreateSharedTexture2D: {}",
+                        shared_texture_line(cpu_adapter, &inputs)
+                    );
+                }
             }
         }
     }
     Ok(())
+}
+
+/// What a texture made by `dxclCreateSharedTexture2D` gets on a DXVK adapter: on a CPU adapter,
+/// host memory with dxcl's interop object, so the layer's own decision for host memory; on any
+/// other, the helper refuses (docs/dxvk.md).
+fn shared_texture_line(cpu_adapter: bool, dxvk_inputs: &strategy::Inputs) -> String {
+    if !cpu_adapter {
+        return "not made (DXGI_ERROR_UNSUPPORTED: the helper makes textures on CPU Vulkan devices \
+                only so far; docs/dxvk.md)"
+            .into();
+    }
+    let inputs = strategy::Inputs {
+        interop_resource: true,
+        host_memory: true,
+        dxvk: false,
+        ..*dxvk_inputs
+    };
+    strategy::choose_for(&inputs, strategy::ObjectKind::Texture2D, None).describe()
 }
 
 /// The line naming the devices (as indices into `devices`) the layer prefers for `what`.
@@ -298,5 +323,28 @@ fn describe_vulkan(ai: usize, di: usize, device: cl_device_id, inputs: &strategy
                 "CPU waits (the device imports no opaque-fd semaphores)"
             }
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_textures_go_in_place_on_cpu_adapters_only() {
+        let dxvk = strategy::Inputs {
+            interop_resource: false,
+            host_memory: false,
+            devices_host_unified: true,
+            forced_staging: false,
+            dxvk: true,
+        };
+        assert!(shared_texture_line(true, &dxvk).starts_with("host-pointer"));
+        assert!(shared_texture_line(false, &dxvk).starts_with("not made (DXGI_ERROR_UNSUPPORTED"));
+        let forced = strategy::Inputs {
+            forced_staging: true,
+            ..dxvk
+        };
+        assert!(shared_texture_line(true, &forced).starts_with("staging-copy"));
     }
 }
