@@ -165,6 +165,14 @@ if [ -e /etc/OpenCL/vendors/rusticl.icd ]; then
 else
     echo "dxvk test: no rusticl ICD: shared_texture not run on a caching platform"
 fi
+# The helper's GPU path (exportable memory, its fd through dxcl's Vulkan layer), forced on lavapipe:
+# PoCL imports no fd, so the layer must fall back to staging copies, saying why, and still pass.
+DXCL_SHARED_TEXTURE_MEMORY=exportable VK_LAYER_PATH="$out/vk-layer" VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd \
+    DXCL_LOG=1 "$out/shared_texture" >"$out/shared_texture.exportable" 2>&1 ||
+    { echo "FAIL shared_texture, exportable memory (see $out/shared_texture.exportable)"; status=1; }
+grep -q "staging-copy (a context device cannot import the resource's opaque fd" "$out/shared_texture.exportable" ||
+    { echo "FAIL shared_texture, exportable memory: not the staging fallback (DXCL_LOG)"; status=1; }
+grep "shared_texture:" "$out/shared_texture.exportable" | sed 's/^/exportable memory: /'
 # The same under valgrind: the helper's Vulkan objects and interop object, freed with the texture.
 if command -v valgrind >/dev/null; then
     valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \

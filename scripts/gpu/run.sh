@@ -73,6 +73,15 @@ elif want dxvk && [ -d "$g/dxvk" ]; then
         EXPECT_FD=0 "$d/vk_layer" 2>>"$out/dxvk-stderr.log" | grep -E "PASS|FAIL"
         EXPECT_FD=1 VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd \
             "$d/vk_layer" 2>>"$out/dxvk-stderr.log" | grep -E "vkGetMemoryFdKHR =|PASS|FAIL"
+        # dxclCreateSharedTexture2D on the GPU: exportable memory through dxcl's Vulkan layer,
+        # imported by NVIDIA's OpenCL (the layer's decision must say external-memory), then the
+        # demo on DXVK with it.
+        VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_LOG=1 \
+            timeout 120 "$d/shared_texture" >"$out/dxvk-shared-texture.log" 2>&1
+        echo "dxvk shared_texture: exit status $?"
+        grep -E "clCreateFromD3D resource|dxclCreateSharedTexture2D|shared_texture:|^FAIL" "$out/dxvk-shared-texture.log" | head -8
+        VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_DXVK_LIB="$d/lib" \
+            timeout 120 "$g/bin/dxcl" demo --d3d dxvk --size 2048 --out "$out/dxvk-demo.png" 2>&1 | tee "$out/dxvk-demo.log"
         timeout 120 "$d/foreign" >"$out/dxvk-foreign.log" 2>&1
         echo "dxvk foreign: exit status $? ($(grep -cE '^FAIL' "$out/dxvk-foreign.log") FAIL lines)"
         (cd "$d/conformance" && DXCL_STRATEGY=staging timeout 400 sh ./run.sh . "" \

@@ -1,6 +1,8 @@
 /* dxclCreateSharedTexture2D on DXVK-native (include/dxcl/dxcl_dxvk.h): a texture whose memory dxcl
  * owns, shared with OpenCL in place (CL_MEM_USE_HOST_PTR on PoCL), round trips both ways through
- * acquire and release, and its references return to baseline; bad descriptions are refused.
+ * acquire and release, and its references return to baseline; bad descriptions are refused. With
+ * DXCL_SHARED_TEXTURE_MEMORY=exportable (and dxcl's Vulkan layer) the helper takes its GPU path on a
+ * CPU device: exportable memory, which a CPU OpenCL device cannot import, so staging copies.
  * Linked with DXVK, SDL2 (tests/dxvk/shim.c) and libdxcl_layer.so (scripts/dxvk/test.sh). Prints
  * "shared_texture: N passed, N failed". */
 #define COBJMACROS
@@ -68,6 +70,8 @@ int main(void)
         return 1;
     }
     ULONG dev_refs = refcount(dev);
+    const char *memory = getenv("DXCL_SHARED_TEXTURE_MEMORY");
+    int exportable = memory && strcmp(memory, "exportable") == 0;
     D3D11_TEXTURE2D_DESC d = {W, H, 1, 1, DXGI_FORMAT_R8G8B8A8_UNORM, {1, 0}, D3D11_USAGE_DEFAULT,
                               D3D11_BIND_SHADER_RESOURCE | D3D11_BIND_UNORDERED_ACCESS, 0, 0};
 
@@ -129,7 +133,18 @@ int main(void)
             clGetMemObjectInfo(m, CL_MEM_HOST_PTR, sizeof host, &host, NULL);
             printf("CL object: CL_MEM_USE_HOST_PTR %s, host_ptr %p\n", flags & CL_MEM_USE_HOST_PTR ? "set" : "unset",
                    host);
-            CHECK((flags & CL_MEM_USE_HOST_PTR) && host);
+            cl_device_type type = 0;
+            clGetDeviceInfo(cldev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+            if (!(type & CL_DEVICE_TYPE_CPU))
+                /* A GPU imports the texture's exported memory (the layer's DXCL_LOG decision says
+                 * external-memory; the GPU suite checks it): no host pointer. */
+                CHECK(!(flags & CL_MEM_USE_HOST_PTR));
+            else if (exportable)
+                /* The GPU path's exportable memory on a CPU device: PoCL imports no fd, so the
+                 * layer copies (its DXCL_LOG decision says why), and the round trips still hold. */
+                CHECK(!(flags & CL_MEM_USE_HOST_PTR));
+            else
+                CHECK((flags & CL_MEM_USE_HOST_PTR) && host);
             unsigned char *a = malloc(W * H * 4), *b = malloc(W * H * 4), *got = malloc(W * H * 4);
             size_t origin[3] = {0, 0, 0}, region[3] = {W, H, 1};
             for (unsigned r = 0; r < ROUNDS; r++) {

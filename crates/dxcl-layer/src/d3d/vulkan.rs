@@ -114,6 +114,14 @@ pub(crate) fn from_dxgi_adapter(adapter: &ComPtr<IDXGIAdapter>) -> Option<Adapte
     let p = interop.as_ptr();
     // SAFETY: a live IDXGIVkInteropAdapter (QueryInterface said so); two valid out handles.
     unsafe { ((*(*p).lpVtbl).GetVulkanHandles)(p, &mut instance, &mut physical) };
+    physical_device_id(instance, physical)
+}
+
+/// How a Vulkan physical device pairs with OpenCL devices (see [`from_physical_device`]).
+pub(crate) fn physical_device_id(
+    instance: vk::Instance,
+    physical: vk::PhysicalDevice,
+) -> Option<AdapterId> {
     if instance.is_null() || physical.is_null() {
         return None;
     }

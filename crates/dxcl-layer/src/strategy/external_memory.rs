@@ -18,6 +18,8 @@ pub(super) struct ExternalMemory {
     acquired_on: external::AcquiredOn,
     /// The platform's external acquire/release (the context's, found at creation).
     fns: Option<external::cl::MemoryFns>,
+    /// The runtime runs a release's pending work before its next access (`Interop::defers`).
+    defers: bool,
 }
 
 impl ExternalMemory {
@@ -28,6 +30,7 @@ impl ExternalMemory {
         decision: Decision,
     ) -> Made {
         let i = interop.ok_or(req.version.invalid_resource())?;
+        let defers = i.defers;
         let mem = ext
             .import(req, &i.com)
             .map_err(|e| Failure::Fallback(import_failure(e)))?;
@@ -41,6 +44,7 @@ impl ExternalMemory {
                 interop: unsafe { i.com.into_borrowed() },
                 acquired_on: Default::default(),
                 fns: ext.support.memory,
+                defers,
             },
         )
     }
@@ -69,6 +73,15 @@ impl SharingStrategy for ExternalMemory {
 
     fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int> {
         if h.sync {
+            if !self.defers {
+                // DXVK's shared textures: the call waits instead of Direct3D, but not for a user
+                // event only the application can set, and never on unflushed commands (as the
+                // host-pointer strategy does for them).
+                if h.waits_for_unset_user_event() {
+                    return Ok(());
+                }
+                crate::cl::flush(h.queue);
+            }
             h.order_d3d_after(done, &self.interop)?;
         }
         Ok(())

@@ -182,12 +182,15 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
         .as_ref()
         .and_then(|i| external::import::fd_memory(&i.com));
     let interop_device = fd_memory.and_then(|_| req.device.query::<IDxclInteropDevice>());
-    let support = external::import::context_support(
-        req.context,
-        interop_device
-            .as_ref()
-            .and_then(external::import::adapter_uuid),
-    );
+    // The adapter's UUID: from dxcl's device, or for a DXVK texture made by
+    // dxclCreateSharedTexture2D (an interop object that does not defer) from DXVK's GPU.
+    let uuid = match &interop_device {
+        Some(d) => external::import::adapter_uuid(d),
+        None => fd_memory
+            .filter(|_| interop.as_ref().is_some_and(|i| !i.defers))
+            .and_then(|_| crate::d3d::shared_texture::device_uuid(req.device)),
+    };
+    let support = external::import::context_support(req.context, uuid);
     let e = fd_memory.map(|(memory, _)| {
         let fd = FdResource {
             memory,
