@@ -105,6 +105,7 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
                     devices_host_unified: unified != 0,
                     forced_staging: strategy::forced_staging_from_env(),
                     dxvk: false,
+                    dxvk_shadow: false,
                 };
                 let di = devices.iter().position(|d| d == m).unwrap_or(0);
                 if a.backend == Some(DXCL_BACKEND_KIND_VULKAN) {
@@ -198,9 +199,21 @@ fn describe_dxvk() -> Result<(), Box<dyn std::error::Error>> {
                     devices_host_unified: unified != 0,
                     forced_staging: strategy::forced_staging_from_env(),
                     dxvk: !interop,
+                    dxvk_shadow: false,
                 };
                 println!("        sharing adapter [{ai}] ↔ device [{di}]:");
                 for kind in strategy::ObjectKind::ALL {
+                    // D3D11 2D textures of a CPU adapter: shadows in host memory (a GPU
+                    // adapter's depend on dxcl's Vulkan layer and the devices' UUIDs, known
+                    // only when a context shares one).
+                    let two_d = matches!(
+                        kind,
+                        strategy::ObjectKind::Texture2D | strategy::ObjectKind::Texture2DArray
+                    );
+                    let inputs = strategy::Inputs {
+                        dxvk_shadow: !interop && cpu_adapter && unified != 0 && two_d,
+                        ..inputs
+                    };
                     println!(
                         "          {}: {}",
                         kind.name(),
@@ -338,6 +351,7 @@ mod tests {
             devices_host_unified: true,
             forced_staging: false,
             dxvk: true,
+            dxvk_shadow: false,
         };
         assert!(shared_texture_line(true, &dxvk).starts_with("host-pointer"));
         assert!(shared_texture_line(false, &dxvk).starts_with("not made (DXGI_ERROR_UNSUPPORTED"));

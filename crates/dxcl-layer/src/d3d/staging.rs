@@ -41,6 +41,9 @@ pub(crate) enum Place {
     Host,
     /// GPU memory (`USAGE_DEFAULT`), without a host shadow.
     Device,
+    /// A DXVK device's 2D texture in memory dxcl owns (`dxclCreateSharedTexture2D`), without a
+    /// host shadow: the shadow-copy strategy shares it with OpenCL as dxcl's own resources.
+    Shared,
 }
 
 /// A failed D3D call.
@@ -257,7 +260,7 @@ impl Staging {
         };
         let shadow = match place {
             Place::Host => vec![0u8; row_bytes * h as usize * d as usize],
-            Place::Device => Vec::new(),
+            Place::Device | Place::Shared => Vec::new(),
         };
         Ok(Staging {
             kind,
@@ -555,12 +558,36 @@ fn create_staging11(
     place: Place,
 ) -> Result<ComPtr<ID3D11Resource>, D3dError> {
     let d = device.as_ptr();
+    if place == Place::Shared {
+        // Only 2D textures have a shared counterpart (the shadow-copy strategy asks for no other).
+        if kind != ResourceKind::Texture2D {
+            return Err(D3dError(dxcl_abi::E_INVALIDARG));
+        }
+        let desc = D3D11_TEXTURE2D_DESC {
+            Width: w,
+            Height: h,
+            MipLevels: 1,
+            ArraySize: 1,
+            Format: format,
+            SampleDesc: SAMPLE_1,
+            Usage: D3D11_USAGE_DEFAULT,
+            BindFlags: (dxcl_abi::D3D11_BIND_SHADER_RESOURCE
+                | dxcl_abi::D3D11_BIND_UNORDERED_ACCESS) as u32,
+            ..Default::default()
+        };
+        // SAFETY: a live ID3D11Device; a valid description.
+        let t = unsafe { crate::d3d::shared_texture::create(d, &desc) }.map_err(D3dError)?;
+        // SAFETY: the helper gave us one reference.
+        return unsafe { ComPtr::from_owned(t) }
+            .map(|t| t.upcast())
+            .ok_or(D3dError(E_FAIL));
+    }
     let (usage, cpu) = match place {
         Place::Host => (
             D3D11_USAGE_STAGING,
             (D3D11_CPU_ACCESS_READ | D3D11_CPU_ACCESS_WRITE) as u32,
         ),
-        Place::Device => (D3D11_USAGE_DEFAULT, 0),
+        Place::Device | Place::Shared => (D3D11_USAGE_DEFAULT, 0),
     };
     let none = std::ptr::null();
     // SAFETY (each arm): a live ID3D11Device; a valid description, no initial data, our own out
@@ -639,6 +666,9 @@ fn create_staging10(
             (D3D10_CPU_ACCESS_READ | D3D10_CPU_ACCESS_WRITE) as u32,
         ),
         Place::Device => (D3D10_USAGE_DEFAULT, 0),
+        // DXVK's D3D10 devices have no shared counterpart here: the shadow-copy strategy is
+        // D3D11's only.
+        Place::Shared => return Err(D3dError(dxcl_abi::E_NOTIMPL)),
     };
     let none = std::ptr::null();
     // SAFETY (each arm): a live ID3D10Device; a valid description, no initial data, our own out

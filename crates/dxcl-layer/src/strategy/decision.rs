@@ -23,6 +23,11 @@ pub enum Strategy {
     /// acquire/release copy between it and the subresource on D3D's queue. GPU-side, no host
     /// round trip.
     ExternalCopy,
+    /// A DXVK texture, whose memory the layer cannot reach: a one-subresource texture in memory
+    /// dxcl owns on DXVK's device (`dxclCreateSharedTexture2D`'s) is shared as dxcl's own
+    /// resources are, and acquire/release copy between it and the subresource on DXVK's queue.
+    /// No staging texture, no host round trip through the layer.
+    ShadowCopy,
 }
 
 impl Strategy {
@@ -32,6 +37,7 @@ impl Strategy {
             Strategy::StagingCopy => "staging-copy",
             Strategy::ExternalMemory => "external-memory",
             Strategy::ExternalCopy => "external-copy",
+            Strategy::ShadowCopy => "shadow-copy",
         }
     }
 }
@@ -50,6 +56,10 @@ pub struct Inputs {
     /// The resource's device is DXVK's (it answers DXVK's `IDXGIVkInteropDevice`): a foreign
     /// runtime that gives the layer no way to its resources' memory (docs/dxvk.md).
     pub dxvk: bool,
+    /// A DXVK 2D texture whose subresource a shadow in dxcl's memory on DXVK's device can stand
+    /// for, shared with every context device: host memory on a CPU device with host-unified
+    /// OpenCL devices, or exportable memory on a GPU whose OpenCL devices import it (same UUID).
+    pub dxvk_shadow: bool,
 }
 
 /// The kinds of memory object the sharing extensions make, as far as the decision tells them
@@ -210,6 +220,12 @@ fn choose_host(inputs: &Inputs) -> Decision {
     };
     if inputs.forced_staging {
         staging("forced by DXCL_STRATEGY=staging")
+    } else if !inputs.interop_resource && inputs.dxvk && inputs.dxvk_shadow {
+        Decision {
+            strategy: Strategy::ShadowCopy,
+            reason: "DXVK texture: copies on DXVK's queue through a one-subresource texture in \
+                     memory dxcl owns on DXVK's device, shared without a copy",
+        }
     } else if !inputs.interop_resource && inputs.dxvk {
         staging(
             "DXVK resource: DXVK-native exports no memory of its resources on Linux (its \
@@ -339,6 +355,7 @@ mod tests {
         devices_host_unified: true,
         forced_staging: false,
         dxvk: false,
+        dxvk_shadow: false,
     };
 
     #[test]
@@ -363,6 +380,7 @@ mod tests {
         devices_host_unified: false,
         forced_staging: false,
         dxvk: false,
+        dxvk_shadow: false,
     };
 
     const IMPORTABLE_IMAGE: External = External {
@@ -438,6 +456,26 @@ mod tests {
     }
 
     #[test]
+    fn dxvk_textures_with_a_possible_shadow_copy_through_it_unless_forced() {
+        let shadow = Inputs {
+            interop_resource: false,
+            host_memory: false,
+            devices_host_unified: true,
+            forced_staging: false,
+            dxvk: true,
+            dxvk_shadow: true,
+        };
+        let d = choose_with(&shadow, None);
+        assert_eq!(d.strategy, Strategy::ShadowCopy);
+        assert!(d.reason.starts_with("DXVK texture"), "{}", d.reason);
+        let forced = Inputs {
+            forced_staging: true,
+            ..shadow
+        };
+        assert_eq!(choose_with(&forced, None).strategy, Strategy::StagingCopy);
+    }
+
+    #[test]
     fn dxvk_resources_take_staging_copies_with_their_reason() {
         let dxvk = Inputs {
             interop_resource: false,
@@ -445,6 +483,7 @@ mod tests {
             devices_host_unified: true,
             forced_staging: false,
             dxvk: true,
+            dxvk_shadow: false,
         };
         for kind in ObjectKind::ALL {
             let d = choose_for(&dxvk, kind, None);

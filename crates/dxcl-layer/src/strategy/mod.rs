@@ -32,6 +32,7 @@ mod external_copy;
 mod external_memory;
 mod hand_off;
 mod host_pointer;
+mod shadow_copy;
 mod staging;
 
 pub use decision::*;
@@ -176,6 +177,11 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
         devices_host_unified: req.host_unified,
         forced_staging: forced_staging_from_env(),
         dxvk: interop.is_none() && crate::d3d::vulkan::is_dxvk_device(req.device),
+        dxvk_shadow: false,
+    };
+    let inputs = Inputs {
+        dxvk_shadow: inputs.dxvk && req.kind == ResourceKind::Texture2D && dxvk_shadow_shared(req),
+        ..inputs
     };
     // Exportable Vulkan memory: can every context device import it?
     let fd_memory = interop
@@ -215,6 +221,7 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
             external_memory::ExternalMemory::create(req, interop, &ext, decision)
         }
         Strategy::ExternalCopy => external_copy::ExternalCopy::create(req, &ext, decision),
+        Strategy::ShadowCopy => shadow_copy::ShadowCopy::create(req, decision),
         Strategy::StagingCopy => staging::StagingCopy::create(req, decision),
     };
     match tried {
@@ -232,6 +239,22 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
                 Err(Failure::Fallback(_)) => Err(opencl_sys::CL_OUT_OF_RESOURCES),
             }
         }
+    }
+}
+
+/// Whether every context device could share a shadow of a DXVK texture (see
+/// [`Inputs::dxvk_shadow`]): on a CPU device (no UUID), host memory with host-unified devices;
+/// on a GPU, its memory imported by devices of its UUID. Whether the shadow can then be made is
+/// found out by making it. D3D11 only (DXVK's D3D10 textures have no shared counterpart).
+fn dxvk_shadow_shared(req: &Request) -> bool {
+    if req.version != D3dVersion::D3D11 {
+        return false;
+    }
+    match crate::d3d::shared_texture::device_uuid(req.device) {
+        None => req.host_unified,
+        Some(uuid) => external::import::context_support(req.context, Some(uuid))
+            .memory
+            .is_some(),
     }
 }
 

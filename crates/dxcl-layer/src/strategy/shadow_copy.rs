@@ -1,0 +1,170 @@
+//! Shadow copy: DXVK's own 2D textures, whose memory the layer cannot reach (docs/dxvk.md). A
+//! one-subresource texture of the same format in memory dxcl owns on DXVK's device (what
+//! `dxclCreateSharedTexture2D` makes) stands for the subresource. OpenCL shares the shadow the way
+//! it shares dxcl's own resources (host pointer on CPU devices, external memory on GPUs: the inner
+//! strategy), and each hand-off copies between the subresource and the shadow on DXVK's queue
+//! (`CopySubresourceRegion`): no staging texture mapped, no host round trip through the layer.
+//!
+//! Ordering: DXVK cannot be made to wait, so acquire waits on the CPU for DXVK's copy into the
+//! shadow, and release waits on the CPU for OpenCL's commands before it copies back; a release
+//! whose wait list holds an unset user event copies back from its completion instead (as staging
+//! copies on a foreign device write back).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use opencl_sys::{cl_event, cl_int, cl_mem, CL_COMPLETE, CL_INVALID_VALUE};
+
+use super::external;
+use super::{
+    external_memory::ExternalMemory, host_pointer::HostPointer, made, Decision, Failure, HandOff,
+    Made, Request, SharingStrategy,
+};
+use crate::cl::events;
+use crate::core::signal::Signal;
+use crate::core::tokens::ResourceKind;
+use crate::d3d::com::ComPtr;
+use crate::d3d::interop::{self, Interop};
+use crate::d3d::resource::{self, Resource};
+use crate::d3d::staging::{Place, Staging};
+use dxcl_abi::interop::IDxclInteropResource;
+
+const NO_SHADOW: &str =
+    "DXVK texture: no shadow in dxcl's memory could be made or shared: staging copy instead";
+
+pub(super) struct ShadowCopy {
+    decision: Decision,
+    /// How OpenCL shares the shadow. Declared first: dropped before the shadow it borrows.
+    inner: Arc<dyn SharingStrategy>,
+    /// The shadow's interop object (counted).
+    interop: ComPtr<IDxclInteropResource>,
+    /// The shadow as the layer's resource (counted references the inner strategy borrows).
+    _shadow_resource: Resource,
+    /// The shadow texture and the copies between it and the subresource.
+    shadow: Arc<Mutex<Staging>>,
+}
+
+impl ShadowCopy {
+    pub(super) fn create(req: &Request, decision: Decision) -> Made {
+        let fallback = || Failure::Fallback(NO_SHADOW);
+        let staging = Staging::new(
+            req.version,
+            req.kind,
+            req.resource,
+            req.subresource,
+            req.extent,
+            req.pixel_size(),
+            Place::Shared,
+        )
+        .map_err(|_| fallback())?;
+        let texture = staging.staging_resource();
+        // SAFETY: a live texture (the staging object holds a counted reference).
+        let shadow = unsafe {
+            resource::open(
+                req.version,
+                ResourceKind::Texture2D,
+                texture.as_ptr().cast(),
+            )
+        }
+        .ok_or_else(fallback)?;
+        let i = Interop::query(&shadow.com).ok_or_else(fallback)?;
+        let interop = i.com.clone();
+        let sub = Request {
+            version: req.version,
+            kind: ResourceKind::Texture2D,
+            context: req.context,
+            flags: req.flags,
+            resource: &shadow,
+            subresource: 0,
+            mip: 0,
+            extent: req.extent,
+            image: req.image,
+            host_unified: req.host_unified,
+            device: req.device,
+        };
+        let inner = if i.host_memory().is_some() {
+            HostPointer::create(&sub, Some(i), decision)
+        } else {
+            let support = external::import::context_support(
+                req.context,
+                crate::d3d::shared_texture::device_uuid(req.device),
+            );
+            let ext = external::Context {
+                support,
+                device: None,
+            };
+            ExternalMemory::create(&sub, Some(i), &ext, decision)
+        }
+        .map_err(|e| match e {
+            Failure::Error(e) if e != CL_INVALID_VALUE => Failure::Error(e),
+            _ => fallback(),
+        })?;
+        made(
+            inner.mem,
+            ShadowCopy {
+                decision,
+                inner: inner.strategy,
+                interop,
+                _shadow_resource: shadow,
+                shadow: Arc::new(Mutex::new(staging)),
+            },
+        )
+    }
+
+    fn shadow(&self) -> MutexGuard<'_, Staging> {
+        self.shadow.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl SharingStrategy for ShadowCopy {
+    fn decision(&self) -> Decision {
+        self.decision
+    }
+
+    fn aliases_resource_memory(&self) -> bool {
+        self.inner.aliases_resource_memory()
+    }
+
+    fn keep_memory_until(&self, destroyed: Arc<Signal>) -> bool {
+        self.inner.keep_memory_until(destroyed)
+    }
+
+    fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        // The copy into the shadow is D3D work this call issues itself: OpenCL waits for it
+        // even under user sync, here, since DXVK cannot be waited for on the GPU.
+        self.shadow().copy_in();
+        interop::wait_for_device_work(&self.interop);
+        self.inner.acquire(mem, h)
+    }
+
+    fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        self.inner.release(mem, h)
+    }
+
+    fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int> {
+        // The copy back is D3D work this call issues: it follows OpenCL's release even under
+        // user sync. Not waited for here when only the application can let the release run.
+        if h.waits_for_unset_user_event() {
+            events::retain(done)?;
+            let shadow = self.shadow.clone();
+            let copy_back = Box::new(move |status: cl_int| {
+                if status == CL_COMPLETE as cl_int {
+                    // A foreign device: the copy takes DXVK's own lock (see Staging::new).
+                    shadow.lock().unwrap_or_else(|p| p.into_inner()).copy_out();
+                }
+            });
+            if events::when_complete(done, copy_back).is_err() {
+                events::release(done);
+                return Err(opencl_sys::CL_OUT_OF_RESOURCES);
+            }
+            return Ok(());
+        }
+        crate::cl::flush(h.queue);
+        events::wait(done);
+        self.shadow().copy_out();
+        Ok(())
+    }
+
+    fn let_go(&self, mem: cl_mem, acquired: bool) {
+        self.inner.let_go(mem, acquired);
+    }
+}
