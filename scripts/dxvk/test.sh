@@ -69,6 +69,7 @@ for p in $programs; do
 done
 cc "${cflags[@]}" -o "$out/foreign" tests/dxvk/foreign.c "${libs[@]}"
 cc "${cflags[@]}" -o "$out/vk_layer" tests/dxvk/vk_layer.c "$out/shim.o" "${libs[@]}" -ldl
+cc "${cflags[@]}" -o "$out/handoff_bench" tests/dxvk/handoff_bench.c "$out/shim.o" "${libs[@]}"
 # dxclCreateSharedTexture2D comes from the layer's own library.
 cc "${cflags[@]}" -o "$out/shared_texture" tests/dxvk/shared_texture.c "$out/shim.o" "${libs[@]}" \
     -L"$repo/target/release" -Wl,-rpath,"$repo/target/release" -ldxcl_layer
@@ -194,6 +195,11 @@ else
     echo "FAIL dxcl demo --d3d dxvk exited non-zero"
     status=1
 fi
+# What a shadow copy saves: a 4K texture's hand-off, staging against shadow copies, in one run.
+echo "== hand-off of a DXVK texture: staging-copy against shadow-copy"
+DXCL_LOG=1 "$out/handoff_bench" 2>"$out/handoff_bench.stderr" || status=1
+grep -q "clCreateFromD3D resource: shadow-copy" "$out/handoff_bench.stderr" ||
+    { echo "FAIL handoff_bench: the layer did not pick shadow-copy"; status=1; }
 echo "== conformance on DXVK-native (DXCL_STRATEGY=staging)"
 DXCL_STRATEGY=staging tests/conformance/run.sh "$out/conformance" "" "$programs" "" || status=1
 # The layer's own choice: DXVK's D3D11 2D textures through shadows in dxcl's memory (shadow-copy),

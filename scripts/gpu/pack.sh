@@ -49,10 +49,13 @@ if [ -e build/dxvk/lib/libdxvk_d3d11.so ]; then
         target/release/libdxcl_vk_layer.so; do
         strip --strip-debug -o "$d/lib/$(basename "$f")" "$f"
     done
-    for f in build/dxvk-tests/foreign build/dxvk-tests/vk_layer build/dxvk-tests/shared_texture; do
+    for f in build/dxvk-tests/foreign build/dxvk-tests/vk_layer build/dxvk-tests/shared_texture \
+        build/dxvk-tests/handoff_bench; do
         strip --strip-debug -o "$d/$(basename "$f")" "$f"
     done
-    for f in build/dxvk-tests/conformance/*; do strip --strip-debug -o "$d/conformance/$(basename "$f")" "$f"; done
+    for p in discovery contexts buffers textures acquire sync; do
+        strip --strip-debug -o "$d/conformance/$p" "build/dxvk-tests/conformance/$p"
+    done
     cp tests/conformance/run.sh "$d/conformance/"
     cp crates/dxcl-vk-layer/dxcl_external_fd.json.in "$d/"
 else

@@ -82,11 +82,20 @@ elif want dxvk && [ -d "$g/dxvk" ]; then
         grep -E "clCreateFromD3D resource|dxclCreateSharedTexture2D|shared_texture:|^FAIL" "$out/dxvk-shared-texture.log" | head -8
         VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_DXVK_LIB="$d/lib" \
             timeout 120 "$g/bin/dxcl" demo --d3d dxvk --size 2048 --out "$out/dxvk-demo.png" 2>&1 | tee "$out/dxvk-demo.log"
+        # Issue 12 item 3's figure: a 4K DXVK texture's hand-off, staging against shadow copies
+        # (shadows imported by NVIDIA's OpenCL with dxcl's Vulkan layer), in one run.
+        VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_LOG=1 \
+            timeout 120 "$d/handoff_bench" 2>"$out/dxvk-handoff.stderr" | tee "$out/dxvk-handoff.txt"
+        grep "clCreateFromD3D resource" "$out/dxvk-handoff.stderr"
         timeout 120 "$d/foreign" >"$out/dxvk-foreign.log" 2>&1
         echo "dxvk foreign: exit status $? ($(grep -cE '^FAIL' "$out/dxvk-foreign.log") FAIL lines)"
-        (cd "$d/conformance" && DXCL_STRATEGY=staging timeout 400 sh ./run.sh . "" \
+        (cd "$d/conformance" && DXCL_STRATEGY=staging timeout 300 sh ./run.sh . "" \
             "discovery contexts buffers textures acquire sync" "") >"$out/dxvk-conformance.log" 2>&1
         grep -E "FAIL|passed, .* failed" "$out/dxvk-conformance.log" | tail -20
+        # The layer's own choice, with dxcl's Vulkan layer: shadow copies imported by NVIDIA.
+        (cd "$d/conformance" && VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd \
+            timeout 300 sh ./run.sh . "" "textures acquire sync" "") >"$out/dxvk-conformance-shadow.log" 2>&1
+        grep -E "FAIL|passed, .* failed|clCreateFromD3D resource: shadow" "$out/dxvk-conformance-shadow.log" | sort -u | tail -20
     )
 fi
 # The fixed sync modes (DXCL_SYNC=gpu: a semaphore at every hand-off; cpu: CPU waits), for
