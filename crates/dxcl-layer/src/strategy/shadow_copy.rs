@@ -6,9 +6,10 @@
 //! (`CopySubresourceRegion`): no staging texture mapped, no host round trip through the layer.
 //!
 //! Ordering: DXVK cannot be made to wait, so acquire waits on the CPU for DXVK's copy into the
-//! shadow, and release waits on the CPU for OpenCL's commands before it copies back; a release
-//! whose wait list holds an unset user event copies back from its completion instead (as staging
-//! copies on a foreign device write back).
+//! shadow, and release waits on the CPU for OpenCL's commands before it copies back. A release
+//! whose wait list holds an unset user event must not wait: its copy back runs from the completion
+//! of a marker after its commands, and the call's event waits for a user event set once the copy
+//! is issued (as staging copies on a foreign device write back).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -41,6 +42,10 @@ pub(super) struct ShadowCopy {
     _shadow_resource: Resource,
     /// The shadow texture and the copies between it and the subresource.
     shadow: Arc<Mutex<Staging>>,
+    /// A release waiting for an unset user event, between `release` and `released`: the marker
+    /// after its commands and the user event the call's event waits for (both owned, as
+    /// numbers).
+    pending: Mutex<Option<(usize, usize)>>,
 }
 
 impl ShadowCopy {
@@ -106,6 +111,7 @@ impl ShadowCopy {
                 interop,
                 _shadow_resource: shadow,
                 shadow: Arc::new(Mutex::new(staging)),
+                pending: Mutex::new(None),
             },
         )
     }
@@ -137,23 +143,67 @@ impl SharingStrategy for ShadowCopy {
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        self.inner.release(mem, h)
+        self.inner.release(mem, h)?;
+        if !h.waits_for_unset_user_event() {
+            return Ok(());
+        }
+        // The copy back cannot be waited for here: it follows a marker after the release's
+        // commands (the wait list and the queue's earlier work), and the call's event follows
+        // the copy through `written`.
+        let written = events::user_event(h.context)?;
+        let ended = match events::marker(h.queue, &h.release_wait()) {
+            Ok(ev) => ev,
+            Err(e) => {
+                events::set_user_status(written, CL_COMPLETE as cl_int);
+                events::release(written);
+                return Err(e);
+            }
+        };
+        // One reference for the hand-off (the call's event waits for it), one kept for `released`.
+        if let Err(e) = events::retain(written) {
+            events::set_user_status(written, CL_COMPLETE as cl_int);
+            events::release(written);
+            events::release(ended);
+            return Err(e);
+        }
+        h.wait_for(written);
+        let old = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace((ended as usize, written as usize));
+        debug_assert!(old.is_none(), "released runs after each release");
+        Ok(())
     }
 
     fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int> {
         // The copy back is D3D work this call issues: it follows OpenCL's release even under
         // user sync. Not waited for here when only the application can let the release run.
-        if h.waits_for_unset_user_event() {
-            events::retain(done)?;
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some((ended, written)) = pending {
             let shadow = self.shadow.clone();
             let copy_back = Box::new(move |status: cl_int| {
                 if status == CL_COMPLETE as cl_int {
                     // A foreign device: the copy takes DXVK's own lock (see Staging::new).
                     shadow.lock().unwrap_or_else(|p| p.into_inner()).copy_out();
                 }
+                let written = written as cl_event;
+                events::set_user_status(written, status.min(CL_COMPLETE as cl_int));
+                // Perhaps the last reference, holding the context: not on the platform's thread.
+                crate::cl::reaper::release_event(written);
             });
-            if events::when_complete(done, copy_back).is_err() {
-                events::release(done);
+            // when_complete lets go of `ended` once the copy has been issued.
+            if let Err(copy_back) = events::when_complete(ended as cl_event, copy_back) {
+                // No callbacks on this platform: the call fails rather than wait for an event
+                // only the application can set; `written` is set so nothing waits for ever.
+                drop(copy_back);
+                events::set_user_status(written as cl_event, opencl_sys::CL_OUT_OF_RESOURCES);
+                events::release(written as cl_event);
+                events::release(ended as cl_event);
                 return Err(opencl_sys::CL_OUT_OF_RESOURCES);
             }
             return Ok(());
