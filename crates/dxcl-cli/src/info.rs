@@ -202,28 +202,45 @@ fn describe_dxvk() -> Result<(), Box<dyn std::error::Error>> {
                     dxvk_shadow: false,
                 };
                 println!("        sharing adapter [{ai}] ↔ device [{di}]:");
+                // A GPU adapter's device was matched by UUID: shadows and shared textures need it
+                // to import opaque fds, and DXVK's device to export them (dxcl's Vulkan layer).
+                let imports_fd =
+                    handle_types(*m, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR)
+                        .contains(&CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR);
+                let share = if cpu_adapter {
+                    Share::Host
+                } else if imports_fd {
+                    Share::Fd
+                } else {
+                    Share::None
+                };
+                let gpu_note = if share == Share::Fd {
+                    " [with VK_LAYER_DXCL_external_fd on DXVK's device; without it, staging copies]"
+                } else {
+                    ""
+                };
                 for kind in strategy::ObjectKind::ALL {
-                    // D3D11 2D textures of a CPU adapter: shadows in host memory (a GPU
-                    // adapter's depend on dxcl's Vulkan layer and the devices' UUIDs, known
-                    // only when a context shares one).
+                    // D3D11 2D textures: shadows in dxcl's memory on DXVK's device.
                     let two_d = matches!(
                         kind,
                         strategy::ObjectKind::Texture2D | strategy::ObjectKind::Texture2DArray
                     );
+                    let shadow = !interop && two_d && share.shadows(unified != 0);
                     let inputs = strategy::Inputs {
-                        dxvk_shadow: !interop && cpu_adapter && unified != 0 && two_d,
+                        dxvk_shadow: shadow,
                         ..inputs
                     };
                     println!(
-                        "          {}: {}",
+                        "          {}: {}{}",
                         kind.name(),
-                        strategy::choose_for(&inputs, kind, None).describe()
+                        strategy::choose_for(&inputs, kind, None).describe(),
+                        if shadow { gpu_note } else { "" }
                     );
                 }
                 if !interop {
                     println!(
-                        "          2D texture made by dxclCreateSharedTexture2D: {}",
-                        shared_texture_line(cpu_adapter, &inputs)
+                        "          2D texture made by dxclCreateSharedTexture2D: {}{gpu_note}",
+                        shared_texture_line(share, &inputs)
                     );
                 }
             }
@@ -232,22 +249,54 @@ fn describe_dxvk() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// What a texture made by `dxclCreateSharedTexture2D` gets on a DXVK adapter: on a CPU adapter,
-/// host memory with dxcl's interop object, so the layer's own decision for host memory; on any
-/// other, the helper refuses (docs/dxvk.md).
-fn shared_texture_line(cpu_adapter: bool, dxvk_inputs: &strategy::Inputs) -> String {
-    if !cpu_adapter {
-        return "not made (DXGI_ERROR_UNSUPPORTED: the helper makes textures on CPU Vulkan devices \
-                only so far; docs/dxvk.md)"
-            .into();
-    }
+/// What a texture made by `dxclCreateSharedTexture2D` gets on a DXVK adapter: host memory on a CPU
+/// adapter, exportable memory on a GPU (with dxcl's Vulkan layer), each then the layer's own decision
+/// for such memory (docs/dxvk.md).
+fn shared_texture_line(share: Share, dxvk_inputs: &strategy::Inputs) -> String {
     let inputs = strategy::Inputs {
         interop_resource: true,
-        host_memory: true,
+        host_memory: share == Share::Host,
         dxvk: false,
         ..*dxvk_inputs
     };
-    strategy::choose_for(&inputs, strategy::ObjectKind::Texture2D, None).describe()
+    match share {
+        Share::Host => strategy::choose_for(&inputs, strategy::ObjectKind::Texture2D, None),
+        Share::Fd => {
+            let fd = strategy::FdResource {
+                memory: strategy::FdMemory::Image,
+                devices_import: true,
+                device_local: true,
+            };
+            strategy::choose_for(&inputs, strategy::ObjectKind::Texture2D, Some(&fd))
+        }
+        Share::None => {
+            return "made, but shared by staging copies (the OpenCL device imports no opaque fd)"
+                .into()
+        }
+    }
+    .describe()
+}
+
+/// How memory dxcl owns on a DXVK adapter's device reaches an OpenCL device.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Share {
+    /// A CPU adapter: host memory, used in place by host-unified devices.
+    Host,
+    /// A GPU adapter whose (UUID-matched) device imports opaque fds.
+    Fd,
+    /// Neither.
+    None,
+}
+
+impl Share {
+    /// Whether a shadow in that memory can stand for a DXVK texture's subresource.
+    fn shadows(self, host_unified: bool) -> bool {
+        match self {
+            Share::Host => host_unified,
+            Share::Fd => true,
+            Share::None => false,
+        }
+    }
 }
 
 /// The line naming the devices (as indices into `devices`) the layer prefers for `what`.
@@ -344,7 +393,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shared_textures_go_in_place_on_cpu_adapters_only() {
+    fn shared_textures_in_place_on_cpu_adapters_imported_on_gpus() {
         let dxvk = strategy::Inputs {
             interop_resource: false,
             host_memory: false,
@@ -353,12 +402,13 @@ mod tests {
             dxvk: true,
             dxvk_shadow: false,
         };
-        assert!(shared_texture_line(true, &dxvk).starts_with("host-pointer"));
-        assert!(shared_texture_line(false, &dxvk).starts_with("not made (DXGI_ERROR_UNSUPPORTED"));
+        assert!(shared_texture_line(Share::Host, &dxvk).starts_with("host-pointer"));
+        assert!(shared_texture_line(Share::Fd, &dxvk).starts_with("external-memory"));
+        assert!(shared_texture_line(Share::None, &dxvk).contains("staging copies"));
         let forced = strategy::Inputs {
             forced_staging: true,
             ..dxvk
         };
-        assert!(shared_texture_line(true, &forced).starts_with("staging-copy"));
+        assert!(shared_texture_line(Share::Host, &forced).starts_with("staging-copy"));
     }
 }
