@@ -73,14 +73,10 @@ impl SharingStrategy for ExternalMemory {
 
     fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int> {
         if h.sync {
-            if !self.defers {
+            if !self.defers && !h.may_wait_now() {
                 // DXVK's shared textures: the call waits instead of Direct3D, but not for a user
-                // event only the application can set, and never on unflushed commands (as the
-                // host-pointer strategy does for them).
-                if h.waits_for_unset_user_event() {
-                    return Ok(());
-                }
-                crate::cl::flush(h.queue);
+                // event only the application can set.
+                return Ok(());
             }
             h.order_d3d_after(done, &self.interop)?;
         }

@@ -120,6 +120,18 @@ impl<'a> HandOff<'a> {
         self.commands.is_some()
     }
 
+    /// For a runtime that cannot be made to wait before its next access (DXVK), whose release
+    /// therefore waits for its commands itself: false when it must not, because the wait list
+    /// holds a user event only the application can set; else the queue is flushed first, so the
+    /// wait never stalls on commands a platform runs only once flushed (rusticl).
+    pub fn may_wait_now(&self) -> bool {
+        if self.waits_for_unset_user_event() {
+            return false;
+        }
+        crate::cl::flush(self.queue);
+        true
+    }
+
     /// The call's event waits for `ev` too; the hand-off owns that reference now.
     pub fn wait_for(&mut self, ev: cl_event) {
         self.events.push(ev);

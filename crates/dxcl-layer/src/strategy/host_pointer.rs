@@ -295,17 +295,11 @@ impl SharingStrategy for HostPointer {
             // pending work hold them, and so keep the memory of another resource, which waits
             // for its object's destruction when it is released, from ever being freed.
             let last = *self.last.lock().unwrap_or_else(|p| p.into_inner());
-            if !self.defers && h.waits_for_unset_user_event() {
+            if !self.defers && !h.may_wait_now() {
                 // A runtime that cannot be made to wait (DXVK's shared textures) has the call
-                // wait instead, but not for a user event still unset: only the application can
-                // set it, perhaps on this thread after the call. Direct3D's next access is then
-                // not ordered after the release (docs/dxvk.md).
+                // wait below instead, but not for a user event still unset: Direct3D's next
+                // access is then not ordered after the release (docs/dxvk.md).
                 return Ok(());
-            }
-            if !self.defers {
-                // The wait below happens now, on commands this call only enqueued: a platform
-                // that runs nothing before a flush (rusticl) would never complete them.
-                crate::cl::flush(h.queue);
             }
             interop::add_pending_work(&self.interop, last.map_or(done, |e| e as cl_event));
         }

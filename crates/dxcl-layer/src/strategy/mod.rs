@@ -171,32 +171,40 @@ fn made(mem: cl_mem, strategy: impl SharingStrategy + 'static) -> Made {
 pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
     let interop = Interop::query(&req.resource.com);
     let d = req.resource.desc;
-    let inputs = Inputs {
-        interop_resource: interop.is_some(),
-        host_memory: interop.as_ref().is_some_and(|i| i.host_memory().is_some()),
-        devices_host_unified: req.host_unified,
-        forced_staging: forced_staging_from_env(),
-        dxvk: interop.is_none() && crate::d3d::vulkan::is_dxvk_device(req.device),
-        dxvk_shadow: false,
-    };
-    let inputs = Inputs {
-        dxvk_shadow: inputs.dxvk && req.kind == ResourceKind::Texture2D && dxvk_shadow_shared(req),
-        ..inputs
-    };
+    let dxvk = interop.is_none() && crate::d3d::vulkan::is_dxvk_device(req.device);
+    // A DXVK texture a shadow may stand for: D3D11 only (DXVK's D3D10 textures have no shared
+    // counterpart).
+    let dxvk_texture =
+        dxvk && req.kind == ResourceKind::Texture2D && req.version == D3dVersion::D3D11;
     // Exportable Vulkan memory: can every context device import it?
     let fd_memory = interop
         .as_ref()
         .and_then(|i| external::import::fd_memory(&i.com));
     let interop_device = fd_memory.and_then(|_| req.device.query::<IDxclInteropDevice>());
-    // The adapter's UUID: from dxcl's device, or for a DXVK texture made by
-    // dxclCreateSharedTexture2D (an interop object that does not defer) from DXVK's GPU.
+    // The adapter's UUID: from dxcl's device, or from DXVK's GPU for a DXVK texture made by
+    // dxclCreateSharedTexture2D (an interop object that does not defer) and for a shadow.
     let uuid = match &interop_device {
         Some(d) => external::import::adapter_uuid(d),
-        None => fd_memory
-            .filter(|_| interop.as_ref().is_some_and(|i| !i.defers))
-            .and_then(|_| crate::d3d::shared_texture::device_uuid(req.device)),
+        None => (dxvk_texture
+            || fd_memory.is_some() && interop.as_ref().is_some_and(|i| !i.defers))
+        .then(|| crate::d3d::shared_texture::device_uuid(req.device))
+        .flatten(),
     };
     let support = external::import::context_support(req.context, uuid);
+    let inputs = Inputs {
+        interop_resource: interop.is_some(),
+        host_memory: interop.as_ref().is_some_and(|i| i.host_memory().is_some()),
+        devices_host_unified: req.host_unified,
+        forced_staging: forced_staging_from_env(),
+        dxvk,
+        // A shadow on a CPU device (no UUID) is host memory for host-unified devices; on a GPU,
+        // memory its devices import. Whether it can be made is found out by making it.
+        dxvk_shadow: dxvk_texture
+            && match uuid {
+                None => req.host_unified,
+                Some(_) => support.memory.is_some(),
+            },
+    };
     let e = fd_memory.map(|(memory, _)| {
         let fd = FdResource {
             memory,
@@ -221,7 +229,7 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
             external_memory::ExternalMemory::create(req, interop, &ext, decision)
         }
         Strategy::ExternalCopy => external_copy::ExternalCopy::create(req, &ext, decision),
-        Strategy::ShadowCopy => shadow_copy::ShadowCopy::create(req, decision),
+        Strategy::ShadowCopy => shadow_copy::ShadowCopy::create(req, &ext, decision),
         Strategy::StagingCopy => staging::StagingCopy::create(req, decision),
     };
     match tried {
@@ -239,22 +247,6 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
                 Err(Failure::Fallback(_)) => Err(opencl_sys::CL_OUT_OF_RESOURCES),
             }
         }
-    }
-}
-
-/// Whether every context device could share a shadow of a DXVK texture (see
-/// [`Inputs::dxvk_shadow`]): on a CPU device (no UUID), host memory with host-unified devices;
-/// on a GPU, its memory imported by devices of its UUID. Whether the shadow can then be made is
-/// found out by making it. D3D11 only (DXVK's D3D10 textures have no shared counterpart).
-fn dxvk_shadow_shared(req: &Request) -> bool {
-    if req.version != D3dVersion::D3D11 {
-        return false;
-    }
-    match crate::d3d::shared_texture::device_uuid(req.device) {
-        None => req.host_unified,
-        Some(uuid) => external::import::context_support(req.context, Some(uuid))
-            .memory
-            .is_some(),
     }
 }
 

@@ -49,7 +49,8 @@ pub(super) struct ShadowCopy {
 }
 
 impl ShadowCopy {
-    pub(super) fn create(req: &Request, decision: Decision) -> Made {
+    /// `ext`: what the context's devices import of DXVK's GPU (none on a CPU device).
+    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made {
         let fallback = || Failure::Fallback(NO_SHADOW);
         let staging = Staging::new(
             req.version,
@@ -89,15 +90,7 @@ impl ShadowCopy {
         let inner = if i.host_memory().is_some() {
             HostPointer::create(&sub, Some(i), decision)
         } else {
-            let support = external::import::context_support(
-                req.context,
-                crate::d3d::shared_texture::device_uuid(req.device),
-            );
-            let ext = external::Context {
-                support,
-                device: None,
-            };
-            ExternalMemory::create(&sub, Some(i), &ext, decision)
+            ExternalMemory::create(&sub, Some(i), ext, decision)
         }
         .map_err(|e| match e {
             Failure::Error(e) if e != CL_INVALID_VALUE => Failure::Error(e),
