@@ -122,15 +122,6 @@ pub(crate) fn is_done(ev: cl_event) -> bool {
     status == opencl_sys::CL_COMPLETE as cl_int || status < 0
 }
 
-/// The context of any event (None when the query fails).
-pub(crate) fn context_of(ev: cl_event) -> Option<opencl_sys::cl_context> {
-    let get = super::target().and_then(|t| t.clGetEventInfo)?;
-    // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
-    let c: opencl_sys::cl_context =
-        query_value(|n, p, r| unsafe { get(ev, opencl_sys::CL_EVENT_CONTEXT, n, p, r) }).ok()?;
-    (!c.is_null()).then_some(c)
-}
-
 /// The command type of any event (None when the query fails).
 pub(crate) fn command_type(ev: cl_event) -> Option<cl_command_type> {
     let get = super::target().and_then(|t| t.clGetEventInfo)?;

@@ -123,35 +123,6 @@ pub(crate) fn release_queue(queue: opencl_sys::cl_command_queue) {
     }
 }
 
-/// A reference to `context` (None when the platform refuses it), released by [`release_context`].
-pub(crate) fn retain_context(context: opencl_sys::cl_context) -> Option<opencl_sys::cl_context> {
-    let retain = target()?.clRetainContext?;
-    // SAFETY: the caller's context; an invalid one just fails the call.
-    (unsafe { retain(context) } == CL_SUCCESS).then_some(context)
-}
-
-/// Releases a reference [`retain_context`] took, below the layer (the application's count, which
-/// the layer's own clReleaseContext keeps, is not touched).
-pub(crate) fn release_context(context: opencl_sys::cl_context) {
-    if let Some(release) = target().and_then(|t| t.clReleaseContext) {
-        // SAFETY: a reference the layer holds, released once.
-        unsafe { release(context) };
-    }
-}
-
-/// Runs `release`, which may drop the last reference to an object holding `context`, with a
-/// reference of the layer's to the context held around it: the platform then destroys the
-/// context in a plain `clReleaseContext`, never nested inside the release of one of its objects.
-/// On the H100, NVIDIA's context teardown run from inside `clReleaseSemaphoreKHR` or
-/// `clReleaseEvent` waited for ever in about half of the `contexts` runs (docs/gpu.md).
-pub(crate) fn with_context_held(context: Option<opencl_sys::cl_context>, release: impl FnOnce()) {
-    let held = context.and_then(retain_context);
-    release();
-    if let Some(c) = held {
-        release_context(c);
-    }
-}
-
 /// The device of `queue`.
 pub(crate) fn queue_device(
     queue: opencl_sys::cl_command_queue,

@@ -20,22 +20,10 @@ enum Reference {
 }
 
 impl Reference {
-    /// Lets go of the reference; when it was the last one holding the context, the context goes
-    /// in a plain clReleaseContext ([`super::with_context_held`]).
     fn release(self) {
         match self {
-            Reference::Event(ev) => {
-                let ev = ev as cl_event;
-                super::with_context_held(super::events::context_of(ev), || {
-                    super::events::release(ev)
-                });
-            }
-            Reference::Queue(q) => {
-                let q = q as cl_command_queue;
-                super::with_context_held(super::queue_context(q).ok(), || {
-                    super::release_queue(q)
-                });
-            }
+            Reference::Event(ev) => super::events::release(ev as cl_event),
+            Reference::Queue(q) => super::release_queue(q as cl_command_queue),
         }
     }
 }

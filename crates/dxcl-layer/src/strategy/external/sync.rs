@@ -136,17 +136,7 @@ impl Pool {
 }
 
 impl Drop for Pool {
-    /// The semaphores and side queues hold the context once the application has let go of it:
-    /// they go with a reference of the layer's held, so that the context itself goes in a plain
-    /// clReleaseContext afterwards (see [`crate::cl::with_context_held`]).
     fn drop(&mut self) {
-        let context = self.context;
-        crate::cl::with_context_held(Some(context), || self.close());
-    }
-}
-
-impl Pool {
-    fn close(&mut self) {
         let side = std::mem::take(&mut self.side);
         if crate::strategy::logging_enabled() && !self.semaphores.is_empty() {
             eprintln!(
