@@ -507,6 +507,14 @@ HRESULT gfx_tex2d(gfx *g, res *r, UINT w, UINT h, UINT mips, UINT array, DXGI_FO
     return hr;
 }
 
+int gfx_supports_tex3d(gfx *g, DXGI_FORMAT f)
+{
+    UINT support = 0;
+    HRESULT hr = g->api == API_D3D10 ? ID3D10Device_CheckFormatSupport(g->d10, f, &support)
+                                     : ID3D11Device_CheckFormatSupport(g->d11, f, &support);
+    return SUCCEEDED(hr) && (support & D3D11_FORMAT_SUPPORT_TEXTURE3D);
+}
+
 HRESULT gfx_tex3d(gfx *g, res *r, UINT w, UINT h, UINT dd, UINT mips, DXGI_FORMAT f, UINT usage, UINT bind,
                   UINT cpu, UINT misc, const void *init)
 {

@@ -194,6 +194,8 @@ HRESULT gfx_tex2d(gfx *g, res *r, UINT w, UINT h, UINT mips, UINT array, DXGI_FO
 HRESULT gfx_tex3d(gfx *g, res *r, UINT w, UINT h, UINT d, UINT mips, DXGI_FORMAT f, UINT usage, UINT bind,
                   UINT cpu, UINT misc, const void *init);
 void res_free(res *r);
+/* Whether the device can make 3D textures of format `f` (CheckFormatSupport's TEXTURE3D bit). */
+int gfx_supports_tex3d(gfx *g, DXGI_FORMAT f);
 
 /* Number of subresources, and the size of subresource `sub` in texels (buffers: bytes, 1, 1). */
 UINT res_subresources(const res *r);

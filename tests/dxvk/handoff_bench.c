@@ -2,7 +2,8 @@
  * 3840x2160 R8G8B8A8_UNORM texture made by DXVK's CreateTexture2D, shared with
  * DXCL_STRATEGY=staging, and a second one with the layer's own choice (shadow-copy; one subresource
  * makes one memory object per context), then acquire + release +
- * clFinish timed ROUNDS times each, alternating, in one run. Prints the medians and their ratio.
+ * clFinish timed ROUNDS times each, alternating, in one run. Prints the medians and their ratio, and
+ * the median of each part (the acquire call, the release call, clFinish) to show where time goes.
  * Exits non-zero if a call fails or the layer did not pick shadow-copy for the second object. */
 #define COBJMACROS
 #define CL_TARGET_OPENCL_VERSION 300
@@ -78,23 +79,34 @@ int main(void)
         printf("FAIL handoff_bench: clCreateFromD3D11Texture2DKHR\n");
         return 1;
     }
-    double t[2][ROUNDS];
+    /* [strategy][part: whole, acquire, release, clFinish][round] */
+    double t[2][4][ROUNDS];
     int ok = 1;
     for (int r = 0; r < ROUNDS; r++) {
         for (int i = 0; i < 2; i++) {
             double t0 = now_ms();
             ok &= acquire(q, 1, &m[i], 0, NULL, NULL) == CL_SUCCESS;
+            double t1 = now_ms();
             ok &= release(q, 1, &m[i], 0, NULL, NULL) == CL_SUCCESS;
+            double t2 = now_ms();
             ok &= clFinish(q) == CL_SUCCESS;
-            t[i][r] = now_ms() - t0;
+            double t3 = now_ms();
+            t[i][0][r] = t3 - t0;
+            t[i][1][r] = t1 - t0;
+            t[i][2][r] = t2 - t1;
+            t[i][3][r] = t3 - t2;
         }
     }
-    qsort(t[0], ROUNDS, sizeof(double), cmp);
-    qsort(t[1], ROUNDS, sizeof(double), cmp);
-    double staging = t[0][ROUNDS / 2], shadow = t[1][ROUNDS / 2];
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 4; k++)
+            qsort(t[i][k], ROUNDS, sizeof(double), cmp);
+    double staging = t[0][0][ROUNDS / 2], shadow = t[1][0][ROUNDS / 2];
     printf("handoff_bench: %dx%d R8G8B8A8_UNORM, acquire + release + clFinish, median of %d:\n", W, H, ROUNDS);
     printf("  staging-copy %.2f ms, shadow-copy %.2f ms: shadow copies %.1fx faster\n", staging, shadow,
            staging / shadow);
+    for (int i = 0; i < 2; i++)
+        printf("  %s parts (medians): acquire %.3f ms, release %.3f ms, clFinish %.3f ms\n",
+               i ? "shadow-copy" : "staging-copy", t[i][1][ROUNDS / 2], t[i][2][ROUNDS / 2], t[i][3][ROUNDS / 2]);
     clReleaseMemObject(m[0]);
     clReleaseMemObject(m[1]);
     clReleaseCommandQueue(q);

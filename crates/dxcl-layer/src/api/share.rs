@@ -262,8 +262,26 @@ fn release_objects(
     sync: bool,
 ) -> Result<cl_event, cl_int> {
     let mut h = HandOff::release(queue, context, wait, sync)?;
-    for it in items {
-        it.sharing.release(it.mem, &mut h)?;
+    if h.waits_for_unset_user_event() {
+        // The platform's external release goes before every command that waits for the user
+        // event (HandOff::release_imports_now): importing objects first. Their order within
+        // one call is not observable: all follow the same wait list and earlier work.
+        let (first, rest): (Vec<&Item>, Vec<&Item>) =
+            items.iter().partition(|it| it.sharing.imports());
+        for it in &first {
+            it.sharing.release(it.mem, &mut h)?;
+        }
+        h.release_imports_now()?;
+        for it in &first {
+            it.sharing.release_commands(it.mem, &mut h)?;
+        }
+        for it in &rest {
+            it.sharing.release(it.mem, &mut h)?;
+        }
+    } else {
+        for it in items {
+            it.sharing.release(it.mem, &mut h)?;
+        }
     }
     let ev = h.finish()?;
     let ordered = items

@@ -81,6 +81,10 @@ impl SharingStrategy for ExternalCopy {
         Ok(())
     }
 
+    fn imports(&self) -> bool {
+        true
+    }
+
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
         h.import(mem, &self.interop, false, self.fns);
         Ok(())

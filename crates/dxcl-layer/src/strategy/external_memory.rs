@@ -66,6 +66,10 @@ impl SharingStrategy for ExternalMemory {
         Ok(())
     }
 
+    fn imports(&self) -> bool {
+        true
+    }
+
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
         h.import(mem, &self.interop, false, self.fns);
         Ok(())

@@ -162,6 +162,22 @@ impl<'a> HandOff<'a> {
         }
     }
 
+    /// A release whose wait list holds a user event still unset: issues the platform's
+    /// external release of the objects imported so far now, before any command that waits for
+    /// that event. On the H100, NVIDIA's `clEnqueueReleaseExternalMemObjectsKHR` enqueued after
+    /// such a command (a staging read, a shadow's marker) never returned: DXVK's `acquire`
+    /// "release before its wait list is complete" hung. Otherwise nothing: [`finish`](Self::finish)
+    /// issues one release for all.
+    pub fn release_imports_now(&mut self) -> Result<(), cl_int> {
+        if !self.releasing || self.imported.is_empty() || !self.waits_for_unset_user_event() {
+            return Ok(());
+        }
+        let ev = self.release_imported()?;
+        self.imported.clear();
+        self.events.push(ev);
+        Ok(())
+    }
+
     /// Issues the shared commands and returns the call's event (owned by the caller).
     pub fn finish(&mut self) -> Result<cl_event, cl_int> {
         if !self.imported.is_empty() {

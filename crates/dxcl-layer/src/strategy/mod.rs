@@ -70,6 +70,19 @@ pub(crate) trait SharingStrategy: Send + Sync {
     /// and the wait list ([`HandOff::release_wait`]).
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int>;
 
+    /// Whether [`release`](Self::release) brackets the object with the platform's external
+    /// release ([`HandOff::import`]).
+    fn imports(&self) -> bool {
+        false
+    }
+
+    /// In a release whose wait list holds a user event still unset, after the platform's
+    /// external release of the call's imported objects ([`HandOff::release_imports_now`]): the
+    /// commands of an importing strategy that wait for the wait list.
+    fn release_commands(&self, _mem: cl_mem, _h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        Ok(())
+    }
+
     /// After [`release`](Self::release), once the call's event `done` exists: later Direct3D
     /// work must wait for it.
     fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int>;

@@ -6,9 +6,10 @@
 //! (`CopySubresourceRegion`): no staging texture mapped, no host round trip through the layer.
 //!
 //! Ordering: DXVK cannot be made to wait, so acquire waits on the CPU for DXVK's copy into the
-//! shadow, and release waits on the CPU for OpenCL's commands before it copies back. A release
-//! whose wait list holds an unset user event must not wait: its copy back runs from the completion
-//! of a marker after its commands, and the call's event waits for a user event set once the copy
+//! shadow (once: on GPUs, the external-memory acquire's own wait for the shadow's Direct3D work),
+//! and release waits on the CPU for OpenCL's commands before it copies back. A release whose wait
+//! list holds an unset user event must not wait: its copy back runs from the completion of a
+//! marker after its commands (after the platform's external release, on GPUs), and the call's event waits for a user event set once the copy
 //! is issued (as staging copies on a foreign device write back).
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -131,8 +132,16 @@ impl SharingStrategy for ShadowCopy {
         // The copy into the shadow is D3D work this call issues itself: OpenCL waits for it
         // even under user sync, here, since DXVK cannot be waited for on the GPU.
         self.shadow().copy_in();
-        interop::wait_for_device_work(&self.interop);
+        if !self.inner.imports() {
+            interop::wait_for_device_work(&self.interop);
+        }
+        // An importing inner strategy waits for the copy itself, once for the whole call
+        // (HandOff::finish: the shadow's runtime never reports its work done).
         self.inner.acquire(mem, h)
+    }
+
+    fn imports(&self) -> bool {
+        self.inner.imports()
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
@@ -144,19 +153,10 @@ impl SharingStrategy for ShadowCopy {
         // commands (the wait list and the queue's earlier work), and the call's event follows
         // the copy through `written`.
         let written = events::user_event(h.context)?;
-        let ended = match events::marker(h.queue, &h.release_wait()) {
-            Ok(ev) => ev,
-            Err(e) => {
-                events::set_user_status(written, CL_COMPLETE as cl_int);
-                events::release(written);
-                return Err(e);
-            }
-        };
         // One reference for the hand-off (the call's event waits for it), one kept for `released`.
         if let Err(e) = events::retain(written) {
             events::set_user_status(written, CL_COMPLETE as cl_int);
             events::release(written);
-            events::release(ended);
             return Err(e);
         }
         h.wait_for(written);
@@ -164,9 +164,36 @@ impl SharingStrategy for ShadowCopy {
             .pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .replace((ended as usize, written as usize));
+            .replace((0, written as usize));
         debug_assert!(old.is_none(), "released runs after each release");
-        Ok(())
+        if self.inner.imports() {
+            // The marker waits for the user event: it goes after the platform's external
+            // release (release_commands).
+            return Ok(());
+        }
+        self.release_commands(mem, h)
+    }
+
+    fn release_commands(&self, _mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((0, written)) = *pending else {
+            return Ok(());
+        };
+        match events::marker(h.queue, &h.release_wait()) {
+            Ok(ended) => {
+                *pending = Some((ended as usize, written));
+                Ok(())
+            }
+            Err(e) => {
+                // `written` is set so that the call's event (had it been made) waits for nothing;
+                // the reference `released` would have let go of goes here.
+                pending.take();
+                let written = written as cl_event;
+                events::set_user_status(written, CL_COMPLETE as cl_int);
+                events::release(written);
+                Err(e)
+            }
+        }
     }
 
     fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int> {
