@@ -371,11 +371,18 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
         // memory is kept (without a reference) until the platform destroys the object.
         let dropping = tracked && (count_before == Some(1) || app_last);
         let keeping = dropping && count_before != Some(1) && aliases;
+        // A D3D object with sub-buffers or derived objects lives on below the layer after the
+        // application's last reference: its entry waits for the platform's destruction, but its
+        // hand-offs are over all the same. What the strategy holds for them must go now: a
+        // staging write-back waiting for Direct3D's next access holds its read-back's event,
+        // and with it the context, until that access, which may never come (the fuzzer's
+        // staging context leak: tests/fuzz/regressions, a sub-buffer of a shared buffer).
+        let ending = dropping || app_last && registry::with(|r| r.mems.contains_key(&key(mem)));
         // This thread drops the entries: the destructor callback, which may run on the
         // platform's thread as soon as the object goes below (NVIDIA), must not take them
         // first and release the resource after this call has returned. It only sets the
         // signal the kept memory waits for, which must be in place before the release below.
-        if dropping {
+        if ending {
             // The strategy lets go of what it holds for hand-offs; an object still acquired
             // is handed back to the platform first.
             let held = registry::with(|r| {
