@@ -3,7 +3,8 @@
  * DXCL_STRATEGY=staging, and a second one with the layer's own choice (shadow-copy; one subresource
  * makes one memory object per context), then acquire + release +
  * clFinish timed ROUNDS times each, alternating, in one run. Prints the medians and their ratio, and
- * the median of each part (the acquire call, the release call, clFinish) to show where time goes.
+ * the median of each part (the acquire call, the release call, clFinish) to show where time goes,
+ * and DXVK's own floor for a shadow acquire: a texture copy and a CPU wait for it, no OpenCL.
  * Exits non-zero if a call fails or the layer did not pick shadow-copy for the second object. */
 #define COBJMACROS
 #define CL_TARGET_OPENCL_VERSION 300
@@ -97,9 +98,29 @@ int main(void)
             t[i][3][r] = t3 - t2;
         }
     }
+    /* DXVK's own floor for what a shadow acquire must do: one 4K texture copy on DXVK's queue and
+     * a CPU wait for it (an event query, as an application would), with no OpenCL at all. */
+    D3D11_QUERY_DESC qd = {D3D11_QUERY_EVENT, 0};
+    ID3D11Query *query = NULL;
+    double floor_ms[ROUNDS];
+    int have_floor = SUCCEEDED(ID3D11Device_CreateQuery(dev, &qd, &query));
+    for (int r = 0; have_floor && r < ROUNDS; r++) {
+        double t0 = now_ms();
+        ID3D11DeviceContext_CopyResource(ctx, (ID3D11Resource *)tex[0], (ID3D11Resource *)tex[1]);
+        ID3D11DeviceContext_End(ctx, (ID3D11Asynchronous *)query);
+        ID3D11DeviceContext_Flush(ctx);
+        BOOL done = FALSE;
+        while (ID3D11DeviceContext_GetData(ctx, (ID3D11Asynchronous *)query, &done, sizeof done, 0) != S_OK)
+            ;
+        floor_ms[r] = now_ms() - t0;
+    }
+    if (query)
+        ID3D11Query_Release(query);
     for (int i = 0; i < 2; i++)
         for (int k = 0; k < 4; k++)
             qsort(t[i][k], ROUNDS, sizeof(double), cmp);
+    if (have_floor)
+        qsort(floor_ms, ROUNDS, sizeof(double), cmp);
     double staging = t[0][0][ROUNDS / 2], shadow = t[1][0][ROUNDS / 2];
     printf("handoff_bench: %dx%d R8G8B8A8_UNORM, acquire + release + clFinish, median of %d:\n", W, H, ROUNDS);
     printf("  staging-copy %.2f ms, shadow-copy %.2f ms: shadow copies %.1fx faster\n", staging, shadow,
@@ -107,6 +128,8 @@ int main(void)
     for (int i = 0; i < 2; i++)
         printf("  %s parts (medians): acquire %.3f ms, release %.3f ms, clFinish %.3f ms\n",
                i ? "shadow-copy" : "staging-copy", t[i][1][ROUNDS / 2], t[i][2][ROUNDS / 2], t[i][3][ROUNDS / 2]);
+    if (have_floor)
+        printf("  DXVK alone: a 4K texture copy and a CPU wait for it (event query) %.3f ms\n", floor_ms[ROUNDS / 2]);
     clReleaseMemObject(m[0]);
     clReleaseMemObject(m[1]);
     clReleaseCommandQueue(q);
