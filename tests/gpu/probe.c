@@ -3,6 +3,9 @@
  * as a 2D image through a sub-buffer, written by a kernel and read back through Vulkan; binary
  * semaphores passed both ways; and the cost of a semaphore round trip against clFinish.
  *
+ * `probe teardown ROUNDS HOLD_QUEUE` checks, in plain OpenCL, the context teardown pattern that hung
+ * on the H100 (see teardown() below).
+ *
  * Build: make -C tests/gpu probe    Run: tests/gpu/probe    (needs libvulkan.so.1 and libOpenCL.so.1)
  */
 #define CL_TARGET_OPENCL_VERSION 300
@@ -269,8 +272,11 @@ static cl_device_id match_cl_device(cl_platform_id *plat) {
 
 static int lifecycle(int rounds, const char *flags);
 static int semfloor(void);
+static int teardown(int rounds, int hold_queue);
 
 int main(int argc, char **argv) {
+    if (argc == 4 && !strcmp(argv[1], "teardown"))
+        return teardown(atoi(argv[2]), atoi(argv[3]));
     if (argc == 4 && !strcmp(argv[1], "lifecycle"))
         return lifecycle(atoi(argv[2]), argv[3]);
     if (argc == 2 && !strcmp(argv[1], "semfloor"))
@@ -929,4 +935,119 @@ static int semfloor(void) {
         vkFreeMemory(dev, b.mem, NULL);
     }
     return 0;
+}
+
+/* teardown: the pattern of tests/conformance/contexts.c "context dies with its objects", in plain
+ * OpenCL with no layer and no Direct3D, to tell a platform defect from the layer's. Each round: a
+ * context, a queue, a user event `gate`, a marker waiting for it (the release's event) whose
+ * completion callback hands the marker (and with `hold_queue`, the queue) to a releasing thread,
+ * as the layer's reaper does; another thread sets `gate` 100 ms later; the main thread joins it,
+ * clFinish, releases everything, and waits up to 2 s for the context's destructor callback.
+ * Prints a line per round and a RESULT line; an alarm ends a hang with the round it hung in. */
+#include <pthread.h>
+
+static cl_event td_inbox[64];
+static cl_command_queue td_inbox_q[64];
+static int td_head, td_tail;
+static pthread_mutex_t td_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t td_cond = PTHREAD_COND_INITIALIZER;
+static volatile int td_round = -1;
+
+static void *td_reaper(void *arg) {
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&td_lock);
+        while (td_head == td_tail)
+            pthread_cond_wait(&td_cond, &td_lock);
+        cl_event ev = td_inbox[td_tail % 64];
+        cl_command_queue q = td_inbox_q[td_tail % 64];
+        td_tail++;
+        pthread_mutex_unlock(&td_lock);
+        clReleaseEvent(ev);
+        if (q)
+            clReleaseCommandQueue(q);
+    }
+    return NULL;
+}
+
+static int td_hold_queue;
+static cl_command_queue td_q;
+
+static void CL_CALLBACK td_completed(cl_event ev, cl_int status, void *user) {
+    (void)status;
+    (void)user;
+    pthread_mutex_lock(&td_lock);
+    td_inbox[td_head % 64] = ev;
+    td_inbox_q[td_head % 64] = td_hold_queue ? td_q : NULL;
+    td_head++;
+    pthread_cond_signal(&td_cond);
+    pthread_mutex_unlock(&td_lock);
+}
+
+static void CL_CALLBACK td_gone(cl_context ctx, void *user) {
+    (void)ctx;
+    __atomic_store_n((int *)user, 1, __ATOMIC_RELEASE);
+}
+
+static void *td_set_later(void *gate) {
+    usleep(100 * 1000);
+    clSetUserEventStatus((cl_event)gate, CL_COMPLETE);
+    return NULL;
+}
+
+static void td_alarm(int sig) {
+    (void)sig;
+    char buf[96];
+    int n = snprintf(buf, sizeof buf, "RESULT teardown: HUNG in round %d\n", td_round);
+    (void)!write(1, buf, (size_t)n);
+    _exit(3);
+}
+
+static int teardown(int rounds, int hold_queue) {
+    cl_platform_id plat;
+    cl_device_id dev;
+    CHECK_CL(clGetPlatformIDs(1, &plat, NULL), "clGetPlatformIDs");
+    CHECK_CL(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL), "clGetDeviceIDs");
+    td_hold_queue = hold_queue;
+    pthread_t reaper;
+    pthread_create(&reaper, NULL, td_reaper, NULL);
+    signal(SIGALRM, td_alarm);
+    alarm(20);
+    int late = 0;
+    for (int r = 0; r < rounds; r++) {
+        td_round = r;
+        cl_int err;
+        cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+        CHECK_CL(err, "clCreateContext");
+        int gone = 0;
+        CHECK_CL(clSetContextDestructorCallback(ctx, td_gone, &gone), "clSetContextDestructorCallback");
+        cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+        CHECK_CL(err, "clCreateCommandQueue");
+        cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 256, NULL, &err);
+        CHECK_CL(err, "clCreateBuffer");
+        cl_event gate = clCreateUserEvent(ctx, &err);
+        CHECK_CL(err, "clCreateUserEvent");
+        cl_event done;
+        CHECK_CL(clEnqueueMarkerWithWaitList(q, 1, &gate, &done), "clEnqueueMarkerWithWaitList");
+        td_q = q;
+        if (hold_queue)
+            clRetainCommandQueue(q);
+        CHECK_CL(clSetEventCallback(done, CL_COMPLETE, td_completed, NULL), "clSetEventCallback");
+        pthread_t t;
+        pthread_create(&t, NULL, td_set_later, gate);
+        pthread_join(t, NULL);
+        CHECK_CL(clFinish(q), "clFinish");
+        clReleaseEvent(gate);
+        clReleaseMemObject(buf);
+        clReleaseCommandQueue(q);
+        clReleaseContext(ctx);
+        double t0 = now_us();
+        while (!__atomic_load_n(&gone, __ATOMIC_ACQUIRE) && now_us() - t0 < 2e6)
+            usleep(1000);
+        int ok = __atomic_load_n(&gone, __ATOMIC_ACQUIRE);
+        printf("teardown round %d: context %s after %.1f ms\n", r, ok ? "gone" : "NOT gone", (now_us() - t0) / 1e3);
+        late += !ok;
+    }
+    printf("RESULT teardown (hold_queue=%d): %d of %d contexts not gone within 2 s\n", hold_queue, late, rounds);
+    return late != 0;
 }
