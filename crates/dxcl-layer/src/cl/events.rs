@@ -21,6 +21,60 @@ fn commands<R>(f: impl FnOnce(&mut HashMap<usize, cl_command_type>) -> R) -> R {
     f(g.get_or_insert_with(HashMap::new))
 }
 
+/// Queues pinned by the events the layer keeps past the application's calls: event → (queue,
+/// references of the layer's that pin it).
+///
+/// NVIDIA's OpenCL (driver 580, H100) loses a context when a command queue is destroyed while
+/// an event of it still lives: the context's destructor never runs, and a later call on another
+/// of its objects (releasing a semaphore) may wait for ever. `tests/gpu/probe teardown` shows it
+/// with no layer at all: 5 of 12 contexts not gone after 2 s where the application's
+/// clReleaseCommandQueue came before a completion callback's release of a marker's event, none
+/// where the queue went after the event. The layer keeps events past the application's calls
+/// (completion callbacks, semaphores' last commands, a staging copy's last upload), so each such
+/// reference pins its queue ([`pin`]) and lets go of the event first ([`release_pinned`]).
+static PINS: Mutex<Option<HashMap<usize, (usize, usize)>>> = Mutex::new(None);
+
+fn pins<R>(f: impl FnOnce(&mut HashMap<usize, (usize, usize)>) -> R) -> R {
+    let mut g = PINS.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(HashMap::new))
+}
+
+/// Pins the queue of `ev`, a command of the layer's whose reference the caller keeps (the queue
+/// is alive: the command is recent and the layer's own). User events have no queue: nothing.
+pub(crate) fn pin(ev: cl_event) {
+    let Some(queue) = queue_of(ev) else {
+        return;
+    };
+    if super::retain_queue(queue).is_err() {
+        return;
+    }
+    pins(|m| {
+        let e = m.entry(ev as usize).or_insert((queue as usize, 0));
+        // Another queue means a reused handle whose pins were never taken: a pinned reference
+        // released with `release` instead of `release_pinned` (found by hostptr crashing).
+        // Its queue may be gone: those pins are left as they are (a leak, not a crash).
+        debug_assert_eq!(e.0, queue as usize, "a pinned event released unpinned");
+        if e.0 != queue as usize {
+            *e = (queue as usize, 0);
+        }
+        e.1 += 1;
+    });
+}
+
+/// Releases a reference [`pin`] pinned, then its pin of the queue (perhaps the context's last
+/// holder: not from a platform's callback thread).
+pub(crate) fn release_pinned(ev: cl_event) {
+    if ev.is_null() {
+        return;
+    }
+    // The pin is taken before the release: once the event is gone, another may get its handle.
+    let queue = take_pin(ev);
+    release(ev);
+    if let Some(q) = queue {
+        super::release_queue(q);
+    }
+}
+
 /// Records a marker event's command type.
 pub(crate) fn record(event: cl_event, command: cl_command_type) {
     commands(|m| m.insert(event as usize, command));
@@ -165,11 +219,14 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
     let Some(set) = super::target().and_then(|t| t.clSetEventCallback) else {
         return Err(f);
     };
+    // The callback's reference outlives the call: it pins the event's queue (see PINS).
+    pin(ev);
     let data = Box::into_raw(Box::new(f));
     // SAFETY: a live event the caller owns a reference to; the callback is a plain function
     // that takes back the box it is given exactly once.
     let r = unsafe { set(ev, opencl_sys::CL_COMPLETE, Some(completed), data.cast()) };
     if r != opencl_sys::CL_SUCCESS {
+        unpin(ev);
         // SAFETY: the platform refused the callback, so the box is still ours alone.
         return Err(*unsafe { Box::from_raw(data) });
     }
@@ -182,7 +239,28 @@ extern "C" fn completed(ev: cl_event, status: cl_int, data: *mut std::ffi::c_voi
     // A panic must not unwind into the platform.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
     // Perhaps the last reference, holding the context: not released on the platform's thread.
-    super::reaper::release_event(ev);
+    super::reaper::release_pinned_event(ev);
+}
+
+/// Takes back a pin whose reference the caller still holds (it will be released unpinned, or
+/// handed to what pins it again).
+pub(crate) fn unpin(ev: cl_event) {
+    if let Some(q) = take_pin(ev) {
+        super::release_queue(q);
+    }
+}
+
+/// One pin of `ev` less: its queue, whose reference the caller now owns.
+fn take_pin(ev: cl_event) -> Option<cl_command_queue> {
+    pins(|m| match m.get_mut(&(ev as usize)) {
+        Some(e) if e.1 > 1 => {
+            e.1 -= 1;
+            Some(e.0)
+        }
+        Some(_) => m.remove(&(ev as usize)).map(|e| e.0),
+        None => None,
+    })
+    .map(|q| q as cl_command_queue)
 }
 
 #[cfg(test)]

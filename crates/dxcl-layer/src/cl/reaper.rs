@@ -16,6 +16,8 @@ use opencl_sys::{cl_command_queue, cl_event};
 /// A reference to let go of (as numbers: handles are usable from any thread).
 enum Reference {
     Event(usize),
+    /// An event whose reference pins its queue (events::pin).
+    PinnedEvent(usize),
     Queue(usize),
 }
 
@@ -23,6 +25,7 @@ impl Reference {
     fn release(self) {
         match self {
             Reference::Event(ev) => super::events::release(ev as cl_event),
+            Reference::PinnedEvent(ev) => super::events::release_pinned(ev as cl_event),
             Reference::Queue(q) => super::release_queue(q as cl_command_queue),
         }
     }
@@ -71,5 +74,12 @@ pub(crate) fn release_event(ev: cl_event) {
 pub(crate) fn release_queue(queue: cl_command_queue) {
     if !queue.is_null() {
         later(Reference::Queue(queue as usize));
+    }
+}
+
+/// Releases `ev` and then its queue's pin ([`super::events::pin`]) on the layer's releasing thread.
+pub(crate) fn release_pinned_event(ev: cl_event) {
+    if !ev.is_null() {
+        later(Reference::PinnedEvent(ev as usize));
     }
 }

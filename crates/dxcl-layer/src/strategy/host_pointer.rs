@@ -199,7 +199,7 @@ impl HostPointer {
         // event, each holding the object, would grow with every call.
         match last.map(|e| e as cl_event) {
             Some(prev) if events::is_done(prev) => {
-                events::release(prev);
+                events::release_pinned(prev);
                 *last = None;
             }
             Some(prev) => wait.push(prev),
@@ -215,8 +215,10 @@ impl HostPointer {
         // The platform's error is the call's: "CL_OUT_OF_HOST_MEMORY if there is a failure to
         // allocate resources required by the OpenCL implementation on the host".
         events::retain(ev)?;
+        // Kept past the call: it pins its queue (events::pin).
+        events::pin(ev);
         if let Some(old) = last.replace(ev as usize) {
-            events::release(old as cl_event);
+            events::release_pinned(old as cl_event);
         }
         Ok(())
     }
@@ -226,7 +228,7 @@ impl Drop for HostPointer {
     fn drop(&mut self) {
         let last = self.last.get_mut().unwrap_or_else(|p| p.into_inner());
         if let Some(ev) = last.take() {
-            events::release(ev as cl_event);
+            events::release_pinned(ev as cl_event);
         }
     }
 }
@@ -246,7 +248,7 @@ impl SharingStrategy for HostPointer {
         // being destroyed, which the memory below waits for.
         let last = self.last.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(ev) = last {
-            events::release(ev as cl_event);
+            events::release_pinned(ev as cl_event);
         }
         forget_copies(self.host);
         // dxcl's runtime runs the wait before its next access to the resource, and before

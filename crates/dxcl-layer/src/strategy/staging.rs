@@ -251,8 +251,10 @@ impl SharingStrategy for StagingCopy {
         // One reference for the call's event, one kept for the release.
         events::retain(ev)?;
         h.wait_for(ev);
+        // Kept past the call: it pins its queue (events::pin).
+        events::pin(ev);
         if let Some(old) = self.last_upload().replace(ev as usize) {
-            events::release(old as cl_event);
+            events::release_pinned(old as cl_event);
         }
         Ok(())
     }
@@ -295,7 +297,7 @@ impl SharingStrategy for StagingCopy {
         };
         // The read-back follows the acquire's copy: its event is no longer needed.
         if let Some(old) = self.last_upload().take() {
-            events::release(old as cl_event);
+            events::release_pinned(old as cl_event);
         }
         // The call's event waits for the read-back, and on a foreign device for the write: one
         // reference for the hand-off; the write-back owns the ones from creation.
@@ -379,14 +381,16 @@ impl Drop for StagingCopy {
             return;
         };
         if events::is_done(upload) {
-            events::release(upload);
+            events::release_pinned(upload);
             return;
         }
         let copy = self.copy.clone();
-        if let Err(keep) = events::when_complete(upload, Box::new(move |_| drop(copy))) {
+        match events::when_complete(upload, Box::new(move |_| drop(copy))) {
+            // The callback's reference pins the queue now: this one's pin goes.
+            Ok(()) => events::unpin(upload),
             // No callback: leak the shadow rather than free what a command still reads, or
             // block on a wait list that may never complete.
-            std::mem::forget(keep);
+            Err(keep) => std::mem::forget(keep),
         }
     }
 }

@@ -129,9 +129,12 @@ impl Pool {
         Ok(self.semaphores.len() - 1)
     }
 
+    /// Keeps `ev` (a reference the caller hands over) as the semaphore's last command; it pins
+    /// its queue, which the application may release long before the pool closes.
     fn set_last(&mut self, i: usize, ev: cl_event) {
+        events::pin(ev);
         let old = std::mem::replace(&mut self.semaphores[i].last, ev);
-        release_event(old);
+        events::release_pinned(old);
     }
 }
 
@@ -157,7 +160,7 @@ impl Drop for Pool {
                     "pending"
                 }
             ));
-            release_event(s.last);
+            events::release_pinned(s.last);
             // SAFETY: our CL semaphore; the runtime's id, destroyed once (it waits for its own
             // submitted operations first).
             unsafe {
