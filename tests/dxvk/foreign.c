@@ -11,6 +11,8 @@
 
 #include <CL/cl.h>
 #include <CL/cl_d3d11.h>
+
+#include "check.h"
 #include <SDL2/SDL.h>
 #include <SDL2/SDL_vulkan.h>
 
@@ -18,22 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-#define CHECK(c)                                                                                  \
-    do {                                                                                          \
-        if (c)                                                                                    \
-            passed++;                                                                             \
-        else {                                                                                    \
-            failed++;                                                                             \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);                                   \
-        }                                                                                         \
-    } while (0)
-
-static ULONG refcount(void *p)
-{
-    IUnknown_AddRef((IUnknown *)p);
-    return IUnknown_Release((IUnknown *)p);
-}
 
 static const char *type_name(cl_device_type t)
 {
@@ -170,7 +156,6 @@ int main(void)
         CHECK(err == CL_SUCCESS);
         if (clctx) {
             cl_command_queue q = clCreateCommandQueueWithProperties(clctx, devs[0], NULL, &err);
-#define FN(name) (name##_fn) clGetExtensionFunctionAddressForPlatform(p, #name)
             for (int texture = 0; texture < 2; texture++)
                 round_trip(dev, ctx, clctx, q, FN(clCreateFromD3D11BufferKHR), FN(clCreateFromD3D11Texture2DKHR),
                            FN(clEnqueueAcquireD3D11ObjectsKHR), FN(clEnqueueReleaseD3D11ObjectsKHR), texture);

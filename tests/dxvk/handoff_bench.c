@@ -13,6 +13,8 @@
 #include <CL/cl.h>
 #include <CL/cl_d3d11.h>
 
+#include "check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +56,6 @@ int main(void)
     }
     cl_platform_id p = NULL;
     clGetPlatformIDs(1, &p, NULL);
-#define FN(name) (name##_fn) clGetExtensionFunctionAddressForPlatform(p, #name)
     clGetDeviceIDsFromD3D11KHR_fn ids = FN(clGetDeviceIDsFromD3D11KHR);
     clCreateFromD3D11Texture2DKHR_fn mktex = FN(clCreateFromD3D11Texture2DKHR);
     clEnqueueAcquireD3D11ObjectsKHR_fn acquire = FN(clEnqueueAcquireD3D11ObjectsKHR);

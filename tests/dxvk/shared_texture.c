@@ -13,30 +13,16 @@
 #include <CL/cl.h>
 #include <CL/cl_d3d11.h>
 
+#include "check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-#define CHECK(c)                                                                                  \
-    do {                                                                                          \
-        if (c)                                                                                    \
-            passed++;                                                                             \
-        else {                                                                                    \
-            failed++;                                                                             \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);                                   \
-        }                                                                                         \
-    } while (0)
 
 #define W 64
 #define H 32
 #define ROUNDS 4
-
-static ULONG refcount(void *p)
-{
-    IUnknown_AddRef((IUnknown *)p);
-    return IUnknown_Release((IUnknown *)p);
-}
 
 static void pattern(unsigned char *p, unsigned seed)
 {
@@ -104,7 +90,6 @@ int main(void)
 
     cl_platform_id p = NULL;
     clGetPlatformIDs(1, &p, NULL);
-#define FN(name) (name##_fn) clGetExtensionFunctionAddressForPlatform(p, #name)
     clGetDeviceIDsFromD3D11KHR_fn ids = FN(clGetDeviceIDsFromD3D11KHR);
     clCreateFromD3D11Texture2DKHR_fn mktex = FN(clCreateFromD3D11Texture2DKHR);
     clEnqueueAcquireD3D11ObjectsKHR_fn acquire = FN(clEnqueueAcquireD3D11ObjectsKHR);
