@@ -14,6 +14,7 @@
 //!   later Direct3D calls a foreign device cannot be made to wait for, the release still waits
 //!   for the write unless its wait list holds a user event still unset.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use opencl_sys::{
@@ -47,11 +48,16 @@ struct Copy {
     staging: Mutex<Staging>,
     /// The last release's write-back, until it runs; taken under `device` by whoever runs it.
     write_back: Mutex<Option<WriteBack>>,
+    /// The next release's [`WriteBack::release`].
+    releases: AtomicU64,
 }
 
 /// A release's bytes on their way to the resource: the read-back into the shadow, then the
 /// write from the shadow into the resource.
 struct WriteBack {
+    /// Which release of the object it is (counted per object, never reused, unlike event
+    /// handles): a runner that waited for one write-back's read-back runs that one only.
+    release: u64,
     read: ReadBack,
     /// Foreign devices: the user event the release's event waits for, set once the bytes are in
     /// the resource (owned).
@@ -123,6 +129,7 @@ impl StagingCopy {
                     device: staging.device_lock(),
                     staging: Mutex::new(staging),
                     write_back: Mutex::new(None),
+                    releases: AtomicU64::new(0),
                 }),
                 // SAFETY: the memory object's entry holds the counted reference to the resource
                 // for as long as this strategy lives (the write-back's pending work does not use
@@ -145,12 +152,15 @@ impl StagingCopy {
             unreachable!("a release's write-back starts with its read-back pending")
         };
         let foreign = w.written.is_some();
+        // What runs it runs this release's write-back only: it may run late, after the next
+        // acquire ran this one and the next release scheduled its own.
+        let release = w.release;
         // The acquire ran the previous one; one left over could never run now.
         drop(self.copy.write_back().replace(w));
         if let (Some(i), false) = (&self.interop, foreign) {
             let copy = self.copy.clone();
-            return interop::run_before_next_access(i, Box::new(move || copy.run_write_back()))
-                .map_err(drop);
+            let run = Box::new(move || copy.run_write_back(Some(release)));
+            return interop::run_before_next_access(i, run).map_err(drop);
         }
         let copy = self.copy.clone();
         // The callback's own reference (released after it runs).
@@ -163,7 +173,7 @@ impl StagingCopy {
             Box::new(move |status| {
                 crate::in_callback(|| {
                     copy.read_back_ended(handle as cl_event, status);
-                    copy.run_write_back();
+                    copy.run_write_back(Some(release));
                 })
             }),
         )
@@ -195,17 +205,24 @@ impl Copy {
         self.write_back.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs the pending write-back, if any: waits for its read-back (holding no lock of ours
-    /// unless the caller does), then writes the shadow into the resource under the device lock.
-    /// Whoever comes first does it; the others find nothing left.
-    fn run_write_back(&self) {
-        let read = {
+    /// Runs the pending write-back, if any (with `only`, if it is that release's): waits for its
+    /// read-back (holding no lock of ours unless the caller does), then writes the shadow into
+    /// the resource under the device lock. Whoever comes first does it; the others find nothing
+    /// left.
+    fn run_write_back(&self, only: Option<u64>) {
+        let (release, read) = {
             let pending = self.write_back();
+            let Some(w) = pending
+                .as_ref()
+                .filter(|w| only.is_none_or(|r| r == w.release))
+            else {
+                return;
+            };
             // Retained under the slot's lock: the thread that runs it releases its reference.
-            match pending.as_ref().map(|w| &w.read) {
-                Some(ReadBack::Pending(ev)) if events::retain(*ev).is_ok() => Some(*ev),
-                Some(ReadBack::Ended(_)) => None,
-                _ => return,
+            match w.read {
+                ReadBack::Pending(ev) if events::retain(ev).is_ok() => (w.release, Some(ev)),
+                ReadBack::Ended(_) => (w.release, None),
+                ReadBack::Pending(_) => return,
             }
         };
         if let Some(read) = read {
@@ -213,7 +230,13 @@ impl Copy {
             events::release(read);
         }
         let _device = self.device.hold();
-        let Some(w) = self.write_back().take() else {
+        // The write-back whose read-back was waited for above, or nothing. While this thread
+        // waited for the device lock, another may have run that one and the object's next
+        // release scheduled its own, whose read-back may still be running: taken here, that
+        // one wrote nothing and failed the release's event with the read-back's status (a late
+        // completion callback did it under load; the marker after that failed user event
+        // then never completed on PoCL 3.1, and `threads` hung with DXCL_INTEROP=0).
+        let Some(w) = self.write_back().take_if(|w| w.release == release) else {
             return;
         };
         let status = match w.read {
@@ -241,7 +264,7 @@ impl SharingStrategy for StagingCopy {
 
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
         // The previous release's bytes go into the resource before it is read.
-        self.copy.run_write_back();
+        self.copy.run_write_back(None);
         let _device = self.copy.device.hold();
         let mut st = self.copy.staging();
         // Map waits for the D3D work on the resource, so the copy is synchronised even under
@@ -307,6 +330,8 @@ impl SharingStrategy for StagingCopy {
             h.wait_for(after);
         }
         let w = WriteBack {
+            // Relaxed: only its uniqueness matters; it is compared under the slot's lock.
+            release: self.copy.releases.fetch_add(1, Ordering::Relaxed),
             read: ReadBack::Pending(read),
             written,
             keep: None,
@@ -321,7 +346,7 @@ impl SharingStrategy for StagingCopy {
         // for it. Nothing scheduled the write: it runs here.
         if scheduled.is_err() || (foreign && h.sync && !h.waits_for_unset_user_event()) {
             crate::cl::flush(h.queue);
-            self.copy.run_write_back();
+            self.copy.run_write_back(None);
         }
         retained
     }
