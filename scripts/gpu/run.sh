@@ -122,6 +122,21 @@ if named uploads; then
         grep -E "^\| (a|c|d)\. " "$out/frames-$1-$2.md" | grep -v "sync=gpu\|sync=cpu" | cut -d'|' -f2,6,7,8,9,11
     done
 fi
+# NVIDIA's context teardown defect (asked for by name; docs/gpu.md, fourth run): the probe's
+# plain-OpenCL repetition of contexts.c's "context dies with its objects", three processes of four
+# rounds each, the marker's event let go of alone (0) or before a kept queue reference (1), without
+# the layer and then with it.
+if named teardown; then
+    for layer in none "$OPENCL_LAYERS"; do
+        for h in 0 1 0 1 0 1; do
+            if [ "$layer" = none ]; then
+                env -u OPENCL_LAYERS timeout 30 "$g/bin/probe" teardown 4 "$h"
+            else
+                timeout 30 "$g/bin/probe" teardown 4 "$h"
+            fi | grep -E "NOT gone|RESULT" | sed "s|^|layer=${layer##*/}: |"
+        done
+    done | tee "$out/teardown.log"
+fi
 # Hang diagnostics (asked for by name): each conformance program that hung here once (or those in
 # STACKS), with every thread's stack written to stacks.log if it is still running after
 # STACKS_AFTER seconds (default 45, well before the watchdogs).
