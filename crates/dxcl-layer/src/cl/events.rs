@@ -219,27 +219,38 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
     let Some(set) = super::target().and_then(|t| t.clSetEventCallback) else {
         return Err(f);
     };
-    // The callback's reference outlives the call: it pins the event's queue (see PINS).
-    pin(ev);
-    let data = Box::into_raw(Box::new(f));
+    // The callback's reference outlives the call: it pins the event's queue (see PINS), when the
+    // queue is sure to be alive. An event handed over here may be old (a staging read-back kept
+    // since its release), and an application may have released the queue of a completed one.
+    let pinned = pins(|m| m.contains_key(&(ev as usize))) || !is_done(ev);
+    if pinned {
+        pin(ev);
+    }
+    let data = Box::into_raw(Box::new((f, pinned)));
     // SAFETY: a live event the caller owns a reference to; the callback is a plain function
     // that takes back the box it is given exactly once.
     let r = unsafe { set(ev, opencl_sys::CL_COMPLETE, Some(completed), data.cast()) };
     if r != opencl_sys::CL_SUCCESS {
-        unpin(ev);
+        if pinned {
+            unpin(ev);
+        }
         // SAFETY: the platform refused the callback, so the box is still ours alone.
-        return Err(*unsafe { Box::from_raw(data) });
+        return Err(unsafe { Box::from_raw(data) }.0);
     }
     Ok(())
 }
 
 extern "C" fn completed(ev: cl_event, status: cl_int, data: *mut std::ffi::c_void) {
     // SAFETY: `data` is the box `when_complete` leaked for this one callback.
-    let f = unsafe { Box::from_raw(data.cast::<Completion>()) };
+    let (f, pinned) = *unsafe { Box::from_raw(data.cast::<(Completion, bool)>()) };
     // A panic must not unwind into the platform.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
     // Perhaps the last reference, holding the context: not released on the platform's thread.
-    super::reaper::release_pinned_event(ev);
+    if pinned {
+        super::reaper::release_pinned_event(ev);
+    } else {
+        super::reaper::release_event(ev);
+    }
 }
 
 /// Takes back a pin whose reference the caller still holds (it will be released unpinned, or
