@@ -4,6 +4,7 @@
 pub(crate) mod adapter;
 pub(crate) mod com;
 pub(crate) mod device;
+pub(crate) mod dxvk_com;
 pub(crate) mod interop;
 pub(crate) mod multithread;
 pub(crate) mod resource;

@@ -15,60 +15,11 @@
 use std::ffi::{c_char, c_void};
 
 use ash::vk::{self, Handle};
-use dxcl_abi::{IDXGIAdapter, IUnknownVtbl, Interface, GUID};
+use dxcl_abi::IDXGIAdapter;
 
 use super::adapter::AdapterId;
 use super::com::ComPtr;
-
-/// DXVK's `IDXGIVkInteropAdapter`.
-#[repr(C)]
-#[allow(non_snake_case)] // COM's field name, as dxcl_abi spells it
-pub(crate) struct IDXGIVkInteropAdapter {
-    pub lpVtbl: *const IDXGIVkInteropAdapterVtbl,
-}
-
-#[repr(C)]
-#[allow(non_snake_case)] // the interface's method names
-pub(crate) struct IDXGIVkInteropAdapterVtbl {
-    pub base: IUnknownVtbl,
-    pub GetVulkanHandles: unsafe extern "system" fn(
-        This: *mut IDXGIVkInteropAdapter,
-        pInstance: *mut vk::Instance,
-        pPhysDev: *mut vk::PhysicalDevice,
-    ),
-}
-
-impl Interface for IDXGIVkInteropAdapter {
-    const IID: GUID = GUID {
-        Data1: 0x3a6d_8f2c,
-        Data2: 0xb0e8,
-        Data3: 0x4ab4,
-        Data4: [0xb4, 0xdc, 0x4f, 0xd2, 0x48, 0x91, 0xbf, 0xa5],
-    };
-    type Vtbl = IDXGIVkInteropAdapterVtbl;
-}
-
-/// DXVK's `IDXGIVkInteropDevice` (IID e2ef5fa5-dc21-4af7-90c4-f67ef6a09323), which DXVK's D3D11
-/// devices answer (and its D3D10 devices, through the same object). Only its identity is used: a
-/// device that answers it is DXVK's. Its methods, in vtable order after IUnknown's:
-/// `GetVulkanHandles(VkInstance*, VkPhysicalDevice*, VkDevice*)`, `GetSubmissionQueue`,
-/// `TransitionSurfaceLayout`, `FlushRenderingCommands`, `LockSubmissionQueue`,
-/// `ReleaseSubmissionQueue` (docs/dxvk.md).
-#[repr(C)]
-#[allow(non_snake_case)] // COM's field name, as dxcl_abi spells it
-pub(crate) struct IDXGIVkInteropDevice {
-    pub lpVtbl: *const IUnknownVtbl,
-}
-
-impl Interface for IDXGIVkInteropDevice {
-    const IID: GUID = GUID {
-        Data1: 0xe2ef_5fa5,
-        Data2: 0xdc21,
-        Data3: 0x4af7,
-        Data4: [0x90, 0xc4, 0xf6, 0x7e, 0xf6, 0xa0, 0x93, 0x23],
-    };
-    type Vtbl = IUnknownVtbl;
-}
+use super::dxvk_com::{IDXGIVkInteropAdapter, IDXGIVkInteropDevice};
 
 /// Whether a Direct3D device is DXVK's: it answers `IDXGIVkInteropDevice`.
 pub(crate) fn is_dxvk_device(device: &ComPtr) -> bool {
@@ -164,21 +115,5 @@ mod tests {
         ] {
             assert_eq!(from_physical_device(ty, uuid), AdapterId::Uuid(uuid));
         }
-    }
-
-    #[test]
-    fn interop_device_iid() {
-        // {e2ef5fa5-dc21-4af7-90c4-f67ef6a09323}, as DXVK's dxgi_interfaces.h declares it.
-        let g = IDXGIVkInteropDevice::IID;
-        assert_eq!((g.Data1, g.Data2, g.Data3), (0xe2ef5fa5, 0xdc21, 0x4af7));
-        assert_eq!(g.Data4, [0x90, 0xc4, 0xf6, 0x7e, 0xf6, 0xa0, 0x93, 0x23]);
-    }
-
-    #[test]
-    fn interop_adapter_iid() {
-        // {3a6d8f2c-b0e8-4ab4-b4dc-4fd24891bfa5}, as DXVK's dxgi_interfaces.h declares it.
-        let g = IDXGIVkInteropAdapter::IID;
-        assert_eq!((g.Data1, g.Data2, g.Data3), (0x3a6d8f2c, 0xb0e8, 0x4ab4));
-        assert_eq!(g.Data4, [0xb4, 0xdc, 0x4f, 0xd2, 0x48, 0x91, 0xbf, 0xa5]);
     }
 }

@@ -12,7 +12,7 @@ use dxcl_abi::interop::{
 };
 use dxcl_abi::*;
 
-use super::IDXGIVkInteropDevice1;
+use crate::d3d::dxvk_com::IDXGIVkInteropDevice1;
 
 /// The Vulkan functions a shared texture's object uses, from DXVK's device.
 #[derive(Clone, Copy)]

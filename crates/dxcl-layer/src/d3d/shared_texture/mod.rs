@@ -8,7 +8,7 @@
 //! implements `IDxclInteropResource` for that memory ([`memory`]), so the layer's existing
 //! strategies see it as they see dxcl's own resources ([`crate::d3d::interop::Interop::query`]):
 //! host pointer on CPU devices (run on lavapipe + PoCL and rusticl), external memory on GPUs
-//! (exportable memory through dxcl's Vulkan layer; **not yet run on a GPU**).
+//! (exportable memory through dxcl's Vulkan layer; run on an H100 with NVIDIA's OpenCL).
 //!
 //! Ordering against DXVK: DXVK cannot be told to wait before its next access, so
 //! `AddPendingWork` is refused and the layer waits on the CPU at release (as for DXVK's own
@@ -22,63 +22,7 @@ use dxcl_abi::interop::IDxclInteropResource;
 use dxcl_abi::*;
 
 use super::com::ComPtr;
-
-/// DXVK's `IDXGIVkInteropDevice1` (`src/dxgi/dxgi_interfaces.h` of v2.3): `IDXGIVkInteropDevice`'s
-/// methods, then `GetSubmissionQueue1` and `CreateTexture2DFromVkImage`.
-#[repr(C)]
-#[allow(non_snake_case)] // COM's field name
-pub(crate) struct IDXGIVkInteropDevice1 {
-    pub lpVtbl: *const IDXGIVkInteropDevice1Vtbl,
-}
-
-#[repr(C)]
-#[allow(non_snake_case)] // the interface's method names
-pub(crate) struct IDXGIVkInteropDevice1Vtbl {
-    pub base: IUnknownVtbl,
-    pub GetVulkanHandles: unsafe extern "system" fn(
-        *mut IDXGIVkInteropDevice1,
-        *mut vk::Instance,
-        *mut vk::PhysicalDevice,
-        *mut vk::Device,
-    ),
-    pub GetSubmissionQueue:
-        unsafe extern "system" fn(*mut IDXGIVkInteropDevice1, *mut vk::Queue, *mut u32),
-    pub TransitionSurfaceLayout: unsafe extern "system" fn(
-        *mut IDXGIVkInteropDevice1,
-        *mut c_void,
-        *const vk::ImageSubresourceRange,
-        vk::ImageLayout,
-        vk::ImageLayout,
-    ),
-    pub FlushRenderingCommands: unsafe extern "system" fn(*mut IDXGIVkInteropDevice1),
-    pub LockSubmissionQueue: unsafe extern "system" fn(*mut IDXGIVkInteropDevice1),
-    pub ReleaseSubmissionQueue: unsafe extern "system" fn(*mut IDXGIVkInteropDevice1),
-    pub GetSubmissionQueue1:
-        unsafe extern "system" fn(*mut IDXGIVkInteropDevice1, *mut vk::Queue, *mut u32, *mut u32),
-    pub CreateTexture2DFromVkImage: unsafe extern "system" fn(
-        *mut IDXGIVkInteropDevice1,
-        *const Texture2dDesc1,
-        vk::Image,
-        *mut *mut ID3D11Texture2D,
-    ) -> HRESULT,
-}
-
-impl Interface for IDXGIVkInteropDevice1 {
-    const IID: GUID = GUID {
-        Data1: 0xe2ef_5fa5,
-        Data2: 0xdc21,
-        Data3: 0x4af7,
-        Data4: [0x90, 0xc4, 0xf6, 0x7e, 0xf6, 0xa0, 0x93, 0x24],
-    };
-    type Vtbl = IDXGIVkInteropDevice1Vtbl;
-}
-
-/// `D3D11_TEXTURE2D_DESC1`: the description, then `D3D11_TEXTURE_LAYOUT` (0, undefined).
-#[repr(C)]
-pub(crate) struct Texture2dDesc1 {
-    pub desc: D3D11_TEXTURE2D_DESC,
-    pub layout: u32,
-}
+use super::dxvk_com::{IDXGIVkInteropDevice1, Texture2dDesc1};
 
 /// Checks the description: one 2D subresource of a format OpenCL images have, default usage.
 fn check_desc(d: &D3D11_TEXTURE2D_DESC) -> Result<(vk::Format, u32), HRESULT> {
@@ -269,14 +213,6 @@ mod tests {
             CPUAccessFlags: 0,
             MiscFlags: 0,
         }
-    }
-
-    #[test]
-    fn interop_device1_iid() {
-        // {e2ef5fa5-dc21-4af7-90c4-f67ef6a09324}, as DXVK's dxgi_interfaces.h declares it.
-        let g = IDXGIVkInteropDevice1::IID;
-        assert_eq!((g.Data1, g.Data2, g.Data3), (0xe2ef5fa5, 0xdc21, 0x4af7));
-        assert_eq!(g.Data4, [0x90, 0xc4, 0xf6, 0x7e, 0xf6, 0xa0, 0x93, 0x24]);
     }
 
     #[test]
