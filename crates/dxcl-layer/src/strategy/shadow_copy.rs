@@ -9,8 +9,9 @@
 //! shadow (once: on GPUs, the external-memory acquire's own wait for the shadow's Direct3D work),
 //! and release waits on the CPU for OpenCL's commands before it copies back. A release whose wait
 //! list holds an unset user event must not wait: its copy back runs from the completion of a
-//! marker after its commands (after the platform's external release, on GPUs), and the call's event waits for a user event set once the copy
-//! is issued (as staging copies on a foreign device write back).
+//! marker after its commands (after the platform's external release, on GPUs), and the call's
+//! event waits for a user event set once the copy is issued (as staging copies on a foreign
+//! device write back).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -43,10 +44,16 @@ pub(super) struct ShadowCopy {
     _shadow_resource: Resource,
     /// The shadow texture and the copies between it and the subresource.
     shadow: Arc<Mutex<Staging>>,
-    /// A release waiting for an unset user event, between `release` and `released`: the marker
-    /// after its commands and the user event the call's event waits for (both owned, as
-    /// numbers).
-    pending: Mutex<Option<(usize, usize)>>,
+    /// A release waiting for an unset user event, between `release` and `released`.
+    pending: Mutex<Option<PendingCopyBack>>,
+}
+
+/// A copy back that follows a marker's completion, not a wait (handles as numbers, both owned).
+struct PendingCopyBack {
+    /// The user event the call's event waits for, set once the copy is issued.
+    written: usize,
+    /// The marker after the release's commands (`release_commands` makes it).
+    ended: Option<usize>,
 }
 
 impl ShadowCopy {
@@ -164,7 +171,10 @@ impl SharingStrategy for ShadowCopy {
             .pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .replace((0, written as usize));
+            .replace(PendingCopyBack {
+                written: written as usize,
+                ended: None,
+            });
         debug_assert!(old.is_none(), "released runs after each release");
         if self.inner.imports() {
             // The marker waits for the user event: it goes after the platform's external
@@ -176,19 +186,19 @@ impl SharingStrategy for ShadowCopy {
 
     fn release_commands(&self, _mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let Some((0, written)) = *pending else {
+        let Some(p) = pending.as_mut().filter(|p| p.ended.is_none()) else {
             return Ok(());
         };
         match events::marker(h.queue, &h.release_wait()) {
             Ok(ended) => {
-                *pending = Some((ended as usize, written));
+                p.ended = Some(ended as usize);
                 Ok(())
             }
             Err(e) => {
                 // `written` is set so that the call's event (had it been made) waits for nothing;
                 // the reference `released` would have let go of goes here.
+                let written = p.written as cl_event;
                 pending.take();
-                let written = written as cl_event;
                 events::set_user_status(written, CL_COMPLETE as cl_int);
                 events::release(written);
                 Err(e)
@@ -204,7 +214,18 @@ impl SharingStrategy for ShadowCopy {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        if let Some((ended, written)) = pending {
+        if let Some(PendingCopyBack { written, ended }) = pending {
+            // The call fails rather than wait for an event only the application can set;
+            // `written` is set so nothing waits for ever.
+            let fail = || {
+                events::set_user_status(written as cl_event, opencl_sys::CL_OUT_OF_RESOURCES);
+                events::release(written as cl_event);
+                Err(opencl_sys::CL_OUT_OF_RESOURCES)
+            };
+            // No marker to follow (release_commands did not run).
+            let Some(ended) = ended else {
+                return fail();
+            };
             let shadow = self.shadow.clone();
             let copy_back = Box::new(move |status: cl_int| {
                 if status == CL_COMPLETE as cl_int {
@@ -218,13 +239,10 @@ impl SharingStrategy for ShadowCopy {
             });
             // when_complete lets go of `ended` once the copy has been issued.
             if let Err(copy_back) = events::when_complete(ended as cl_event, copy_back) {
-                // No callbacks on this platform: the call fails rather than wait for an event
-                // only the application can set; `written` is set so nothing waits for ever.
+                // No callbacks on this platform.
                 drop(copy_back);
-                events::set_user_status(written as cl_event, opencl_sys::CL_OUT_OF_RESOURCES);
-                events::release(written as cl_event);
                 events::release(ended as cl_event);
-                return Err(opencl_sys::CL_OUT_OF_RESOURCES);
+                return fail();
             }
             return Ok(());
         }
