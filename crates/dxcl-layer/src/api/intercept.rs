@@ -63,5 +63,6 @@ pub(crate) fn override_slots(t: &mut cl_icd_dispatch) {
     t.clEnqueueNDRangeKernel = Some(guard::nd_range_kernel);
     t.clEnqueueTask = Some(guard::task);
     t.clFinish = Some(queue::finish);
+    t.clReleaseCommandQueue = Some(queue::release);
     ext::install_khr_slots(t);
 }

@@ -1,5 +1,6 @@
-//! Where the application waits for a queue: `clFinish` also waits for the layer's own copies on
-//! it (the host-pointer strategy's copies back into `host_ptr` at release).
+//! Where the application waits for or lets go of a queue: `clFinish` also waits for the layer's
+//! own copies on it (the host-pointer strategy's copies back into `host_ptr` at release), and
+//! `clReleaseCommandQueue` waits for the events the layer keeps on it.
 
 use opencl_sys::{cl_command_queue, cl_int};
 
@@ -18,5 +19,22 @@ pub(crate) unsafe extern "C" fn finish(queue: cl_command_queue) -> cl_int {
         check(unsafe { below(queue) })?;
         strategy::finish_copies(queue);
         Ok(())
+    })
+}
+
+/// "clReleaseCommandQueue performs an implicit flush to issue any previously queued OpenCL
+/// commands in command_queue": the flush is made now, the release itself perhaps later. While
+/// an event the layer keeps pins the queue (cl::events, PINS: NVIDIA loses a context whose
+/// queue goes before its events), the release is held back until the layer lets go of the
+/// last such event.
+pub(crate) unsafe extern "C" fn release(queue: cl_command_queue) -> cl_int {
+    status(|| {
+        if crate::cl::events::hold_release(queue) {
+            crate::cl::flush(queue);
+            return Ok(());
+        }
+        let below = down!(clReleaseCommandQueue);
+        // SAFETY: the application's queue, passed on unchanged; the platform validates it.
+        check(unsafe { below(queue) })
     })
 }

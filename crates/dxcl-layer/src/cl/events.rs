@@ -21,8 +21,7 @@ fn commands<R>(f: impl FnOnce(&mut HashMap<usize, cl_command_type>) -> R) -> R {
     f(g.get_or_insert_with(HashMap::new))
 }
 
-/// Queues pinned by the events the layer keeps past the application's calls: event → (queue,
-/// references of the layer's that pin it).
+/// Queues pinned by the events the layer keeps past the application's calls.
 ///
 /// NVIDIA's OpenCL (driver 580, H100) loses a context when a command queue is destroyed while
 /// an event of it still lives: the context's destructor never runs, and a later call on another
@@ -30,13 +29,31 @@ fn commands<R>(f: impl FnOnce(&mut HashMap<usize, cl_command_type>) -> R) -> R {
 /// with no layer at all: 5 of 12 contexts not gone after 2 s where the application's
 /// clReleaseCommandQueue came before a completion callback's release of a marker's event, none
 /// where the queue went after the event. The layer keeps events past the application's calls
-/// (completion callbacks, semaphores' last commands, a staging copy's last upload), so each such
-/// reference pins its queue ([`pin`]) and lets go of the event first ([`release_pinned`]).
-static PINS: Mutex<Option<HashMap<usize, (usize, usize)>>> = Mutex::new(None);
+/// (completion callbacks, a hand-off's last copy, a staging copy's last upload), so each such
+/// reference pins its queue ([`pin`]): the application's `clReleaseCommandQueue` of a pinned
+/// queue is held back ([`hold_release`]) and made once the last pinned event is
+/// gone ([`release_pinned`]).
+///
+/// Not a queue reference of the layer's own: every `clReleaseCommandQueue` is an implicit
+/// flush, and Mesa rusticl 22.3 loses the wait of a blocking enqueue when another thread flushes
+/// its queue between the enqueue and its wait (the command is sent on, the enqueue finds nothing
+/// left to wait for and returns before it ran). A pin released from another thread (the next
+/// hand-off of a shared object, a completion callback) made `threads`' blocking reads return
+/// stale bytes there. A held-back release is made once the queue's events are done, mostly on a queue the
+/// application no longer uses.
+static PINS: Mutex<Option<Pins>> = Mutex::new(None);
 
-fn pins<R>(f: impl FnOnce(&mut HashMap<usize, (usize, usize)>) -> R) -> R {
+#[derive(Default)]
+struct Pins {
+    /// Event → (its queue, references of the layer's that pin it).
+    events: HashMap<usize, (usize, usize)>,
+    /// Queue → (pinned references of its events, the application's releases held back).
+    queues: HashMap<usize, (usize, usize)>,
+}
+
+fn pins<R>(f: impl FnOnce(&mut Pins) -> R) -> R {
     let mut g = PINS.lock().unwrap_or_else(|p| p.into_inner());
-    f(g.get_or_insert_with(HashMap::new))
+    f(g.get_or_insert_with(Pins::default))
 }
 
 /// Pins the queue of `ev`, a command of the layer's whose reference the caller keeps (the queue
@@ -45,24 +62,23 @@ pub(crate) fn pin(ev: cl_event) {
     let Some(queue) = queue_of(ev) else {
         return;
     };
-    if super::retain_queue(queue).is_err() {
-        return;
-    }
     pins(|m| {
-        let e = m.entry(ev as usize).or_insert((queue as usize, 0));
+        let e = m.events.entry(ev as usize).or_insert((queue as usize, 0));
         // Another queue means a reused handle whose pins were never taken: a pinned reference
         // released with `release` instead of `release_pinned` (found by hostptr crashing).
-        // Its queue may be gone: those pins are left as they are (a leak, not a crash).
+        // That queue's count is left as it is (its held release leaks; nothing crashes).
         debug_assert_eq!(e.0, queue as usize, "a pinned event released unpinned");
         if e.0 != queue as usize {
             *e = (queue as usize, 0);
         }
         e.1 += 1;
+        m.queues.entry(queue as usize).or_default().0 += 1;
     });
 }
 
-/// Releases a reference [`pin`] pinned, then its pin of the queue (perhaps the context's last
-/// holder: not from a platform's callback thread).
+/// Releases a reference [`pin`] pinned, then its pin of the queue, and with the queue's last
+/// pin the application's held-back release (perhaps the context's last holder: not from a
+/// platform's callback thread).
 pub(crate) fn release_pinned(ev: cl_event) {
     if ev.is_null() {
         return;
@@ -71,7 +87,37 @@ pub(crate) fn release_pinned(ev: cl_event) {
     let queue = take_pin(ev);
     release(ev);
     if let Some(q) = queue {
-        super::release_queue(q);
+        unpin_queue(q);
+    }
+}
+
+/// The application's `clReleaseCommandQueue` of `queue`: held back (true) while an event the
+/// layer keeps pins the queue, and made by the queue's last [`release_pinned`] or [`unpin`]. Any
+/// of the application's releases, not only its last: the platform's reference count may count
+/// references of its own, and an early destruction loses the context. The caller has flushed
+/// the queue (the release's implicit flush).
+pub(crate) fn hold_release(queue: cl_command_queue) -> bool {
+    pins(|m| match m.queues.get_mut(&(queue as usize)) {
+        Some(q) => {
+            q.1 += 1;
+            true
+        }
+        None => false,
+    })
+}
+
+/// One pin of `queue` less; with its last, the application's releases held back are made.
+fn unpin_queue(queue: cl_command_queue) {
+    let held = pins(|m| {
+        let q = m.queues.get_mut(&(queue as usize))?;
+        q.0 = q.0.saturating_sub(1);
+        (q.0 == 0)
+            .then(|| m.queues.remove(&(queue as usize)))
+            .flatten()
+            .map(|q| q.1)
+    });
+    for _ in 0..held.unwrap_or(0) {
+        super::release_queue(queue);
     }
 }
 
@@ -222,7 +268,7 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
     // The callback's reference outlives the call: it pins the event's queue (see PINS), when the
     // queue is sure to be alive. An event handed over here may be old (a staging read-back kept
     // since its release), and an application may have released the queue of a completed one.
-    let pinned = pins(|m| m.contains_key(&(ev as usize))) || !is_done(ev);
+    let pinned = pins(|m| m.events.contains_key(&(ev as usize))) || !is_done(ev);
     if pinned {
         pin(ev);
     }
@@ -257,18 +303,18 @@ extern "C" fn completed(ev: cl_event, status: cl_int, data: *mut std::ffi::c_voi
 /// handed to what pins it again).
 pub(crate) fn unpin(ev: cl_event) {
     if let Some(q) = take_pin(ev) {
-        super::release_queue(q);
+        unpin_queue(q);
     }
 }
 
-/// One pin of `ev` less: its queue, whose reference the caller now owns.
+/// One pin of `ev` less: its queue, whose pin the caller now holds.
 fn take_pin(ev: cl_event) -> Option<cl_command_queue> {
-    pins(|m| match m.get_mut(&(ev as usize)) {
+    pins(|m| match m.events.get_mut(&(ev as usize)) {
         Some(e) if e.1 > 1 => {
             e.1 -= 1;
             Some(e.0)
         }
-        Some(_) => m.remove(&(ev as usize)).map(|e| e.0),
+        Some(_) => m.events.remove(&(ev as usize)).map(|e| e.0),
         None => None,
     })
     .map(|q| q as cl_command_queue)
