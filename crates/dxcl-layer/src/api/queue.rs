@@ -29,8 +29,9 @@ pub(crate) unsafe extern "C" fn finish(queue: cl_command_queue) -> cl_int {
 /// last such event.
 pub(crate) unsafe extern "C" fn release(queue: cl_command_queue) -> cl_int {
     status(|| {
+        // Flushed first: once held, the queue may go on another thread at any moment.
+        crate::cl::flush(queue);
         if crate::cl::events::hold_release(queue) {
-            crate::cl::flush(queue);
             return Ok(());
         }
         let below = down!(clReleaseCommandQueue);

@@ -91,11 +91,10 @@ pub(crate) fn release_pinned(ev: cl_event) {
     }
 }
 
-/// The application's `clReleaseCommandQueue` of `queue`: held back (true) while an event the
-/// layer keeps pins the queue, and made by the queue's last [`release_pinned`] or [`unpin`]. Any
-/// of the application's releases, not only its last: the platform's reference count may count
-/// references of its own, and an early destruction loses the context. The caller has flushed
-/// the queue (the release's implicit flush).
+/// A release of `queue` (the application's `clReleaseCommandQueue`, or the layer's own):
+/// held back (true) while an event the layer keeps pins the queue, and made by the queue's last
+/// [`release_pinned`] or [`unpin`]. Any release, not only the last: the platform's reference
+/// count may count references of its own, and an early destruction loses the context.
 pub(crate) fn hold_release(queue: cl_command_queue) -> bool {
     pins(|m| match m.queues.get_mut(&(queue as usize)) {
         Some(q) => {
@@ -117,7 +116,7 @@ fn unpin_queue(queue: cl_command_queue) {
             .map(|q| q.1)
     });
     for _ in 0..held.unwrap_or(0) {
-        super::release_queue(queue);
+        super::release_queue_now(queue);
     }
 }
 

@@ -115,8 +115,18 @@ pub(crate) fn release_mem(mem: opencl_sys::cl_mem) {
     }
 }
 
-/// Releases a queue of the layer's own.
+/// Releases a reference to a queue the layer holds (a queue of its own, or one it retained);
+/// held back while an event the layer keeps pins the queue, like the application's
+/// (events::hold_release).
 pub(crate) fn release_queue(queue: opencl_sys::cl_command_queue) {
+    if events::hold_release(queue) {
+        return;
+    }
+    release_queue_now(queue);
+}
+
+/// Releases a reference to a queue now (a release [`events::hold_release`] held back).
+pub(crate) fn release_queue_now(queue: opencl_sys::cl_command_queue) {
     if let Some(release) = target().and_then(|t| t.clReleaseCommandQueue) {
         // SAFETY: a queue the layer created and holds one reference to.
         unsafe { release(queue) };
