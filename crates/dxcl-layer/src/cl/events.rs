@@ -332,7 +332,9 @@ mod tests {
         let seen = Arc::new(AtomicI32::new(1));
         let put = seen.clone();
         let f: Completion = Box::new(move |status| put.store(status, SeqCst));
-        let data = Box::into_raw(Box::new(f));
+        // What when_complete leaks: the work, and whether the event is pinned (not: nothing to
+        // let go of for a null event).
+        let data = Box::into_raw(Box::new((f, false)));
         completed(
             std::ptr::null_mut(),
             opencl_sys::CL_OUT_OF_RESOURCES,
