@@ -276,6 +276,15 @@ impl SharingStrategy for StagingCopy {
         h.wait_for(ev);
         // Kept past the call: it pins its queue (events::pin).
         events::pin(ev);
+        // The release's read-back waits for this copy, perhaps from another queue: "To use event
+        // objects that refer to commands enqueued in a command-queue as event objects to wait on
+        // by commands enqueued in a different command-queue, the application must call a clFlush
+        // ... of the command-queue where the commands that refer to these event objects are
+        // enqueued." The layer makes that wait, so it flushes (rusticl never ran a release on a
+        // second queue otherwise), here on the thread that enqueued: a flush of this queue from
+        // the releasing thread could meet a blocking call on it, whose wait rusticl 22.3 then
+        // loses (docs/conformance.md).
+        crate::cl::flush(h.queue);
         if let Some(old) = self.last_upload().replace(ev as usize) {
             events::release_pinned(old as cl_event);
         }
@@ -295,17 +304,7 @@ impl SharingStrategy for StagingCopy {
             let mut st = self.copy.staging();
             let mut wait = h.release_wait();
             let upload = self.last_upload().map(|e| e as cl_event);
-            if let Some(up) = upload.filter(|&up| !events::is_done(up)) {
-                // The acquire's copy may sit unflushed in another queue: "To use event objects
-                // that refer to commands enqueued in a command-queue as event objects to wait on
-                // by commands enqueued in a different command-queue, the application must call a
-                // clFlush ... of the command-queue where the commands that refer to these event
-                // objects are enqueued." Here the layer makes that wait, so it flushes (rusticl
-                // never ran a release on a second queue otherwise). Pending, so its queue lives.
-                if let Some(q) = events::queue_of(up).filter(|&q| q != h.queue) {
-                    crate::cl::flush(q);
-                }
-            }
+            // The acquire flushed its copy's queue (see `acquire`).
             wait.extend(upload);
             enqueue_copy(h.queue, mem, self.kind, &mut st, true, &wait)
         };
