@@ -30,24 +30,23 @@ fn commands<R>(f: impl FnOnce(&mut HashMap<usize, cl_command_type>) -> R) -> R {
 /// clReleaseCommandQueue came before a completion callback's release of a marker's event, none
 /// where the queue went after the event. The layer keeps events past the application's calls
 /// (completion callbacks, a hand-off's last copy, a staging copy's last upload), so each such
-/// reference pins its queue ([`pin`]): the application's `clReleaseCommandQueue` of a pinned
-/// queue is held back ([`hold_release`]) and made once the last pinned event is
-/// gone ([`release_pinned`]).
+/// reference pins its queue ([`pin`]): a `clReleaseCommandQueue` of a pinned queue is held
+/// back ([`hold_release`]) and made once the last pinned event is gone ([`release_pinned`]).
 ///
 /// Not a queue reference of the layer's own: every `clReleaseCommandQueue` is an implicit
 /// flush, and Mesa rusticl 22.3 loses the wait of a blocking enqueue when another thread flushes
 /// its queue between the enqueue and its wait (the command is sent on, the enqueue finds nothing
 /// left to wait for and returns before it ran). A pin released from another thread (the next
 /// hand-off of a shared object, a completion callback) made `threads`' blocking reads return
-/// stale bytes there. A held-back release is made once the queue's events are done, mostly on a queue the
-/// application no longer uses.
+/// stale bytes there. A held-back release is made once the queue's events are done, mostly on a
+/// queue the application no longer uses.
 static PINS: Mutex<Option<Pins>> = Mutex::new(None);
 
 #[derive(Default)]
 struct Pins {
     /// Event → (its queue, references of the layer's that pin it).
     events: HashMap<usize, (usize, usize)>,
-    /// Queue → (pinned references of its events, the application's releases held back).
+    /// Queue → (pinned references of its events, releases held back).
     queues: HashMap<usize, (usize, usize)>,
 }
 
@@ -77,8 +76,8 @@ pub(crate) fn pin(ev: cl_event) {
 }
 
 /// Releases a reference [`pin`] pinned, then its pin of the queue, and with the queue's last
-/// pin the application's held-back release (perhaps the context's last holder: not from a
-/// platform's callback thread).
+/// pin the releases held back (perhaps the context's last holder: not from a platform's
+/// callback thread).
 pub(crate) fn release_pinned(ev: cl_event) {
     if ev.is_null() {
         return;
@@ -105,15 +104,15 @@ pub(crate) fn hold_release(queue: cl_command_queue) -> bool {
     })
 }
 
-/// One pin of `queue` less; with its last, the application's releases held back are made.
+/// One pin of `queue` less; with its last, the releases held back are made.
 fn unpin_queue(queue: cl_command_queue) {
     let held = pins(|m| {
         let q = m.queues.get_mut(&(queue as usize))?;
         q.0 = q.0.saturating_sub(1);
-        (q.0 == 0)
-            .then(|| m.queues.remove(&(queue as usize)))
-            .flatten()
-            .map(|q| q.1)
+        if q.0 > 0 {
+            return None;
+        }
+        m.queues.remove(&(queue as usize)).map(|q| q.1)
     });
     for _ in 0..held.unwrap_or(0) {
         super::release_queue_now(queue);
@@ -252,8 +251,8 @@ pub(crate) fn wait(ev: cl_event) {
 type Completion = Box<dyn FnOnce(cl_int) + Send>;
 
 /// Runs `f` with the final status once `ev` has completed (or failed), on whichever thread the
-/// platform calls back from, then releases the caller's reference to `ev`. Returns false, with `ev` and `f` handed
-/// back untouched, when the platform cannot call back.
+/// platform calls back from, then releases the caller's reference to `ev`. Returns `Err(f)`,
+/// `ev` untouched, when the platform cannot call back.
 ///
 /// `f` must not query or wait for `ev` itself (clGetEventInfo, clWaitForEvents); the status it is
 /// given is the event's. Mesa rusticl 22.3 runs the callbacks of an event from inside a
