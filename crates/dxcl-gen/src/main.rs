@@ -1,7 +1,8 @@
 //! dxcl-gen: reads the interface description `crates/dxcl-abi/api/*.api` and writes
 //! - the Rust ABI: `crates/dxcl-abi/src/gen/*.rs`,
 //! - the C/C++ headers: `include/**.h`,
-//! - the layout test's table: `crates/dxcl-abi/tests/layout/checks.rs`.
+//! - the layout test's table: `crates/dxcl-abi/tests/layout/checks.rs`;
+//! - from the Khronos `CL/cl.h`, the Wine bridge's thunks (`opencl.rs`).
 //!
 //! `cargo run -p dxcl-gen` writes them; `cargo run -p dxcl-gen -- --check` exits 1 when a committed
 //! output differs from what the description gives.
@@ -11,6 +12,7 @@ mod ctype;
 mod layout;
 mod lit;
 mod model;
+mod opencl;
 mod parse;
 mod registry;
 mod rust;
@@ -65,6 +67,7 @@ fn outputs(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
         PathBuf::from("crates/dxcl-abi/tests/layout/checks.rs"),
         layout::checks(&reg, &modules),
     ));
+    out.extend(opencl::outputs(root)?);
     Ok(out)
 }
 
