@@ -1,0 +1,338 @@
+//! The entry points whose unix side is not a plain call (`gen::SPECIAL`): those that take
+//! callbacks into the program (callbacks.rs runs them on a Windows thread) and those that report
+//! extensions (extensions.rs keeps the ones a Windows program can use).
+
+use std::ffi::c_void;
+
+use crate::callbacks::{self, Target};
+use crate::extensions;
+use crate::gen::{index, sig, MAX_ARGS};
+use crate::host::Host;
+
+const CL_SUCCESS: i32 = 0;
+const CL_BUILD_PROGRAM_FAILURE: i32 = -11;
+const CL_COMPILE_PROGRAM_FAILURE: i32 = -15;
+const CL_LINK_PROGRAM_FAILURE: i32 = -17;
+const CL_INVALID_VALUE: i32 = -30;
+const CL_INVALID_OPERATION: i32 = -59;
+
+/// Context properties that name a Direct3D device (KHR and NV share the values).
+const CL_CONTEXT_D3D10_DEVICE: isize = 0x4014;
+const CL_CONTEXT_D3D11_DEVICE: isize = 0x401D;
+const CL_INVALID_D3D10_DEVICE: i32 = -1002;
+const CL_INVALID_D3D11_DEVICE: i32 = -1006;
+
+fn ptr(v: u64) -> *mut c_void {
+    v as usize as *mut c_void
+}
+
+/// Wraps the program's callback at `a[f]` with `user_data` at `a[u]`: the host gets `trampoline`
+/// and a `Target`. Returns the `Target` (null when the program passed no callback).
+fn wrap(a: &mut [u64; MAX_ARGS], f: usize, u: usize, trampoline: usize) -> *mut c_void {
+    if a[f] == 0 {
+        return std::ptr::null_mut();
+    }
+    let t = callbacks::into_user_data(Target {
+        function: a[f],
+        user_data: a[u],
+    });
+    a[f] = trampoline as u64;
+    a[u] = t as u64;
+    t
+}
+
+/// Frees `target` unless `code` says the host will call back.
+fn settle(target: *mut c_void, code: i32, calls_back: &[i32]) {
+    if !target.is_null() && !calls_back.contains(&code) {
+        // SAFETY: a Target from `wrap` that the host did not take (its call failed).
+        unsafe { callbacks::forget(target) };
+    }
+}
+
+/// The D3D device property in a context's property list, if any, with the error its extension
+/// gives for a device it cannot share with.
+///
+/// # Safety
+/// `props` is null or a zero-terminated property list (the program's contract).
+unsafe fn d3d_device_property(props: *const isize) -> Option<i32> {
+    if props.is_null() {
+        return None;
+    }
+    let mut p = props;
+    // SAFETY: a zero-terminated list of (name, value) pairs.
+    while unsafe { *p } != 0 {
+        // SAFETY: as above: each name is followed by its value.
+        match unsafe { *p } {
+            CL_CONTEXT_D3D10_DEVICE => return Some(CL_INVALID_D3D10_DEVICE),
+            CL_CONTEXT_D3D11_DEVICE => return Some(CL_INVALID_D3D11_DEVICE),
+            // SAFETY: as above.
+            _ => p = unsafe { p.add(2) },
+        }
+    }
+    None
+}
+
+/// Calls entry point `i` through the generated table with (possibly rewritten) arguments.
+fn forward(host: &Host, i: u32, a: &[u64; MAX_ARGS]) -> u64 {
+    let f = host.function(i);
+    if f.is_null() {
+        return CL_INVALID_OPERATION as i64 as u64;
+    }
+    // SAFETY: the host's own function of number `i`, with the program's arguments.
+    unsafe { crate::gen::call(i, f, a) }.unwrap_or_else(|| {
+        // SAFETY: the same, for a special entry point: `raw` calls it as its signature says.
+        unsafe { raw(i, f, a) }
+    })
+}
+
+/// Calls a special entry point as its signature says.
+///
+/// # Safety
+/// `f` is the host's function of number `i`; the arguments fit its signature.
+unsafe fn raw(i: u32, f: *const c_void, a: &[u64; MAX_ARGS]) -> u64 {
+    let p = |k: usize| ptr(a[k]);
+    // SAFETY: in every arm, the caller's contract: `f` is the host's function of that name and
+    // signature (generated from CL/cl.h), called with the program's arguments narrowed back.
+    unsafe {
+        match i {
+            index::clGetPlatformInfo => {
+                let f: sig::clGetPlatformInfo = std::mem::transmute(f);
+                f(p(0), a[1] as u32, a[2] as usize, p(3), p(4)) as i64 as u64
+            }
+            index::clGetDeviceInfo => {
+                let f: sig::clGetDeviceInfo = std::mem::transmute(f);
+                f(p(0), a[1] as u32, a[2] as usize, p(3), p(4)) as i64 as u64
+            }
+            index::clCreateContext => {
+                let f: sig::clCreateContext = std::mem::transmute(f);
+                f(p(0), a[1] as u32, p(2), p(3), p(4), p(5)) as u64
+            }
+            index::clCreateContextFromType => {
+                let f: sig::clCreateContextFromType = std::mem::transmute(f);
+                f(p(0), a[1], p(2), p(3), p(4)) as u64
+            }
+            index::clSetContextDestructorCallback => {
+                let f: sig::clSetContextDestructorCallback = std::mem::transmute(f);
+                f(p(0), p(1), p(2)) as i64 as u64
+            }
+            index::clSetMemObjectDestructorCallback => {
+                let f: sig::clSetMemObjectDestructorCallback = std::mem::transmute(f);
+                f(p(0), p(1), p(2)) as i64 as u64
+            }
+            index::clBuildProgram => {
+                let f: sig::clBuildProgram = std::mem::transmute(f);
+                f(p(0), a[1] as u32, p(2), p(3), p(4), p(5)) as i64 as u64
+            }
+            index::clCompileProgram => {
+                let f: sig::clCompileProgram = std::mem::transmute(f);
+                f(
+                    p(0),
+                    a[1] as u32,
+                    p(2),
+                    p(3),
+                    a[4] as u32,
+                    p(5),
+                    p(6),
+                    p(7),
+                    p(8),
+                ) as i64 as u64
+            }
+            index::clLinkProgram => {
+                let f: sig::clLinkProgram = std::mem::transmute(f);
+                f(
+                    p(0),
+                    a[1] as u32,
+                    p(2),
+                    p(3),
+                    a[4] as u32,
+                    p(5),
+                    p(6),
+                    p(7),
+                    p(8),
+                ) as u64
+            }
+            index::clSetProgramReleaseCallback => {
+                let f: sig::clSetProgramReleaseCallback = std::mem::transmute(f);
+                f(p(0), p(1), p(2)) as i64 as u64
+            }
+            index::clSetEventCallback => {
+                let f: sig::clSetEventCallback = std::mem::transmute(f);
+                f(p(0), a[1] as i32, p(2), p(3)) as i64 as u64
+            }
+            index::clEnqueueSVMFree => {
+                let f: sig::clEnqueueSVMFree = std::mem::transmute(f);
+                f(p(0), a[1] as u32, p(2), p(3), p(4), a[5] as u32, p(6), p(7)) as i64 as u64
+            }
+            index::clEnqueueNativeKernel => {
+                let f: sig::clEnqueueNativeKernel = std::mem::transmute(f);
+                f(
+                    p(0),
+                    p(1),
+                    p(2),
+                    a[3] as usize,
+                    a[4] as u32,
+                    p(5),
+                    p(6),
+                    a[7] as u32,
+                    p(8),
+                    p(9),
+                ) as i64 as u64
+            }
+            _ => CL_INVALID_OPERATION as i64 as u64,
+        }
+    }
+}
+
+/// Unix call `CALL` for the special entry points; `None` for the others.
+///
+/// # Safety
+/// The arguments are what the program passed to the Windows export of entry point `i`.
+pub unsafe fn call(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> Option<u64> {
+    let code = |r: u64| r as i32;
+    Some(match i {
+        index::clGetPlatformInfo | index::clGetDeviceInfo => {
+            // SAFETY: the program's arguments of a clGet*Info call.
+            match unsafe { extensions::filtered_info(host, i, a) } {
+                Some(r) => r as i64 as u64,
+                None => forward(host, i, a),
+            }
+        }
+        index::clCreateContext | index::clCreateContextFromType => {
+            // SAFETY: the program's property list (argument 0 of both).
+            if let Some(e) = unsafe { d3d_device_property(ptr(a[0]) as *const isize) } {
+                // Contexts on a Direct3D device are not bridged yet (docs/wine.md, "Next").
+                let err = if i == index::clCreateContext {
+                    a[5]
+                } else {
+                    a[4]
+                };
+                if err != 0 {
+                    // SAFETY: the program's errcode_ret.
+                    unsafe { *(ptr(err) as *mut i32) = e };
+                }
+                return Some(0);
+            }
+            let (f, u) = if i == index::clCreateContext {
+                (3, 4)
+            } else {
+                (2, 3)
+            };
+            let t = wrap(a, f, u, callbacks::context_notify as *const () as usize);
+            let ctx = forward(host, i, a);
+            if ctx == 0 {
+                settle(t, CL_INVALID_VALUE, &[]);
+            } else if !t.is_null() {
+                let d = host.function(index::clSetContextDestructorCallback);
+                if !d.is_null() {
+                    // SAFETY: the host's clSetContextDestructorCallback on the context it made.
+                    let d: sig::clSetContextDestructorCallback = unsafe { std::mem::transmute(d) };
+                    // SAFETY: a live context; our trampoline frees the Target when it goes.
+                    unsafe {
+                        d(
+                            ptr(ctx),
+                            callbacks::context_gone as *const () as *mut c_void,
+                            t,
+                        )
+                    };
+                }
+            }
+            ctx
+        }
+        index::clSetContextDestructorCallback
+        | index::clSetMemObjectDestructorCallback
+        | index::clSetProgramReleaseCallback => {
+            let t = wrap(a, 1, 2, callbacks::object as *const () as usize);
+            let r = forward(host, i, a);
+            settle(t, code(r), &[CL_SUCCESS]);
+            r
+        }
+        index::clBuildProgram | index::clCompileProgram => {
+            let (f, u) = if i == index::clBuildProgram {
+                (4, 5)
+            } else {
+                (7, 8)
+            };
+            let t = wrap(a, f, u, callbacks::object as *const () as usize);
+            let r = forward(host, i, a);
+            settle(
+                t,
+                code(r),
+                &[
+                    CL_SUCCESS,
+                    CL_BUILD_PROGRAM_FAILURE,
+                    CL_COMPILE_PROGRAM_FAILURE,
+                ],
+            );
+            r
+        }
+        index::clLinkProgram => {
+            let t = wrap(a, 6, 7, callbacks::object as *const () as usize);
+            let mut err: i32 = 0;
+            let program_err = a[8];
+            a[8] = &mut err as *mut i32 as u64;
+            let r = forward(host, i, a);
+            if program_err != 0 {
+                // SAFETY: the program's errcode_ret.
+                unsafe { *(ptr(program_err) as *mut i32) = err };
+            }
+            settle(t, err, &[CL_SUCCESS, CL_LINK_PROGRAM_FAILURE]);
+            r
+        }
+        index::clSetEventCallback => {
+            let t = wrap(a, 2, 3, callbacks::event as *const () as usize);
+            let r = forward(host, i, a);
+            settle(t, code(r), &[CL_SUCCESS]);
+            r
+        }
+        index::clEnqueueSVMFree => {
+            let t = wrap(a, 3, 4, callbacks::svm_free as *const () as usize);
+            let r = forward(host, i, a);
+            settle(t, code(r), &[CL_SUCCESS]);
+            r
+        }
+        // SAFETY: the program's arguments of clEnqueueNativeKernel.
+        index::clEnqueueNativeKernel => unsafe { native_kernel(host, a) },
+        _ => return None,
+    })
+}
+
+/// `clEnqueueNativeKernel`: the host copies the argument block and passes its copy to the
+/// function, with no user data; so the block gets the program's function in front (8 bytes), the
+/// memory-object locations move with it, and `callbacks::native_kernel` runs the function.
+///
+/// # Safety
+/// The program's arguments of clEnqueueNativeKernel.
+unsafe fn native_kernel(host: &Host, a: &mut [u64; MAX_ARGS]) -> u64 {
+    let (func, args, cb_args, n_mem, locs) = (a[1], a[2], a[3] as usize, a[4] as usize, a[6]);
+    let plain =
+        func == 0 || (args == 0) != (cb_args == 0) || (n_mem > 0 && (locs == 0 || args == 0));
+    if plain {
+        // The host gives the error the spec names for these.
+        return forward(host, index::clEnqueueNativeKernel, a);
+    }
+    let mut block = vec![0u8; 8 + cb_args];
+    block[..8].copy_from_slice(&func.to_ne_bytes());
+    if cb_args > 0 {
+        // SAFETY: the program's block of cb_args bytes.
+        block[8..].copy_from_slice(unsafe {
+            std::slice::from_raw_parts(ptr(args) as *const u8, cb_args)
+        });
+    }
+    let mut moved = Vec::with_capacity(n_mem);
+    for k in 0..n_mem {
+        // SAFETY: args_mem_loc holds n_mem pointers (the program's contract).
+        let at = unsafe { *(ptr(locs) as *const u64).add(k) };
+        let Some(off) = at.checked_sub(args).filter(|o| (*o as usize) < cb_args) else {
+            return CL_INVALID_VALUE as i64 as u64;
+        };
+        moved.push(block.as_ptr() as u64 + 8 + off);
+    }
+    a[1] = callbacks::native_kernel as *const () as usize as u64;
+    a[2] = block.as_ptr() as u64;
+    a[3] = (8 + cb_args) as u64;
+    if n_mem > 0 {
+        a[6] = moved.as_ptr() as u64;
+    }
+    // The host copies the block and the locations before it returns.
+    forward(host, index::clEnqueueNativeKernel, a)
+}

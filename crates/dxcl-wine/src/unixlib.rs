@@ -1,0 +1,106 @@
+//! The parameter blocks of the unix calls, as `wine/dxclcl/unixlib.h` lays them out.
+
+use crate::gen::MAX_ARGS;
+
+pub const CALL: usize = 0;
+pub const NEXT_CALLBACK: usize = 1;
+pub const DEVICE_IDS: usize = 2;
+pub const EXTENSION: usize = 3;
+
+#[repr(C)]
+pub struct Call {
+    pub function: u32,
+    pub pad: u32,
+    pub args: [u64; MAX_ARGS],
+    pub ret: u64,
+}
+
+pub const CB_CONTEXT_NOTIFY: u32 = 1;
+pub const CB_OBJECT: u32 = 2;
+pub const CB_EVENT: u32 = 3;
+pub const CB_SVM_FREE: u32 = 4;
+pub const CB_NATIVE_KERNEL: u32 = 5;
+
+#[repr(C)]
+pub struct Callback {
+    pub done: u64,
+    pub id: u64,
+    pub kind: u32,
+    pub pad: u32,
+    pub function: u64,
+    pub args: [u64; 4],
+}
+
+pub const MAX_VULKAN_DEVICES: usize = 8;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VulkanDevice {
+    pub uuid: [u8; 16],
+    pub luid: [u8; 8],
+    pub luid_valid: u32,
+    pub vendor: u32,
+    pub device: u32,
+    /// `VkPhysicalDeviceType`.
+    pub device_type: u32,
+    pub name: [u8; 256],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct AdapterFacts {
+    pub is_adapter: u32,
+    pub has_desc1: u32,
+    /// `DXGI_ADAPTER_DESC1` as the Windows side read it.
+    pub desc: [u8; 312],
+    pub dxvk_known: u32,
+    pub gpu_known: u32,
+    pub dxvk_uuid: [u8; 16],
+    pub gpu_uuid: [u8; 16],
+    pub vulkan_count: u32,
+    pub pad: u32,
+    pub vulkan: [VulkanDevice; MAX_VULKAN_DEVICES],
+}
+
+#[repr(C)]
+pub struct DeviceIds {
+    /// 0 KHR D3D10, 1 KHR D3D11, 2 NV D3D10, 3 NV D3D11.
+    pub ext: u32,
+    pub source: u32,
+    pub platform: u64,
+    pub object_null: u64,
+    pub set: u32,
+    pub num_entries: u32,
+    pub devices: u64,
+    pub num_devices: u64,
+    pub ret: i64,
+    pub facts: AdapterFacts,
+}
+
+#[repr(C)]
+pub struct Extension {
+    pub platform: u64,
+    pub name: u64,
+    pub present: u32,
+    pub pad: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn layouts_match_the_c_header() {
+        assert_eq!(size_of::<dxcl_abi::DXGI_ADAPTER_DESC1>(), 312);
+        assert_eq!(offset_of!(Call, args), 8);
+        assert_eq!(size_of::<Call>(), 8 + 8 * MAX_ARGS + 8);
+        assert_eq!(offset_of!(Callback, function), 24);
+        assert_eq!(size_of::<Callback>(), 64);
+        assert_eq!(size_of::<VulkanDevice>(), 16 + 8 + 16 + 256);
+        assert_eq!(offset_of!(AdapterFacts, dxvk_known), 320);
+        assert_eq!(offset_of!(AdapterFacts, vulkan), 368);
+        assert_eq!(offset_of!(DeviceIds, facts), 56);
+        assert_eq!(size_of::<Extension>(), 24);
+    }
+}
