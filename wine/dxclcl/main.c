@@ -1,0 +1,324 @@
+/* dxclcl.dll: attach, the unix calls, the callback thread and the extension functions. The
+ * entry points themselves are generated (../gen/thunks.c); the rules of the sharing extensions
+ * live in dxcl's OpenCL layer, reached through the unix side. */
+#define COBJMACROS
+#include "bridge.h"
+#include <initguid.h>
+#include <d3d10.h>
+#include <d3d11.h>
+#include <dxgi.h>
+#include <setupapi.h>
+#include <devguid.h>
+#include <devpropdef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+typedef UINT64 unixlib_handle_t;
+typedef NTSTATUS (WINAPI *unix_call_fn)(unixlib_handle_t, unsigned int, void *);
+typedef NTSTATUS (WINAPI *query_memory_fn)(HANDLE, const void *, ULONG, void *, SIZE_T, SIZE_T *);
+/* Wine's MEMORY_INFORMATION_CLASS for a builtin module's unix calls (Wine 8.0's contract). */
+#define MEMORY_WINE_UNIX_FUNCS 1000
+
+static unixlib_handle_t unix_handle;
+static unix_call_fn unix_call;
+
+_Static_assert(sizeof(struct dxcl_call) == 8 + 8 * DXCL_MAX_ARGS + 8, "struct dxcl_call");
+_Static_assert(sizeof(struct dxcl_callback) == 64, "struct dxcl_callback");
+_Static_assert(sizeof(DXGI_ADAPTER_DESC1) == 312, "DXGI_ADAPTER_DESC1");
+_Static_assert(offsetof(struct dxcl_adapter_facts, dxvk_known) == 320, "facts");
+_Static_assert(offsetof(struct dxcl_adapter_facts, vulkan) == 368, "facts");
+_Static_assert(offsetof(struct dxcl_device_ids, facts) == 56, "device ids");
+_Static_assert(sizeof(struct dxcl_extension) == 24, "extension");
+
+static NTSTATUS call_unix(unsigned int code, void *params)
+{
+    if (!unix_call) return 0xC0000001; /* STATUS_UNSUCCESSFUL: no unix side */
+    return unix_call(unix_handle, code, params);
+}
+
+BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, void *reserved)
+{
+    (void)reserved;
+    if (reason == DLL_PROCESS_ATTACH)
+    {
+        HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+        query_memory_fn query = (query_memory_fn)(void *)GetProcAddress(ntdll, "NtQueryVirtualMemory");
+        DisableThreadLibraryCalls(instance);
+        unix_call = (unix_call_fn)(void *)GetProcAddress(ntdll, "__wine_unix_call");
+        /* Without its unix side (not run under Wine, or WINEDLLPATH unset) every entry point
+         * fails: clGetPlatformIDs answers CL_PLATFORM_NOT_FOUND_KHR. */
+        if (!query || !unix_call
+            || query(GetCurrentProcess(), instance, MEMORY_WINE_UNIX_FUNCS, &unix_handle,
+                     sizeof(unix_handle), NULL))
+            unix_call = NULL;
+    }
+    return TRUE;
+}
+
+void dxcl_unix_call(struct dxcl_call *call)
+{
+    if (call_unix(DXCL_UNIX_CALL, call))
+    {
+        /* No host OpenCL: no platform; every other call has no valid object to act on. */
+        call->ret = call->fn == DXCL_FN_clGetPlatformIDs ? (UINT64)(INT64)-1001 /* CL_PLATFORM_NOT_FOUND_KHR */
+                                                          : (UINT64)(INT64)CL_INVALID_OPERATION;
+        if (call->fn == DXCL_FN_clGetPlatformIDs && call->args[2])
+            *(cl_uint *)(ULONG_PTR)call->args[2] = 0;
+    }
+}
+
+/* The callback thread: waits on the unix side for the next callback and runs it. */
+static DWORD WINAPI callback_thread(void *unused)
+{
+    struct dxcl_callback cb = {0};
+    (void)unused;
+    for (;;)
+    {
+        if (call_unix(DXCL_UNIX_NEXT_CALLBACK, &cb)) return 0;
+        switch (cb.kind)
+        {
+        case DXCL_CB_CONTEXT_NOTIFY:
+            ((void (CL_CALLBACK *)(const char *, const void *, size_t, void *))(ULONG_PTR)cb.fn)(
+                (const char *)(ULONG_PTR)cb.args[0], (const void *)(ULONG_PTR)cb.args[1],
+                (size_t)cb.args[2], (void *)(ULONG_PTR)cb.args[3]);
+            break;
+        case DXCL_CB_OBJECT:
+            ((void (CL_CALLBACK *)(void *, void *))(ULONG_PTR)cb.fn)(
+                (void *)(ULONG_PTR)cb.args[0], (void *)(ULONG_PTR)cb.args[1]);
+            break;
+        case DXCL_CB_EVENT:
+            ((void (CL_CALLBACK *)(cl_event, cl_int, void *))(ULONG_PTR)cb.fn)(
+                (cl_event)(ULONG_PTR)cb.args[0], (cl_int)cb.args[1], (void *)(ULONG_PTR)cb.args[2]);
+            break;
+        case DXCL_CB_SVM_FREE:
+            ((void (CL_CALLBACK *)(cl_command_queue, cl_uint, void **, void *))(ULONG_PTR)cb.fn)(
+                (cl_command_queue)(ULONG_PTR)cb.args[0], (cl_uint)cb.args[1],
+                (void **)(ULONG_PTR)cb.args[2], (void *)(ULONG_PTR)cb.args[3]);
+            break;
+        case DXCL_CB_NATIVE_KERNEL:
+            ((void (CL_CALLBACK *)(void *))(ULONG_PTR)cb.fn)((void *)(ULONG_PTR)cb.args[0]);
+            break;
+        }
+        cb.done = cb.id;
+    }
+}
+
+static INIT_ONCE callbacks_once = INIT_ONCE_STATIC_INIT;
+
+static BOOL CALLBACK start_thread(INIT_ONCE *once, void *param, void **context)
+{
+    HANDLE thread = CreateThread(NULL, 0, callback_thread, NULL, 0, NULL);
+    (void)once; (void)param; (void)context;
+    if (thread) CloseHandle(thread);
+    return TRUE;
+}
+
+void dxcl_start_callbacks(void)
+{
+    InitOnceExecuteOnce(&callbacks_once, start_thread, NULL, NULL);
+}
+
+/* --- Direct3D device lookup -------------------------------------------------------------- */
+
+/* DXVK's IDXGIVkInteropAdapter (dxgi_interfaces.h): its Vulkan instance and physical device. */
+DEFINE_GUID(IID_IDXGIVkInteropAdapter, 0x3a6d8f2c, 0xb0e8, 0x4ab4, 0xb4, 0xdc, 0x4f, 0xd2, 0x48, 0x91, 0xbf, 0xa5);
+typedef struct IDXGIVkInteropAdapter IDXGIVkInteropAdapter;
+struct IDXGIVkInteropAdapterVtbl
+{
+    HRESULT (STDMETHODCALLTYPE *QueryInterface)(IDXGIVkInteropAdapter *, REFIID, void **);
+    ULONG (STDMETHODCALLTYPE *AddRef)(IDXGIVkInteropAdapter *);
+    ULONG (STDMETHODCALLTYPE *Release)(IDXGIVkInteropAdapter *);
+    void (STDMETHODCALLTYPE *GetVulkanHandles)(IDXGIVkInteropAdapter *, VkInstance *, VkPhysicalDevice *);
+};
+struct IDXGIVkInteropAdapter { const struct IDXGIVkInteropAdapterVtbl *lpVtbl; };
+
+/* Wine's device properties of a display GPU: its LUID, and the UUID of its Vulkan device. */
+DEFINE_DEVPROPKEY(DXCL_DEVPKEY_GPU_LUID, 0x60b193cb, 0x5276, 0x4d0f, 0x96, 0xfc, 0xf1, 0x73, 0xab, 0xad, 0x3e, 0xc6, 2);
+DEFINE_DEVPROPKEY(DXCL_DEVPKEY_GPU_VULKAN_UUID, 0x233a9ef3, 0xafc4, 0x4abd, 0xb5, 0x64, 0xc3, 0x2f, 0x21, 0xf1, 0x53, 0x5c, 2);
+
+static void vulkan_properties(PFN_vkGetPhysicalDeviceProperties2 props2, VkPhysicalDevice pd,
+                              struct dxcl_vulkan_device *out)
+{
+    VkPhysicalDeviceIDProperties id = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    VkPhysicalDeviceProperties2 p = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &id};
+    props2(pd, &p);
+    memcpy(out->uuid, id.deviceUUID, 16);
+    memcpy(out->luid, id.deviceLUID, 8);
+    out->luid_valid = id.deviceLUIDValid;
+    out->vendor = p.properties.vendorID;
+    out->device = p.properties.deviceID;
+    out->type = p.properties.deviceType;
+    lstrcpynA(out->name, p.properties.deviceName, sizeof(out->name));
+}
+
+/* The Vulkan devices winevulkan lists, and DXVK's physical device of `adapter` if it has one. */
+static void vulkan_facts(IDXGIAdapter *adapter, struct dxcl_adapter_facts *facts)
+{
+    static const VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "dxcl", 1, "dxcl", 1, VK_API_VERSION_1_1};
+    const VkInstanceCreateInfo info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app};
+    HMODULE vulkan = LoadLibraryA("vulkan-1.dll");
+    PFN_vkGetInstanceProcAddr gipa;
+    PFN_vkCreateInstance create;
+    IDXGIVkInteropAdapter *dxvk;
+    VkInstance instance;
+    VkPhysicalDevice devices[DXCL_MAX_VULKAN_DEVICES];
+    uint32_t count = DXCL_MAX_VULKAN_DEVICES;
+
+    if (!vulkan) return;
+    gipa = (PFN_vkGetInstanceProcAddr)(void *)GetProcAddress(vulkan, "vkGetInstanceProcAddr");
+    create = gipa ? (PFN_vkCreateInstance)(void *)gipa(NULL, "vkCreateInstance") : NULL;
+    if (SUCCEEDED(IDXGIAdapter_QueryInterface(adapter, &IID_IDXGIVkInteropAdapter, (void **)&dxvk)))
+    {
+        VkInstance dxvk_instance = NULL;
+        VkPhysicalDevice pd = NULL;
+        PFN_vkGetPhysicalDeviceProperties2 props2;
+        dxvk->lpVtbl->GetVulkanHandles(dxvk, &dxvk_instance, &pd);
+        props2 = dxvk_instance && gipa ? (PFN_vkGetPhysicalDeviceProperties2)(void *)gipa(dxvk_instance, "vkGetPhysicalDeviceProperties2") : NULL;
+        if (props2 && pd)
+        {
+            struct dxcl_vulkan_device d;
+            vulkan_properties(props2, pd, &d);
+            memcpy(facts->dxvk_uuid, d.uuid, 16);
+            facts->dxvk_known = 1;
+        }
+        dxvk->lpVtbl->Release(dxvk);
+    }
+    if (create && create(&info, NULL, &instance) == VK_SUCCESS)
+    {
+        PFN_vkEnumeratePhysicalDevices enumerate = (PFN_vkEnumeratePhysicalDevices)(void *)gipa(instance, "vkEnumeratePhysicalDevices");
+        PFN_vkGetPhysicalDeviceProperties2 props2 = (PFN_vkGetPhysicalDeviceProperties2)(void *)gipa(instance, "vkGetPhysicalDeviceProperties2");
+        PFN_vkDestroyInstance destroy = (PFN_vkDestroyInstance)(void *)gipa(instance, "vkDestroyInstance");
+        if (enumerate && props2 && enumerate(instance, &count, devices) >= 0)
+        {
+            for (uint32_t i = 0; i < count && i < DXCL_MAX_VULKAN_DEVICES; i++)
+                vulkan_properties(props2, devices[i], &facts->vulkan[i]);
+            facts->vulkan_count = count < DXCL_MAX_VULKAN_DEVICES ? count : DXCL_MAX_VULKAN_DEVICES;
+        }
+        if (destroy) destroy(instance, NULL);
+    }
+}
+
+/* The Vulkan UUID Wine records for the display GPU whose LUID is `luid`. */
+static void gpu_facts(LUID luid, struct dxcl_adapter_facts *facts)
+{
+    HDEVINFO set = SetupDiGetClassDevsW(&GUID_DEVCLASS_DISPLAY, NULL, NULL, DIGCF_PRESENT);
+    SP_DEVINFO_DATA dev = {sizeof(dev)};
+    if (set == INVALID_HANDLE_VALUE) return;
+    for (DWORD i = 0; SetupDiEnumDeviceInfo(set, i, &dev); i++)
+    {
+        DEVPROPTYPE type;
+        LUID gpu_luid;
+        BYTE uuid[16];
+        static const BYTE zero[16];
+        if (!SetupDiGetDevicePropertyW(set, &dev, &DXCL_DEVPKEY_GPU_LUID, &type, (BYTE *)&gpu_luid, sizeof(gpu_luid), NULL, 0)
+            || gpu_luid.LowPart != luid.LowPart || gpu_luid.HighPart != luid.HighPart)
+            continue;
+        if (SetupDiGetDevicePropertyW(set, &dev, &DXCL_DEVPKEY_GPU_VULKAN_UUID, &type, uuid, sizeof(uuid), NULL, 0)
+            && memcmp(uuid, zero, 16))
+        {
+            memcpy(facts->gpu_uuid, uuid, 16);
+            facts->gpu_known = 1;
+        }
+        break;
+    }
+    SetupDiDestroyDeviceInfoList(set);
+}
+
+/* What identifies the adapter behind `object` (an adapter, or a device of `version` 10 or 11). */
+static void adapter_facts(IUnknown *object, BOOL device, int version, struct dxcl_adapter_facts *facts)
+{
+    IDXGIAdapter *adapter = NULL;
+    IDXGIAdapter1 *adapter1;
+    if (device)
+    {
+        IUnknown *d3d;
+        IDXGIDevice *dxgi;
+        if (FAILED(IUnknown_QueryInterface(object, version == 10 ? &IID_ID3D10Device : &IID_ID3D11Device, (void **)&d3d)))
+            return;
+        if (SUCCEEDED(IUnknown_QueryInterface(d3d, &IID_IDXGIDevice, (void **)&dxgi)))
+        {
+            IDXGIDevice_GetAdapter(dxgi, &adapter);
+            IDXGIDevice_Release(dxgi);
+        }
+        IUnknown_Release(d3d);
+    }
+    else if (FAILED(IUnknown_QueryInterface(object, &IID_IDXGIAdapter, (void **)&adapter)))
+        adapter = NULL;
+    if (!adapter) return;
+    facts->is_adapter = 1;
+    if (SUCCEEDED(IDXGIAdapter_QueryInterface(adapter, &IID_IDXGIAdapter1, (void **)&adapter1)))
+    {
+        facts->has_desc1 = SUCCEEDED(IDXGIAdapter1_GetDesc1(adapter1, (DXGI_ADAPTER_DESC1 *)facts->desc));
+        IDXGIAdapter1_Release(adapter1);
+    }
+    if (!facts->has_desc1) IDXGIAdapter_GetDesc(adapter, (DXGI_ADAPTER_DESC *)facts->desc);
+    gpu_facts(((DXGI_ADAPTER_DESC1 *)facts->desc)->AdapterLuid, facts);
+    vulkan_facts(adapter, facts);
+    IDXGIAdapter_Release(adapter);
+}
+
+static cl_int device_ids(UINT32 ext, cl_platform_id platform, cl_uint source, void *object,
+                         cl_uint set, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+    struct dxcl_device_ids *p = calloc(1, sizeof(*p));
+    cl_int ret;
+    int version = ext % 2 ? 11 : 10;
+    cl_uint device_source = version == 10 ? 0x4010 : 0x4019, adapter_source = version == 10 ? 0x4011 : 0x401A;
+    if (!p) return CL_OUT_OF_HOST_MEMORY;
+    p->ext = ext;
+    p->platform = (ULONG_PTR)platform;
+    p->source = source;
+    p->object_null = !object;
+    p->set = set;
+    p->num_entries = num_entries;
+    p->devices = (ULONG_PTR)devices;
+    p->num_devices = (ULONG_PTR)num_devices;
+    if (object && (source == device_source || source == adapter_source))
+        adapter_facts(object, source == device_source, version, &p->facts);
+    ret = call_unix(DXCL_UNIX_DEVICE_IDS, p) ? CL_INVALID_PLATFORM : (cl_int)p->ret;
+    free(p);
+    return ret;
+}
+
+#define DEVICE_IDS(name, ext) \
+    static cl_int WINAPI name(cl_platform_id platform, cl_uint source, void *object, cl_uint set, \
+                              cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices) \
+    { return device_ids(ext, platform, source, object, set, num_entries, devices, num_devices); }
+DEVICE_IDS(get_device_ids_d3d10_khr, 0)
+DEVICE_IDS(get_device_ids_d3d11_khr, 1)
+DEVICE_IDS(get_device_ids_d3d10_nv, 2)
+DEVICE_IDS(get_device_ids_d3d11_nv, 3)
+
+/* The extension functions a Windows program can get: those wrapped here. */
+static const struct { const char *name; void *function; } extension_functions[] =
+{
+    {"clGetDeviceIDsFromD3D10KHR", get_device_ids_d3d10_khr},
+    {"clGetDeviceIDsFromD3D11KHR", get_device_ids_d3d11_khr},
+    {"clGetDeviceIDsFromD3D10NV", get_device_ids_d3d10_nv},
+    {"clGetDeviceIDsFromD3D11NV", get_device_ids_d3d11_nv},
+};
+
+static void *extension_function(cl_platform_id platform, const char *name)
+{
+    struct dxcl_extension p = {(ULONG_PTR)platform, (ULONG_PTR)name};
+    if (!name) return NULL;
+    for (size_t i = 0; i < ARRAYSIZE(extension_functions); i++)
+    {
+        if (strcmp(name, extension_functions[i].name)) continue;
+        /* Only where the host (dxcl's layer) has the function too. */
+        if (call_unix(DXCL_UNIX_EXTENSION, &p) || !p.present) return NULL;
+        return extension_functions[i].function;
+    }
+    return NULL;
+}
+
+void * WINAPI clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const char *func_name)
+{
+    return extension_function(platform, func_name);
+}
+
+void * WINAPI clGetExtensionFunctionAddress(const char *func_name)
+{
+    return extension_function(NULL, func_name);
+}

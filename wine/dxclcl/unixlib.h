@@ -1,0 +1,95 @@
+/* The contract between dxclcl.dll (Windows side) and dxclcl.so (unix side, crates/dxcl-wine):
+ * the unix calls and their parameter blocks. crates/dxcl-wine/src/unixlib.rs mirrors it, and its
+ * tests check the sizes and offsets written here. Both sides run in one address space, so pointers
+ * cross as they are. */
+#ifndef DXCL_WINE_UNIXLIB_H
+#define DXCL_WINE_UNIXLIB_H
+
+#include "../gen/calls.h"
+
+enum dxcl_unix_call
+{
+    DXCL_UNIX_CALL = 0,           /* struct dxcl_call: one core entry point */
+    DXCL_UNIX_NEXT_CALLBACK = 1,  /* struct dxcl_callback: wait for the next callback to run */
+    DXCL_UNIX_DEVICE_IDS = 2,     /* struct dxcl_device_ids: clGetDeviceIDsFromD3D1x{KHR,NV} */
+    DXCL_UNIX_EXTENSION = 3,      /* struct dxcl_extension: does the host have an extension function */
+};
+
+struct dxcl_call
+{
+    UINT32 fn;                    /* enum dxcl_entry_point */
+    UINT32 pad;
+    UINT64 args[DXCL_MAX_ARGS];   /* each argument widened to 64 bits */
+    UINT64 ret;
+};
+
+enum dxcl_callback_kind
+{
+    DXCL_CB_CONTEXT_NOTIFY = 1,   /* void (*)(const char *, const void *, size_t, void *) */
+    DXCL_CB_OBJECT = 2,           /* void (*)(handle, void *): destructors, builds, program release */
+    DXCL_CB_EVENT = 3,            /* void (*)(cl_event, cl_int, void *) */
+    DXCL_CB_SVM_FREE = 4,         /* void (*)(cl_command_queue, cl_uint, void **, void *) */
+    DXCL_CB_NATIVE_KERNEL = 5,    /* void (*)(void *) */
+};
+
+struct dxcl_callback
+{
+    UINT64 done;                  /* in: the id of the callback just run, 0 for none */
+    UINT64 id;                    /* out: this callback's id */
+    UINT32 kind;                  /* out: enum dxcl_callback_kind */
+    UINT32 pad;
+    UINT64 fn;                    /* out: the program's function */
+    UINT64 args[4];               /* out: its arguments */
+};
+
+#define DXCL_MAX_VULKAN_DEVICES 8
+
+/* What the Windows side learns of a DXGI adapter for the unix side to identify it. */
+struct dxcl_vulkan_device
+{
+    BYTE uuid[16];
+    BYTE luid[8];
+    UINT32 luid_valid;
+    UINT32 vendor;
+    UINT32 device;
+    UINT32 type;                  /* VkPhysicalDeviceType */
+    char name[256];
+};
+
+struct dxcl_adapter_facts
+{
+    UINT32 is_adapter;            /* the object is a DXGI adapter, or a device of the version */
+    UINT32 has_desc1;             /* desc came from IDXGIAdapter1::GetDesc1 */
+    BYTE desc[312];               /* DXGI_ADAPTER_DESC1 (or DXGI_ADAPTER_DESC, Flags 0) */
+    UINT32 dxvk_known;            /* IDXGIVkInteropAdapter named the physical device below */
+    UINT32 gpu_known;             /* the display GPU with the adapter's LUID gave a Vulkan UUID */
+    BYTE dxvk_uuid[16];
+    BYTE gpu_uuid[16];
+    UINT32 vulkan_count;
+    UINT32 pad;
+    struct dxcl_vulkan_device vulkan[DXCL_MAX_VULKAN_DEVICES];
+};
+
+struct dxcl_device_ids
+{
+    UINT32 ext;                   /* 0 KHR D3D10, 1 KHR D3D11, 2 NV D3D10, 3 NV D3D11 */
+    UINT32 source;
+    UINT64 platform;
+    UINT64 object_null;           /* the program passed NULL */
+    UINT32 set;
+    UINT32 num_entries;
+    UINT64 devices;
+    UINT64 num_devices;
+    INT64 ret;
+    struct dxcl_adapter_facts facts;
+};
+
+struct dxcl_extension
+{
+    UINT64 platform;              /* 0: clGetExtensionFunctionAddress */
+    UINT64 name;                  /* const char * */
+    UINT32 present;               /* out: the host's address is not NULL */
+    UINT32 pad;
+};
+
+#endif
