@@ -113,7 +113,7 @@ if want modes; then
     done
 fi
 # Upload memory and pieces (asked for by name): the frame pipeline once per DXCL_UPLOAD_MEMORY and
-# DXCL_UPLOAD_PIECE pair, rows a, c (adaptive) and d of each (docs/benchmarks.md, "Upload memory").
+# DXCL_UPLOAD_PIECE pair, rows a, c (adaptive) and d of each (docs/benchmarks.md; the H100 run: docs/results/frames-h100-2026-11-25.md).
 if named uploads; then
     for v in "cached 4194304" "uncached 4194304" "device 4194304" "uncached 0" "device 0" "uncached 1048576"; do
         # shellcheck disable=SC2086 # two words
