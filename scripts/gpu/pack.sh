@@ -72,4 +72,3 @@ if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
 fi
 du -sh "$out" .gl
 echo "packed: copy .gl and .carry to the NVIDIA machine's checkout and run there: sh .carry/gpu/run.sh"
-

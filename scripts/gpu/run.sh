@@ -84,7 +84,6 @@ elif want dxvk && [ -d "$g/dxvk" ]; then
         VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_DXVK_LIB="$d/lib" \
             timeout 120 "$g/bin/dxcl" demo --d3d dxvk --size 2048 --out "$out/dxvk-demo.png" 2>&1 | tee "$out/dxvk-demo.log"
         # A 4K DXVK texture's hand-off, staging against shadow copies
-
         # (shadows imported by NVIDIA's OpenCL with dxcl's Vulkan layer), in one run.
         VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_LOG=1 \
             timeout 120 "$d/handoff_bench" 2>"$out/dxvk-handoff.stderr" | tee "$out/dxvk-handoff.txt"
