@@ -1,7 +1,7 @@
 # dxcl — build, install, demo and test.
 #   make demo              main job: build, install into build/stage, run `dxcl demo`
-#   make test              everything CI runs (Rust tests, the dxcl crate's tests and examples,
-#                          generated-code check, C/C++ programs under valgrind, the OpenCL
+#   make test              everything CI runs (the documents' check, Rust tests, the dxcl crate's
+#                          tests and examples, generated-code check, C/C++ programs under valgrind, the OpenCL
 #                          conformance suite through the loader on PoCL, natively and under valgrind,
 #                          then on Mesa rusticl; the suite built with ASan+UBSan; the fuzzer's CI runs)
 #   make test-asan         the conformance suite built with ASan+UBSan, on PoCL with both adapters
@@ -22,7 +22,7 @@ RELEASE  := target/release
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect --suppressions=$(CURDIR)/tests/valgrind.supp
 
-.PHONY: all deps build install stage demo test test-rust test-crate test-gen test-c test-windows test-conformance lint clean \
+.PHONY: all deps build install stage demo test test-rust test-crate test-gen test-c test-windows test-conformance lint check-docs clean \
         fuzz test-fuzz test-asan
 
 # Every test and the demo run on PoCL alone, through an OCL_ICD_VENDORS directory holding only its
@@ -66,8 +66,13 @@ demo: deps stage build/icd-pocl
 	$(STAGE)/bin/dxcl info
 	DXCL_ADAPTER=software $(STAGE)/bin/dxcl demo --out build/demo.png
 
-test: deps build/icd-pocl lint test-gen test-rust test-crate stage test-c test-conformance test-asan test-fuzz
+test: deps build/icd-pocl lint check-docs test-gen test-rust test-crate stage test-c test-conformance test-asan test-fuzz
 	@echo "make test: all suites passed"
+
+# The documents speak of the product only: no words about how the work was organised, no absolute
+# path of a build machine (scripts/check-docs.sh prints each offending line as file:line).
+check-docs:
+	scripts/check-docs.sh
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -8,10 +8,9 @@
 #   build/dxvk/meson/                                                       meson's build folder
 #   build/dxvk/SOURCE                                                       which tree and tag built it
 #
-# The pinned tag is v2.3: the release of the user report of issue 12 (the layer's crash and the
-# preferred-device gap were seen on it), so the fixes are checked against the same code; it builds
-# with Debian 12's meson, glslang and SDL2. Later tags were not tried here. Another tag is refused
-# unless DXVK_TAG names it.
+# The pinned tag is v2.3: the release on which the layer's crash and the preferred-device gap were
+# reported, so the fixes are checked against the same code; it builds with Debian 12's meson,
+# glslang and SDL2. Later tags were not tried. Another tag is refused unless DXVK_TAG names it.
 #
 # SRC_DIR needs its submodules filled at their pinned commits (include/vulkan, include/spirv,
 # include/native/directx, subprojects/libdisplay-info): `git clone --recurse-submodules --branch v2.3

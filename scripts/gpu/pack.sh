@@ -1,7 +1,8 @@
 #!/bin/sh
-# Builds everything the GPU suite needs HERE and packs it into .carry/gpu (git-ignored), ready to be
-# carried to the GPU machine, which has no Rust. Also fetches the Vulkan/GL loader packages that
-# machine lacks into .gl (docs/gpu.md, "Running the GPU suite").
+# Builds everything the GPU suite needs on this (Debian, Rust) machine and packs it into .carry/gpu
+# (git-ignored); the Vulkan/GL loader packages an NVIDIA machine may lack go into .gl. Copy .carry and
+# .gl into the repository root on your NVIDIA machine, which needs no Rust, and run
+# `sh .carry/gpu/run.sh` there (docs/gpu.md, "Running the GPU suite on your NVIDIA machine").
 set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -29,16 +30,16 @@ mkdir -p "$out/lib" "$out/bin" "$out/conformance"
 cp build/stage/lib/libdxcl_d3d.so build/stage/lib/libdxcl_layer.so "$out/lib/"
 cp build/stage/bin/dxcl build/gpu/probe "$out/bin/"
 # The GPU machine's default libOpenCL.so.1 may be a loader without layer support (CUDA's copy):
-# carry this machine's ocl-icd, which loads OPENCL_LAYERS and honours OCL_ICD_VENDORS.
+# pack this machine's ocl-icd, which loads OPENCL_LAYERS and honours OCL_ICD_VENDORS.
 cp -L "$(ldconfig -p | sed -n 's/.*libOpenCL.so.1 (libc6,x86-64) => //p' | head -1)" "$out/lib/libOpenCL.so.1"
 cp tests/conformance/run.sh "$out/conformance/"
 for p in discovery contexts buffers textures acquire sync threads hostptr; do cp "build/conformance/$p" "$out/conformance/"; done
 cp scripts/gpu/run.sh scripts/gpu/stacks.sh "$out/"
-# Debug info is not needed there and would eat the 64 MiB carry limit.
+# Debug info is not needed there; stripped, the pack stays small to copy.
 strip --strip-debug "$out"/lib/*.so "$out"/bin/* "$out"/conformance/discovery "$out"/conformance/contexts \
     "$out"/conformance/buffers "$out"/conformance/textures "$out"/conformance/acquire "$out"/conformance/sync \
     "$out"/conformance/threads "$out"/conformance/hostptr
-# DXVK-native (issue 12), when it was built here (scripts/dxvk/build.sh, docs/dxvk.md): its
+# DXVK-native, when it was built here (scripts/dxvk/build.sh, docs/dxvk.md): its
 # libraries, the headless stand-in for SDL2 (the GPU machine has no X server and no SDL2), dxcl's
 # Vulkan layer, and the DXVK suite's programs. run.sh's "dxvk" part runs them.
 if [ -e build/dxvk/lib/libdxvk_d3d11.so ]; then
@@ -70,4 +71,4 @@ if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
     (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 fi
 du -sh "$out" .gl
-echo "packed: carry [.gl, .carry] and run: sh .carry/gpu/run.sh"
+echo "packed: copy .gl and .carry to the NVIDIA machine's checkout and run there: sh .carry/gpu/run.sh"

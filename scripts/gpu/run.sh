@@ -1,9 +1,10 @@
 #!/bin/sh
-# The GPU suite, run ON the GPU machine from the repository root after scripts/gpu/pack.sh packed
-# .carry/gpu here: the loaders, the NVIDIA OpenCL ICD, then the probe, `dxcl info`, the conformance
-# suite on the Vulkan adapter and the NVIDIA platform, the demo, the benchmark, the frame pipeline,
-# the fixed sync modes for contrast, and every program's exit status. Name parts to run only those (default: all).
-# Logs go to $OUT (the device tool brings them back) or build/gpu-out.
+# The GPU suite, run as root on your NVIDIA machine from the repository root, after
+# scripts/gpu/pack.sh packed .carry/gpu and .gl on a build machine and you copied both there: the
+# loaders, the NVIDIA OpenCL ICD, then the probe, `dxcl info`, the conformance suite on the Vulkan
+# adapter and the NVIDIA platform, the demo, the benchmark, the frame pipeline, the fixed sync modes
+# for contrast, and every program's exit status. Name parts to run only those (default: all).
+# Logs go to the folder OUT names (OUT=dir sh .carry/gpu/run.sh), default build/gpu-out.
 set -u
 g=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-build/gpu-out}
@@ -55,12 +56,12 @@ if want frames; then
         echo "frames: case d (Vulkan + OpenCL by hand) NOT measured: $(grep -E '^(- )?d\. |^\| d\. ' "$out/frames.md" | head -2 | tr '\n' ' ')"
     fi
 fi
-# DXVK-native on this GPU (issue 12; part of "all" when pack.sh found a DXVK build): dxcl info with
+# DXVK-native on this GPU (part of "all" when pack.sh found a DXVK build): dxcl info with
 # DXVK's adapters, dxcl's Vulkan layer on DXVK's device (no memory fd without it, an fd with it),
 # tests/dxvk/foreign.c, and the conformance suite with the staging strategy, headless
 # (tests/dxvk/headless_sdl.c stands in for SDL2: no X server here).
 if named dxvk && [ ! -d "$g/dxvk" ]; then
-    echo "dxvk: SKIPPED, NOTHING TESTED: no DXVK in .carry/gpu/dxvk (build it here first, then pack: docs/dxvk.md)"
+    echo "dxvk: SKIPPED, NOTHING TESTED: no DXVK in .carry/gpu/dxvk (build it on the build machine first, then pack: docs/dxvk.md)"
 elif want dxvk && [ -d "$g/dxvk" ]; then
     d=$g/dxvk
     mkdir -p /tmp/dxcl-vk-layer
@@ -82,7 +83,7 @@ elif want dxvk && [ -d "$g/dxvk" ]; then
         grep -E "clCreateFromD3D resource|dxclCreateSharedTexture2D|shared_texture:|^FAIL" "$out/dxvk-shared-texture.log" | head -8
         VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_DXVK_LIB="$d/lib" \
             timeout 120 "$g/bin/dxcl" demo --d3d dxvk --size 2048 --out "$out/dxvk-demo.png" 2>&1 | tee "$out/dxvk-demo.log"
-        # Issue 12 item 3's figure: a 4K DXVK texture's hand-off, staging against shadow copies
+        # A 4K DXVK texture's hand-off, staging against shadow copies
         # (shadows imported by NVIDIA's OpenCL with dxcl's Vulkan layer), in one run.
         VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_LOG=1 \
             timeout 120 "$d/handoff_bench" 2>"$out/dxvk-handoff.stderr" | tee "$out/dxvk-handoff.txt"
@@ -111,7 +112,7 @@ if want modes; then
     done
 fi
 # Upload memory and pieces (asked for by name): the frame pipeline once per DXCL_UPLOAD_MEMORY and
-# DXCL_UPLOAD_PIECE pair, rows a, c (adaptive) and d of each (docs/benchmarks.md, "Upload memory").
+# DXCL_UPLOAD_PIECE pair, rows a, c (adaptive) and d of each (docs/benchmarks.md; the H100 run: docs/results/frames-h100-2026-11-25.md).
 if named uploads; then
     for v in "cached 4194304" "uncached 4194304" "device 4194304" "uncached 0" "device 0" "uncached 1048576"; do
         # shellcheck disable=SC2086 # two words
@@ -122,7 +123,7 @@ if named uploads; then
         grep -E "^\| (a|c|d)\. " "$out/frames-$1-$2.md" | grep -v "sync=gpu\|sync=cpu" | cut -d'|' -f2,6,7,8,9,11
     done
 fi
-# NVIDIA's context teardown defect (asked for by name; docs/gpu.md, fourth run): the probe's
+# NVIDIA's context teardown defect (asked for by name; docs/gpu.md, "NVIDIA's context teardown defect"): the probe's
 # plain-OpenCL repetition of contexts.c's "context dies with its objects", three processes of four
 # rounds each, the marker's event let go of alone (0) or before a kept queue reference (1), without
 # the layer and then with it.
