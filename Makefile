@@ -70,6 +70,7 @@ test: deps build/icd-pocl lint test-gen test-rust test-crate stage test-c test-c
 	@echo "make test: all suites passed"
 
 lint:
+	python3 scripts/check-circles.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p dxcl --no-deps
