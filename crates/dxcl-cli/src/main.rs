@@ -24,7 +24,8 @@ mod sharing;
 use std::error::Error;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::error::{ContextKind, ContextValue};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// OpenCL's Direct3D 10/11 sharing on Linux: what is installed, a demo, and benchmarks.
 #[derive(Parser, Debug)]
@@ -90,9 +91,26 @@ fn ensure_layer() {
     }
 }
 
+/// The command line, or exit: --help and --version with status 0, a usage error with status 2 and
+/// the usage of the command it concerns (clap shows it for some errors only).
+fn parse() -> Cli {
+    Cli::try_parse().unwrap_or_else(|mut e| {
+        if e.use_stderr() && e.get(ContextKind::Usage).is_none() {
+            let mut cmd = Cli::command();
+            cmd.build();
+            let sub = std::env::args().nth(1);
+            let usage = match sub.and_then(|name| cmd.find_subcommand_mut(&name)) {
+                Some(sub) => sub.render_usage(),
+                None => cmd.render_usage(),
+            };
+            e.insert(ContextKind::Usage, ContextValue::StyledStr(usage));
+        }
+        e.exit()
+    })
+}
+
 fn main() -> ExitCode {
-    // Usage errors, --help and --version exit here (status 2 for errors, as before).
-    let cli = Cli::parse();
+    let cli = parse();
     ensure_layer();
     match cli.command.run() {
         Ok(()) => ExitCode::SUCCESS,
@@ -106,7 +124,6 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     fn args(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()
