@@ -75,6 +75,7 @@ check-docs:
 	scripts/check-docs.sh
 
 lint:
+	python3 scripts/check-circles.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p dxcl --no-deps

@@ -15,22 +15,55 @@ use session::{Kind, Session, Shape, Sharing};
 use stats::{measure, Budget, Summary, Timed};
 use std::time::Duration;
 
+/// Measures acquire + release of one shared object against the floor (an empty marker and
+/// clFinish), 4 KiB to 256 MiB, with the strategy the layer picks and with the staging copy.
+#[derive(clap::Args, Debug)]
 pub struct Options {
-    /// Sizes in bytes.
+    /// Sizes in bytes, comma-separated, binary units (4096, 4K, 64M, 1G).
+    #[arg(long, value_name = "4K,64K,...", value_delimiter = ',', value_parser = parse_size,
+          default_value = DEFAULT_SIZES)]
     pub sizes: Vec<u64>,
-    pub kinds: Vec<Kind>,
-    /// The minimum number of samples per case (`--iters`).
+    /// Which objects to share.
+    #[arg(long, value_enum, default_value_t = KindChoice::Both)]
+    pub kind: KindChoice,
+    /// The minimum number of samples per case.
+    #[arg(long = "iters", value_name = "N", default_value_t = 20, value_parser = positive)]
     pub min_samples: usize,
-    /// Time per case beyond which no more samples are taken (`--budget-ms`).
+    /// Time per case beyond which no more samples are taken.
+    #[arg(long = "budget-ms", value_name = "MS", default_value = "1000", value_parser = millis)]
     pub budget: Duration,
     /// Direct3D touches the resource before every K-th sample (0: never).
+    #[arg(long, value_name = "K", default_value_t = 4)]
     pub touch_every: usize,
+    /// Print the results as a Markdown table.
+    #[arg(long)]
     pub markdown: bool,
-    /// `D3D_DRIVER_TYPE_HARDWARE` (default) or `_WARP` (dxcl: the software adapter).
+    /// D3D_DRIVER_TYPE_HARDWARE, or _WARP (dxcl: the software adapter).
+    #[arg(long, value_enum, default_value_t = Driver::Hardware)]
     pub driver: Driver,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+impl Options {
+    /// The kinds of object `--kind` asked for.
+    pub fn kinds(&self) -> Vec<Kind> {
+        match self.kind {
+            KindChoice::Buffer => vec![Kind::Buffer],
+            KindChoice::Texture2d => vec![Kind::Texture2D],
+            KindChoice::Both => vec![Kind::Buffer, Kind::Texture2D],
+        }
+    }
+}
+
+/// `--kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KindChoice {
+    Buffer,
+    Texture2d,
+    Both,
+}
+
+/// `--driver`: which driver type the Direct3D device is created with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Driver {
     Hardware,
     Warp,
@@ -51,10 +84,6 @@ impl Driver {
         }
     }
 }
-
-pub const USAGE: &str =
-    "dxcl bench [--sizes 4K,64K,...] [--iters N] [--kind buffer|texture2d|both] \
-     [--budget-ms MS] [--touch-every K] [--driver hardware|warp] [--markdown]";
 
 const DEFAULT_SIZES: &str = "4K,16K,64K,256K,1M,4M,16M,64M,256M";
 const WARMUP: usize = 5;
@@ -81,66 +110,19 @@ fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("bad size {s:?}"))
 }
 
-pub fn parse(args: &[String]) -> Result<Options, String> {
-    let mut opts = Options {
-        sizes: DEFAULT_SIZES
-            .split(',')
-            .map(parse_size)
-            .collect::<Result<_, _>>()?,
-        kinds: vec![Kind::Buffer, Kind::Texture2D],
-        min_samples: 20,
-        budget: Duration::from_millis(1000),
-        touch_every: 4,
-        markdown: false,
-        driver: Driver::Hardware,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = || it.next().ok_or(format!("{a} needs a value"));
-        match a.as_str() {
-            "--sizes" => {
-                opts.sizes = value()?
-                    .split(',')
-                    .map(parse_size)
-                    .collect::<Result<_, _>>()?
-            }
-            "--iters" => {
-                let v = value()?;
-                opts.min_samples = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or(format!("bad --iters {v}"))?;
-            }
-            "--budget-ms" => {
-                let v = value()?;
-                opts.budget =
-                    Duration::from_millis(v.parse().map_err(|_| format!("bad --budget-ms {v}"))?);
-            }
-            "--touch-every" => {
-                let v = value()?;
-                opts.touch_every = v.parse().map_err(|_| format!("bad --touch-every {v}"))?;
-            }
-            "--kind" => {
-                opts.kinds = match value()?.as_str() {
-                    "buffer" => vec![Kind::Buffer],
-                    "texture2d" => vec![Kind::Texture2D],
-                    "both" => vec![Kind::Buffer, Kind::Texture2D],
-                    other => return Err(format!("bad --kind {other}")),
-                }
-            }
-            "--driver" => {
-                opts.driver = match value()?.as_str() {
-                    "hardware" => Driver::Hardware,
-                    "warp" => Driver::Warp,
-                    other => return Err(format!("bad --driver {other}")),
-                }
-            }
-            "--markdown" => opts.markdown = true,
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(opts)
+/// A count of at least 1 (`--iters`).
+fn positive(s: &str) -> Result<usize, String> {
+    s.parse()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{s:?} is not a count of 1 or more"))
+}
+
+/// Milliseconds (`--budget-ms`).
+fn millis(s: &str) -> Result<Duration, String> {
+    s.parse()
+        .map(Duration::from_millis)
+        .map_err(|_| format!("{s:?} is not a number of milliseconds"))
 }
 
 pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
@@ -197,7 +179,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let mut verified = 0usize;
     let mut seed = 0x5EED_0000u32;
     for &size in &opts.sizes {
-        for &kind in &opts.kinds {
+        for &kind in &opts.kinds() {
             let shape = Shape::for_bytes(kind, size)
                 .ok_or_else(|| format!("{} of {size} bytes is too large", kind.name()))?;
             if let Some(why) = session.unsupported(&shape) {
@@ -338,7 +320,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     for s in &seen {
         println!("{bullet}{}: {}", s.name(), s.evidence());
     }
-    if opts.kinds.contains(&Kind::Buffer) && failures.is_empty() {
+    if opts.kinds().contains(&Kind::Buffer) && failures.is_empty() {
         stall_report(&session, &opts.sizes, bullet)?;
     }
     if !failures.is_empty() {
@@ -396,6 +378,10 @@ mod tests {
         s.split_whitespace().map(String::from).collect()
     }
 
+    fn parse(args: &[String]) -> Result<Options, String> {
+        crate::parse_options(args)
+    }
+
     #[test]
     fn sizes_parse_with_binary_units() {
         assert_eq!(parse_size("4K"), Ok(4096));
@@ -414,12 +400,12 @@ mod tests {
         let o = parse(&[]).unwrap();
         assert_eq!(o.sizes.len(), 9);
         assert_eq!((o.sizes[0], o.sizes[8]), (4 << 10, 256 << 20));
-        assert_eq!(o.kinds, vec![Kind::Buffer, Kind::Texture2D]);
+        assert_eq!(o.kinds(), vec![Kind::Buffer, Kind::Texture2D]);
         assert_eq!(o.min_samples, 20);
         let o = parse(&args("--sizes 4K,1M --iters 3 --kind texture2d --markdown")).unwrap();
         assert_eq!(o.sizes, vec![4096, 1 << 20]);
         assert_eq!((o.min_samples, o.markdown), (3, true));
-        assert_eq!(o.kinds, vec![Kind::Texture2D]);
+        assert_eq!(o.kinds(), vec![Kind::Texture2D]);
         assert_eq!(o.driver, Driver::Hardware);
         assert_eq!(parse(&args("--driver warp")).unwrap().driver, Driver::Warp);
         assert!(parse(&args("--driver null")).is_err());

@@ -112,6 +112,20 @@ pub struct ClError {
 
 impl std::fmt::Display for ClError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.code == CL_PLATFORM_NOT_FOUND_KHR {
+            // What a new user meets first on a machine without an OpenCL driver: say what to do.
+            let vendors = std::env::var("OCL_ICD_VENDORS")
+                .map(|v| format!("OCL_ICD_VENDORS={v}"))
+                .unwrap_or_else(|_| "/etc/OpenCL/vendors".into());
+            return write!(
+                f,
+                "no OpenCL platform found ({} returned CL_PLATFORM_NOT_FOUND_KHR, {}): the \
+                 OpenCL loader found no platform driver (ICD) in {vendors}.\n\
+                 Install one: on Debian or Ubuntu, `apt install pocl-opencl-icd` (any CPU) or \
+                 your GPU vendor's OpenCL ICD, with the loader `ocl-icd-libopencl1`.",
+                self.call, self.code
+            );
+        }
         write!(f, "{} failed with {}", self.call, self.code)
     }
 }

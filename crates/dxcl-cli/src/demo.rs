@@ -18,15 +18,27 @@ use std::path::PathBuf;
 use std::ptr;
 use std::time::{Duration, Instant};
 
+/// Runs the main job: Direct3D 11 fills a texture, an OpenCL kernel inverts it where it lives, and
+/// the result, checked against the CPU, is written to a PNG file.
+#[derive(clap::Args, Debug)]
 pub struct Options {
+    /// Width and height of the texture in texels.
+    #[arg(long, value_name = "N", default_value_t = 512,
+          value_parser = clap::value_parser!(u32).range(1..=8192))]
     pub size: u32,
+    /// The PNG file to write.
+    #[arg(long, value_name = "FILE.png", default_value = "dxcl-demo.png")]
     pub out: PathBuf,
+    /// How the kernel meets the texture.
+    #[arg(long, value_enum, default_value_t = KernelChoice::Auto)]
     pub kernel: KernelChoice,
+    /// Whose Direct3D 11 runs the demo (dxvk: DXVK-native, found through DXCL_DXVK_LIB).
+    #[arg(long, value_enum, default_value_t = D3dChoice::Dxcl)]
     pub d3d: D3dChoice,
 }
 
 /// Whose Direct3D 11 the demo runs on (`--d3d`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum D3dChoice {
     /// dxcl's own runtime.
     Dxcl,
@@ -35,18 +47,8 @@ pub enum D3dChoice {
     Dxvk,
 }
 
-impl D3dChoice {
-    pub fn parse(s: &str) -> Option<D3dChoice> {
-        match s {
-            "dxcl" => Some(D3dChoice::Dxcl),
-            "dxvk" => Some(D3dChoice::Dxvk),
-            _ => None,
-        }
-    }
-}
-
 /// How the kernel meets the texture (`--kernel`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum KernelChoice {
     /// In place where the device has read-write images, else into a second texture.
     Auto,
@@ -54,17 +56,6 @@ pub enum KernelChoice {
     InPlace,
     /// The texture in, a second shared texture out.
     TwoTextures,
-}
-
-impl KernelChoice {
-    pub fn parse(s: &str) -> Option<KernelChoice> {
-        match s {
-            "auto" => Some(KernelChoice::Auto),
-            "in-place" => Some(KernelChoice::InPlace),
-            "two-textures" => Some(KernelChoice::TwoTextures),
-            _ => None,
-        }
-    }
 }
 
 /// Inverts red, green and blue; alpha stays. Exact in UNORM8: (255 - x) / 255 converts back to 255 - x.

@@ -28,20 +28,37 @@ use report::{Row, Samples, Summary};
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// Times the frame pipeline (Direct3D update, OpenCL blur, Direct3D copy) through dxcl, against
+/// OpenCL alone and against the manual host round trip.
+#[derive(clap::Args, Debug)]
 pub struct Options {
+    /// The frame's width and height in texels.
+    #[arg(long = "size", value_name = "WxH", default_value = "3840x2160", value_parser = parse_extent)]
     pub extent: Extent,
     /// Timed frames per case.
+    #[arg(long, value_name = "N", default_value_t = 120, value_parser = positive)]
     pub frames: usize,
     /// Check every N-th timed frame (and the first, untimed, and the last).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = positive)]
     pub verify_every: usize,
+    /// D3D_DRIVER_TYPE_HARDWARE, or _WARP (dxcl: the software adapter).
+    #[arg(long, value_enum, default_value_t = Driver::Hardware)]
     pub driver: Driver,
+    /// Print the results as a Markdown table.
+    #[arg(long)]
     pub markdown: bool,
     /// Where to write the SVG chart.
+    #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 }
 
-pub const USAGE: &str = "dxcl frames [--size WxH] [--frames N] [--verify-every N] \
-     [--driver hardware|warp] [--svg FILE] [--markdown]";
+/// A count of at least 1 (`--frames`, `--verify-every`).
+fn positive(s: &str) -> Result<usize, String> {
+    s.parse()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{s:?} is not a count of 1 or more"))
+}
 
 /// Distinct host frames, cycled: consecutive frames always differ.
 const RING: usize = 3;
@@ -55,57 +72,17 @@ const BLOCK: usize = 10;
 const FAULT_ENV: &str = "DXCL_FRAMES_FAULT";
 
 fn parse_extent(s: &str) -> Result<Extent, String> {
-    let bad = || format!("bad --size {s:?} (WxH, e.g. 3840x2160)");
+    let bad = || format!("{s:?} is not WxH (e.g. 3840x2160)");
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
     let w: u32 = w.trim().parse().map_err(|_| bad())?;
     let h: u32 = h.trim().parse().map_err(|_| bad())?;
     if w == 0 || h == 0 || w > 16384 || h > 16384 {
-        return Err(format!("--size {s}: each side must be 1..=16384"));
+        return Err(format!("{s}: each side must be 1..=16384"));
     }
     Ok(Extent {
         width: w,
         height: h,
     })
-}
-
-pub fn parse(args: &[String]) -> Result<Options, String> {
-    let mut opts = Options {
-        extent: Extent {
-            width: 3840,
-            height: 2160,
-        },
-        frames: 120,
-        verify_every: 10,
-        driver: Driver::Hardware,
-        markdown: false,
-        svg: None,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = || it.next().ok_or(format!("{a} needs a value"));
-        let count = |v: &String| -> Result<usize, String> {
-            v.parse()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or(format!("bad {a} {v}"))
-        };
-        match a.as_str() {
-            "--size" => opts.extent = parse_extent(value()?)?,
-            "--frames" => opts.frames = count(value()?)?,
-            "--verify-every" => opts.verify_every = count(value()?)?,
-            "--driver" => {
-                opts.driver = match value()?.as_str() {
-                    "hardware" => Driver::Hardware,
-                    "warp" => Driver::Warp,
-                    other => return Err(format!("bad --driver {other}")),
-                }
-            }
-            "--svg" => opts.svg = Some(PathBuf::from(value()?)),
-            "--markdown" => opts.markdown = true,
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(opts)
 }
 
 /// CPU time of the process and of this thread so far, in milliseconds.
@@ -619,6 +596,10 @@ mod tests {
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
+    }
+
+    fn parse(args: &[String]) -> Result<Options, String> {
+        crate::parse_options(args)
     }
 
     #[test]

@@ -1,14 +1,16 @@
-//! `dxcl`: the command line of the dxcl project.
+//! `dxcl`: the command line of the dxcl project (`dxcl --help`, `dxcl COMMAND --help`).
 //!
 //! - `dxcl info`: OpenCL platforms and devices, Direct3D adapters (dxcl's, and DXVK-native's when
 //!   `DXCL_DXVK_LIB` names its DXGI library), which extensions the layer adds where, and which
 //!   sharing strategy each (adapter, device) pairing gets.
-//! - `dxcl demo [--size N] [--out FILE] [--kernel auto|in-place|two-textures] [--d3d dxcl|dxvk]`: the main job on
-//!   the embedded default.
-//! - `dxcl bench [...]`: acquire + release against the floor, 4 KiB to 256 MiB, default strategy
+//! - `dxcl demo`: the main job on the embedded default.
+//! - `dxcl bench`: acquire + release against the floor, 4 KiB to 256 MiB, default strategy
 //!   and staging copy (`docs/benchmarks.md`).
-//! - `dxcl frames [...]`: the frame pipeline (Direct3D update, OpenCL blur, Direct3D copy) through
+//! - `dxcl frames`: the frame pipeline (Direct3D update, OpenCL blur, Direct3D copy) through
 //!   dxcl against OpenCL alone and against the manual host round trip (`docs/benchmarks.md`).
+//!
+//! A command is one variant of [`Command`] and one module: its options (a `clap::Args` struct,
+//! or a `clap::Subcommand` enum for a group of commands) and its `run`.
 
 mod bench;
 mod cl;
@@ -19,15 +21,52 @@ mod frames;
 mod info;
 mod sharing;
 
-use std::path::PathBuf;
+use std::error::Error;
 use std::process::ExitCode;
 
-fn usage() -> String {
-    format!(
-        "usage: dxcl info\n       dxcl demo [--size N] [--out FILE.png] [--kernel auto|in-place|two-textures] [--d3d dxcl|dxvk]\n       {}\n       {}",
-        bench::USAGE,
-        frames::USAGE
-    )
+use clap::error::{ContextKind, ContextValue};
+use clap::{CommandFactory, Parser, Subcommand};
+
+/// OpenCL's Direct3D 10/11 sharing on Linux: what is installed, a demo, and benchmarks.
+#[derive(Parser, Debug)]
+#[command(name = "dxcl", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// OpenCL platforms and devices, Direct3D adapters, which extensions the layer adds where,
+    /// and which sharing strategy each (adapter, device) pairing gets.
+    Info,
+    Demo(demo::Options),
+    Bench(bench::Options),
+    Frames(frames::Options),
+}
+
+impl Command {
+    fn run(self) -> Result<(), Box<dyn Error>> {
+        match self {
+            Command::Info => info::run(),
+            Command::Demo(opts) => demo::run(&opts),
+            Command::Bench(opts) => bench::run(&opts),
+            Command::Frames(opts) => frames::run(&opts),
+        }
+    }
+}
+
+/// A command's options from its arguments (for the commands' tests).
+#[cfg(test)]
+fn parse_options<T: clap::Args>(args: &[String]) -> Result<T, String> {
+    #[derive(Parser)]
+    struct One<T: clap::Args> {
+        #[command(flatten)]
+        options: T,
+    }
+    One::<T>::try_parse_from(std::iter::once("dxcl").chain(args.iter().map(String::as_str)))
+        .map(|one| one.options)
+        .map_err(|e| e.to_string())
 }
 
 /// Points the loader at the layer installed beside this program, unless the user chose one.
@@ -52,72 +91,28 @@ fn ensure_layer() {
     }
 }
 
-fn parse_demo(args: &[String]) -> Result<demo::Options, String> {
-    let mut opts = demo::Options {
-        size: 512,
-        out: PathBuf::from("dxcl-demo.png"),
-        kernel: demo::KernelChoice::Auto,
-        d3d: demo::D3dChoice::Dxcl,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--size" => {
-                let v = it.next().ok_or("--size needs a value")?;
-                opts.size = v.parse().map_err(|_| format!("bad size {v}"))?;
-                if !(1..=8192).contains(&opts.size) {
-                    return Err("--size must be 1..=8192".into());
-                }
-            }
-            "--out" => opts.out = PathBuf::from(it.next().ok_or("--out needs a value")?),
-            "--kernel" => {
-                let v = it.next().ok_or("--kernel needs a value")?;
-                opts.kernel = demo::KernelChoice::parse(v)
-                    .ok_or_else(|| format!("--kernel: auto, in-place or two-textures, not {v}"))?;
-            }
-            "--d3d" => {
-                let v = it.next().ok_or("--d3d needs a value")?;
-                opts.d3d = demo::D3dChoice::parse(v)
-                    .ok_or_else(|| format!("--d3d: dxcl or dxvk, not {v}"))?;
-            }
-            other => return Err(format!("unknown argument {other}")),
+/// The command line, or exit: --help and --version with status 0, a usage error with status 2 and
+/// the usage of the command it concerns (clap shows it for some errors only).
+fn parse() -> Cli {
+    Cli::try_parse().unwrap_or_else(|mut e| {
+        if e.use_stderr() && e.get(ContextKind::Usage).is_none() {
+            let mut cmd = Cli::command();
+            cmd.build();
+            let sub = std::env::args().nth(1);
+            let usage = match sub.and_then(|name| cmd.find_subcommand_mut(&name)) {
+                Some(sub) => sub.render_usage(),
+                None => cmd.render_usage(),
+            };
+            e.insert(ContextKind::Usage, ContextValue::StyledStr(usage));
         }
-    }
-    Ok(opts)
+        e.exit()
+    })
 }
 
 fn main() -> ExitCode {
+    let cli = parse();
     ensure_layer();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("info") => info::run(),
-        Some("demo") => match parse_demo(&args[1..]) {
-            Ok(opts) => demo::run(&opts),
-            Err(e) => {
-                eprintln!("dxcl: {e}\n{}", usage());
-                return ExitCode::from(2);
-            }
-        },
-        Some("bench") => match bench::parse(&args[1..]) {
-            Ok(opts) => bench::run(&opts),
-            Err(e) => {
-                eprintln!("dxcl: {e}\n{}", usage());
-                return ExitCode::from(2);
-            }
-        },
-        Some("frames") => match frames::parse(&args[1..]) {
-            Ok(opts) => frames::run(&opts),
-            Err(e) => {
-                eprintln!("dxcl: {e}\n{}", usage());
-                return ExitCode::from(2);
-            }
-        },
-        _ => {
-            eprintln!("{}", usage());
-            return ExitCode::from(2);
-        }
-    };
-    match result {
+    match cli.command.run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("dxcl: {e}");
@@ -134,6 +129,10 @@ mod tests {
         a.iter().map(|s| s.to_string()).collect()
     }
 
+    fn parse_demo(a: &[String]) -> Result<demo::Options, String> {
+        parse_options(a)
+    }
+
     #[test]
     fn demo_runs_on_dxcl_unless_told_dxvk() {
         assert_eq!(parse_demo(&[]).unwrap().d3d, demo::D3dChoice::Dxcl);
@@ -141,5 +140,32 @@ mod tests {
         assert_eq!((o.d3d, o.size), (demo::D3dChoice::Dxvk, 64));
         assert!(parse_demo(&args(&["--d3d", "wine"])).is_err());
         assert!(parse_demo(&args(&["--d3d"])).is_err());
+    }
+
+    #[test]
+    fn demo_options_keep_their_names_and_defaults() {
+        let o = parse_demo(&[]).unwrap();
+        assert_eq!((o.size, o.kernel), (512, demo::KernelChoice::Auto));
+        assert_eq!(o.out, std::path::PathBuf::from("dxcl-demo.png"));
+        let o = parse_demo(&args(&["--out", "x.png", "--kernel", "two-textures"])).unwrap();
+        assert_eq!(o.out, std::path::PathBuf::from("x.png"));
+        assert_eq!(o.kernel, demo::KernelChoice::TwoTextures);
+        let o = parse_demo(&args(&["--kernel", "in-place"])).unwrap();
+        assert_eq!(o.kernel, demo::KernelChoice::InPlace);
+        for bad in [
+            "--size 0",
+            "--size 8193",
+            "--size x",
+            "--kernel fast",
+            "--bogus",
+        ] {
+            let a: Vec<String> = bad.split(' ').map(String::from).collect();
+            assert!(parse_demo(&a).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
     }
 }

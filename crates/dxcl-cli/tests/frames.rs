@@ -233,6 +233,6 @@ fn bad_arguments_are_usage_errors() {
     for args in ["--size 12", "--frames 0", "--driver null", "--x"] {
         let o = frames(args, &[]);
         assert_eq!(o.status.code(), Some(2), "{args}");
-        assert!(String::from_utf8_lossy(&o.stderr).contains("dxcl frames [--size WxH]"));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("Usage: dxcl frames [OPTIONS]"));
     }
 }

@@ -67,3 +67,26 @@ fn a_library_that_is_not_dxvk_is_refused() {
     assert_eq!(lines.len(), 1, "{text}");
     assert!(lines[0].contains("has no CreateDXGIFactory1"), "{text}");
 }
+
+/// With no OpenCL platform installed, `dxcl info` names the cause and the package to install
+/// instead of a bare status code.
+#[test]
+fn no_opencl_platform_says_what_to_install() {
+    let o = Command::new(env!("CARGO_BIN_EXE_dxcl"))
+        .arg("info")
+        .env("OCL_ICD_VENDORS", "/nonexistent-empty-dir")
+        .env_remove("DXCL_DXVK_LIB")
+        .output()
+        .expect("dxcl runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no OpenCL platform found"), "{err}");
+    assert!(err.contains("CL_PLATFORM_NOT_FOUND_KHR"), "{err}");
+    assert!(
+        err.contains("OCL_ICD_VENDORS=/nonexistent-empty-dir"),
+        "{err}"
+    );
+    assert!(err.contains("pocl-opencl-icd"), "{err}");
+    assert!(err.contains("ocl-icd-libopencl1"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

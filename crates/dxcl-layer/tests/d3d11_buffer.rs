@@ -2,132 +2,15 @@
 //! buffer shared zero-copy (host pointer) and through the staging copy.
 
 #![allow(non_snake_case)] // CL and D3D names.
+#![allow(deprecated)] // clCreateCommandQueue, as OpenCL 1.2 applications call it.
 
-use std::ffi::c_void;
+mod support;
+
 use std::ptr::{null, null_mut};
-use std::sync::OnceLock;
 
 use dxcl_abi::*;
-use opencl_sys::{
-    cl_bool, cl_command_queue, cl_context, cl_context_properties, cl_device_id, cl_device_type,
-    cl_event, cl_int, cl_mem, cl_mem_flags, cl_platform_id, cl_uint, CL_CONTEXT_PLATFORM,
-    CL_DEVICE_TYPE_ALL, CL_SUCCESS, CL_TRUE,
-};
-
-type Id = *mut c_void;
-
-#[link(name = "OpenCL")]
-extern "C" {
-    fn clGetPlatformIDs(n: cl_uint, p: *mut cl_platform_id, ret: *mut cl_uint) -> cl_int;
-    fn clGetDeviceIDs(
-        p: cl_platform_id,
-        ty: cl_device_type,
-        n: cl_uint,
-        d: *mut cl_device_id,
-        ret: *mut cl_uint,
-    ) -> cl_int;
-    fn clGetExtensionFunctionAddressForPlatform(
-        p: cl_platform_id,
-        name: *const std::ffi::c_char,
-    ) -> Id;
-    fn clCreateContext(
-        props: *const cl_context_properties,
-        n: cl_uint,
-        d: *const cl_device_id,
-        f: Id,
-        u: Id,
-        err: *mut cl_int,
-    ) -> cl_context;
-    fn clReleaseContext(c: cl_context) -> cl_int;
-    fn clCreateCommandQueue(
-        c: cl_context,
-        d: cl_device_id,
-        p: u64,
-        err: *mut cl_int,
-    ) -> cl_command_queue;
-    fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int;
-    fn clReleaseMemObject(m: cl_mem) -> cl_int;
-    fn clGetMemObjectInfo(
-        m: cl_mem,
-        name: cl_uint,
-        size: usize,
-        value: Id,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clEnqueueReadBuffer(
-        q: cl_command_queue,
-        m: cl_mem,
-        b: cl_bool,
-        o: usize,
-        s: usize,
-        p: Id,
-        n: cl_uint,
-        w: *const cl_event,
-        e: *mut cl_event,
-    ) -> cl_int;
-    fn clEnqueueWriteBuffer(
-        q: cl_command_queue,
-        m: cl_mem,
-        b: cl_bool,
-        o: usize,
-        s: usize,
-        p: *const c_void,
-        n: cl_uint,
-        w: *const cl_event,
-        e: *mut cl_event,
-    ) -> cl_int;
-    fn clFinish(q: cl_command_queue) -> cl_int;
-}
-
-type CreateBuffer = unsafe extern "C" fn(cl_context, cl_mem_flags, Id, *mut cl_int) -> cl_mem;
-type Acquire = unsafe extern "C" fn(
-    cl_command_queue,
-    cl_uint,
-    *const cl_mem,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-) -> cl_int;
-
-fn setup() -> (cl_platform_id, cl_device_id) {
-    static FIRST: OnceLock<(usize, usize)> = OnceLock::new();
-    let (p, d) = *FIRST.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let layer = exe
-            .parent()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .join("libdxcl_layer.so");
-        // `cargo test` builds the library as an rlib only; the cdylib comes from `cargo build`
-        // (`make test-rust` runs it first). Without it the loader would skip the layer silently.
-        assert!(
-            layer.exists(),
-            "{} is missing: run `cargo build -p dxcl-layer` first",
-            layer.display()
-        );
-        std::env::set_var("OPENCL_LAYERS", layer);
-        let (mut p, mut d) = (null_mut(), null_mut());
-        // SAFETY: out pointers of the right size.
-        unsafe {
-            assert_eq!(clGetPlatformIDs(1, &mut p, null_mut()), CL_SUCCESS);
-            assert_eq!(
-                clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut d, null_mut()),
-                CL_SUCCESS
-            );
-        }
-        (p as usize, d as usize)
-    });
-    (p as cl_platform_id, d as cl_device_id)
-}
-
-fn ext<T>(p: cl_platform_id, name: &std::ffi::CStr) -> T {
-    // SAFETY: valid platform and name.
-    let f = unsafe { clGetExtensionFunctionAddressForPlatform(p, name.as_ptr()) };
-    assert!(!f.is_null());
-    // SAFETY: the layer's function of that name has signature T.
-    unsafe { std::mem::transmute_copy(&f) }
-}
+use opencl_sys::*;
+use support::*;
 
 fn d3d_buffer(device: *mut ID3D11Device, data: &[u8]) -> *mut ID3D11Buffer {
     let desc = D3D11_BUFFER_DESC {
@@ -170,35 +53,28 @@ fn strategy_tag(buf: *mut ID3D11Buffer) -> String {
 
 /// A D3D11 device of `driver` (HARDWARE: the default adapter; WARP: dxcl's software adapter) and
 /// the D3D11 context properties for it on platform `p`.
-fn d3d11_device(p: cl_platform_id, driver: D3D_DRIVER_TYPE) -> (*mut ID3D11Device, [isize; 5]) {
-    let mut device = null_mut();
-    // SAFETY: out pointers valid; no adapter.
-    let hr = unsafe {
-        dxcl_d3d::D3D11CreateDevice(
-            null_mut(),
-            driver,
-            null_mut(),
-            0,
-            null(),
-            0,
-            D3D11_SDK_VERSION,
-            &mut device,
-            null_mut(),
-            null_mut(),
-        )
-    };
-    assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
-    let props = [CL_CONTEXT_PLATFORM, p as isize, 0x401D, device as isize, 0];
+fn d3d11_device_props(
+    p: cl_platform_id,
+    driver: D3D_DRIVER_TYPE,
+) -> (*mut ID3D11Device, [isize; 5]) {
+    let (device, _) = d3d11_device(driver, false);
+    let props = [
+        CL_CONTEXT_PLATFORM,
+        p as isize,
+        CL_CONTEXT_D3D11_DEVICE_KHR,
+        device as isize,
+        0,
+    ];
     (device, props)
 }
 
 #[test]
 fn buffer_round_trip_both_strategies() {
     let (p, d) = setup();
-    let (device, props) = d3d11_device(p, D3D_DRIVER_TYPE_HARDWARE);
+    let (device, props) = d3d11_device_props(p, D3D_DRIVER_TYPE_HARDWARE);
     let mut err = 0;
     // SAFETY: valid property list and device.
-    let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
+    let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, None, null_mut(), &mut err) };
     assert_eq!(err, CL_SUCCESS);
     // SAFETY: valid context and device.
     let q = unsafe { clCreateCommandQueue(ctx, d, 0, &mut err) };
@@ -333,14 +209,14 @@ fn buffer_round_trip_both_strategies() {
 #[test]
 fn acquire_on_a_queue_of_another_context() {
     let (p, d) = setup();
-    let (device, props) = d3d11_device(p, D3D_DRIVER_TYPE_WARP);
+    let (device, props) = d3d11_device_props(p, D3D_DRIVER_TYPE_WARP);
     let mut err = 0;
     // Two contexts on the same D3D11 device, a queue on the second.
     // SAFETY: valid property list, device and out pointers.
     let (ctx, other, q) = unsafe {
-        let ctx = clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err);
+        let ctx = clCreateContext(props.as_ptr(), 1, &d, None, null_mut(), &mut err);
         assert_eq!(err, CL_SUCCESS);
-        let other = clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err);
+        let other = clCreateContext(props.as_ptr(), 1, &d, None, null_mut(), &mut err);
         assert_eq!(err, CL_SUCCESS);
         let q = clCreateCommandQueue(other, d, 0, &mut err);
         assert_eq!(err, CL_SUCCESS);
@@ -378,10 +254,10 @@ fn concurrent_acquires_and_releases_admit_exactly_one() {
     const THREADS: usize = 8;
     const ROUNDS: usize = 60;
     let (p, d) = setup();
-    let (device, props) = d3d11_device(p, D3D_DRIVER_TYPE_HARDWARE);
+    let (device, props) = d3d11_device_props(p, D3D_DRIVER_TYPE_HARDWARE);
     let mut err = 0;
     // SAFETY: valid property list and device.
-    let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
+    let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, None, null_mut(), &mut err) };
     assert_eq!(err, CL_SUCCESS);
     let create: CreateBuffer = ext(p, c"clCreateFromD3D11BufferKHR");
     let acquire: Acquire = ext(p, c"clEnqueueAcquireD3D11ObjectsKHR");

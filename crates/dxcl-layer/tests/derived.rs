@@ -4,21 +4,13 @@
 
 #![allow(non_snake_case)] // CL and D3D names.
 
-use std::ffi::c_void;
+mod support;
+
 use std::ptr::{null, null_mut};
-use std::sync::OnceLock;
 
 use dxcl_abi::*;
-use opencl_sys::{
-    cl_bool, cl_buffer_region, cl_command_queue, cl_context, cl_context_properties, cl_device_id,
-    cl_device_type, cl_event, cl_image_desc, cl_image_format, cl_int, cl_kernel, cl_mem,
-    cl_mem_flags, cl_mem_properties, cl_platform_id, cl_program, cl_uint,
-    CL_BUFFER_CREATE_TYPE_REGION, CL_CONTEXT_PLATFORM, CL_DEVICE_TYPE_ALL, CL_INVALID_MEM_OBJECT,
-    CL_MEM_HOST_PTR, CL_MEM_OBJECT_IMAGE1D_BUFFER, CL_MEM_OBJECT_IMAGE2D, CL_MEM_READ_WRITE,
-    CL_MEM_USE_HOST_PTR, CL_RGBA, CL_SUCCESS, CL_TRUE, CL_UNSIGNED_INT8,
-};
-
-type Id = *mut c_void;
+use opencl_sys::*;
+use support::*;
 
 /// CL_D3D11_RESOURCE_NOT_ACQUIRED_KHR, CL_D3D10_RESOURCE_NOT_ACQUIRED_KHR.
 const NOT_ACQUIRED_11: cl_int = -1009;
@@ -27,217 +19,6 @@ const NOT_ACQUIRED_10: cl_int = -1005;
 const INVALID_RESOURCE_11: cl_int = -1007;
 const CL_MEM_D3D11_RESOURCE: cl_uint = 0x401E;
 const BYTES: usize = 256;
-
-#[link(name = "OpenCL")]
-extern "C" {
-    fn clGetPlatformIDs(n: cl_uint, p: *mut cl_platform_id, ret: *mut cl_uint) -> cl_int;
-    fn clGetDeviceIDs(
-        p: cl_platform_id,
-        ty: cl_device_type,
-        n: cl_uint,
-        d: *mut cl_device_id,
-        ret: *mut cl_uint,
-    ) -> cl_int;
-    fn clGetExtensionFunctionAddressForPlatform(
-        p: cl_platform_id,
-        name: *const std::ffi::c_char,
-    ) -> Id;
-    fn clCreateContext(
-        props: *const cl_context_properties,
-        n: cl_uint,
-        d: *const cl_device_id,
-        f: Id,
-        u: Id,
-        err: *mut cl_int,
-    ) -> cl_context;
-    fn clReleaseContext(c: cl_context) -> cl_int;
-    fn clCreateCommandQueue(
-        c: cl_context,
-        d: cl_device_id,
-        p: u64,
-        err: *mut cl_int,
-    ) -> cl_command_queue;
-    fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int;
-    fn clCreateBuffer(
-        c: cl_context,
-        f: cl_mem_flags,
-        size: usize,
-        host: Id,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clCreateBufferWithProperties(
-        c: cl_context,
-        props: *const cl_mem_properties,
-        f: cl_mem_flags,
-        size: usize,
-        host: Id,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clCreateImage(
-        c: cl_context,
-        f: cl_mem_flags,
-        fmt: *const cl_image_format,
-        desc: *const cl_image_desc,
-        host: Id,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clCreateImageWithProperties(
-        c: cl_context,
-        props: *const cl_mem_properties,
-        f: cl_mem_flags,
-        fmt: *const cl_image_format,
-        desc: *const cl_image_desc,
-        host: Id,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clCreateImage2D(
-        c: cl_context,
-        f: cl_mem_flags,
-        fmt: *const cl_image_format,
-        w: usize,
-        h: usize,
-        pitch: usize,
-        host: Id,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clCreateSubBuffer(
-        m: cl_mem,
-        f: cl_mem_flags,
-        ty: cl_uint,
-        info: *const c_void,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clReleaseMemObject(m: cl_mem) -> cl_int;
-    fn clGetMemObjectInfo(
-        m: cl_mem,
-        name: cl_uint,
-        size: usize,
-        value: Id,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clEnqueueReadBuffer(
-        q: cl_command_queue,
-        m: cl_mem,
-        b: cl_bool,
-        o: usize,
-        s: usize,
-        p: Id,
-        n: cl_uint,
-        w: *const cl_event,
-        e: *mut cl_event,
-    ) -> cl_int;
-    fn clEnqueueReadImage(
-        q: cl_command_queue,
-        m: cl_mem,
-        b: cl_bool,
-        origin: *const usize,
-        region: *const usize,
-        row_pitch: usize,
-        slice_pitch: usize,
-        p: Id,
-        n: cl_uint,
-        w: *const cl_event,
-        e: *mut cl_event,
-    ) -> cl_int;
-    fn clCreateProgramWithSource(
-        c: cl_context,
-        n: cl_uint,
-        src: *const *const std::ffi::c_char,
-        len: *const usize,
-        err: *mut cl_int,
-    ) -> cl_program;
-    fn clBuildProgram(
-        p: cl_program,
-        n: cl_uint,
-        d: *const cl_device_id,
-        opts: *const std::ffi::c_char,
-        f: Id,
-        u: Id,
-    ) -> cl_int;
-    fn clCreateKernel(p: cl_program, name: *const std::ffi::c_char, err: *mut cl_int) -> cl_kernel;
-    fn clSetKernelArg(k: cl_kernel, i: cl_uint, size: usize, v: *const c_void) -> cl_int;
-    fn clEnqueueNDRangeKernel(
-        q: cl_command_queue,
-        k: cl_kernel,
-        dim: cl_uint,
-        off: *const usize,
-        global: *const usize,
-        local: *const usize,
-        n: cl_uint,
-        w: *const cl_event,
-        e: *mut cl_event,
-    ) -> cl_int;
-    fn clReleaseKernel(k: cl_kernel) -> cl_int;
-    fn clReleaseProgram(p: cl_program) -> cl_int;
-    fn clFinish(q: cl_command_queue) -> cl_int;
-}
-
-type CreateBuffer = unsafe extern "C" fn(cl_context, cl_mem_flags, Id, *mut cl_int) -> cl_mem;
-type Acquire = unsafe extern "C" fn(
-    cl_command_queue,
-    cl_uint,
-    *const cl_mem,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-) -> cl_int;
-
-fn setup() -> (cl_platform_id, cl_device_id) {
-    static FIRST: OnceLock<(usize, usize)> = OnceLock::new();
-    let (p, d) = *FIRST.get_or_init(|| {
-        // target/<profile>/deps/derived-… → target/<profile>/libdxcl_layer.so
-        let exe = std::env::current_exe().unwrap();
-        let layer = exe
-            .parent()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .join("libdxcl_layer.so");
-        assert!(
-            layer.exists(),
-            "{} is missing: run `cargo build -p dxcl-layer` first",
-            layer.display()
-        );
-        std::env::set_var("OPENCL_LAYERS", layer);
-        let (mut p, mut d) = (null_mut(), null_mut());
-        // SAFETY: out pointers of the right size.
-        unsafe {
-            assert_eq!(clGetPlatformIDs(1, &mut p, null_mut()), CL_SUCCESS);
-            assert_eq!(
-                clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut d, null_mut()),
-                CL_SUCCESS
-            );
-        }
-        (p as usize, d as usize)
-    });
-    (p as cl_platform_id, d as cl_device_id)
-}
-
-fn ext<T>(p: cl_platform_id, name: &std::ffi::CStr) -> T {
-    // SAFETY: valid platform and name.
-    let f = unsafe { clGetExtensionFunctionAddressForPlatform(p, name.as_ptr()) };
-    assert!(!f.is_null());
-    // SAFETY: the layer's function of that name has signature T.
-    unsafe { std::mem::transmute_copy(&f) }
-}
-
-/// A context on `d` with the D3D device property `prop` = `device`, and a queue.
-fn context(
-    p: cl_platform_id,
-    d: cl_device_id,
-    prop: isize,
-    device: Id,
-) -> (cl_context, cl_command_queue) {
-    let props = [CL_CONTEXT_PLATFORM, p as isize, prop, device as isize, 0];
-    let mut err = 0;
-    // SAFETY: valid property list, device and out pointer.
-    let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
-    assert_eq!(err, CL_SUCCESS);
-    // SAFETY: valid context and device.
-    let q = unsafe { clCreateCommandQueue(ctx, d, 0, &mut err) };
-    assert_eq!(err, CL_SUCCESS);
-    (ctx, q)
-}
 
 const RGBA8: cl_image_format = cl_image_format {
     image_channel_order: CL_RGBA,
@@ -356,7 +137,7 @@ fn kernel(ctx: cl_context, d: cl_device_id) -> (cl_program, cl_kernel) {
         let prog = clCreateProgramWithSource(ctx, 1, &src.as_ptr(), null(), &mut err);
         assert_eq!(err, CL_SUCCESS);
         assert_eq!(
-            clBuildProgram(prog, 1, &d, null(), null_mut(), null_mut()),
+            clBuildProgram(prog, 1, &d, null(), None, null_mut()),
             CL_SUCCESS
         );
         let k = clCreateKernel(prog, c"k".as_ptr(), &mut err);
@@ -368,24 +149,8 @@ fn kernel(ctx: cl_context, d: cl_device_id) -> (cl_program, cl_kernel) {
 #[test]
 fn derived_from_a_d3d11_buffer() {
     let (p, d) = setup();
-    let mut device = null_mut();
     // WARP: dxcl's software adapter, whose host memory gives the host-pointer strategy.
-    // SAFETY: out pointers valid; no adapter.
-    let hr = unsafe {
-        dxcl_d3d::D3D11CreateDevice(
-            null_mut(),
-            D3D_DRIVER_TYPE_WARP,
-            null_mut(),
-            0,
-            null(),
-            0,
-            D3D11_SDK_VERSION,
-            &mut device,
-            null_mut(),
-            null_mut(),
-        )
-    };
-    assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
+    let (device, _) = d3d11_device(D3D_DRIVER_TYPE_WARP, false);
     let (ctx, q) = context(p, d, 0x401D, device.cast());
     let create: CreateBuffer = ext(p, c"clCreateFromD3D11BufferKHR");
     let acquire: Acquire = ext(p, c"clEnqueueAcquireD3D11ObjectsKHR");
@@ -439,7 +204,12 @@ fn derived_from_a_d3d11_buffer() {
         let alias_props =
             clCreateBufferWithProperties(ctx, no_props.as_ptr(), flags, 64, host.add(64), &mut err);
         assert_eq!(err, CL_SUCCESS);
-        let alias_image = clCreateImage2D(ctx, flags, &RGBA8, BYTES / 4, 1, BYTES, host, &mut err);
+        // OpenCL 1.1's entry point, which applications still call (opencl-sys spells the
+        // format pointer mutable; the call only reads it).
+        let mut format = RGBA8;
+        #[allow(deprecated)]
+        let alias_image =
+            clCreateImage2D(ctx, flags, &mut format, BYTES / 4, 1, BYTES, host, &mut err);
         assert_eq!(err, CL_SUCCESS);
         let alias_sub = clCreateSubBuffer(
             alias,

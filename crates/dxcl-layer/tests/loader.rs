@@ -3,102 +3,21 @@
 //! reference count matter.
 
 #![allow(non_snake_case)] // CL function names.
+#![allow(deprecated)] // clCreateCommandQueue, as OpenCL 1.2 applications call it.
+
+mod support;
 
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
 
 use opencl_sys::*;
+use support::*;
 
-type Id = *mut c_void;
-
+// opencl-sys 0.6.5 declares clGetExtensionFunctionAddress without its return type.
 #[link(name = "OpenCL")]
 extern "C" {
-    fn clGetPlatformIDs(n: cl_uint, p: *mut cl_platform_id, ret: *mut cl_uint) -> cl_int;
-    fn clGetPlatformInfo(
-        p: cl_platform_id,
-        name: cl_uint,
-        size: usize,
-        value: *mut c_void,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clGetDeviceIDs(
-        p: cl_platform_id,
-        ty: cl_device_type,
-        n: cl_uint,
-        d: *mut cl_device_id,
-        ret: *mut cl_uint,
-    ) -> cl_int;
-    fn clGetDeviceInfo(
-        d: cl_device_id,
-        name: cl_uint,
-        size: usize,
-        value: *mut c_void,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clGetExtensionFunctionAddressForPlatform(
-        p: cl_platform_id,
-        name: *const c_char,
-    ) -> *mut c_void;
     fn clGetExtensionFunctionAddress(name: *const c_char) -> *mut c_void;
-    fn clCreateContext(
-        props: *const cl_context_properties,
-        n: cl_uint,
-        d: *const cl_device_id,
-        f: Id,
-        u: Id,
-        err: *mut cl_int,
-    ) -> cl_context;
-    fn clReleaseContext(c: cl_context) -> cl_int;
-    fn clGetContextInfo(
-        c: cl_context,
-        name: cl_uint,
-        size: usize,
-        value: *mut c_void,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clCreateBuffer(
-        c: cl_context,
-        f: cl_mem_flags,
-        size: usize,
-        host: Id,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clReleaseMemObject(m: cl_mem) -> cl_int;
-    fn clGetMemObjectInfo(
-        m: cl_mem,
-        name: cl_uint,
-        size: usize,
-        value: *mut c_void,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clCreateCommandQueue(
-        c: cl_context,
-        d: cl_device_id,
-        p: cl_bitfield,
-        err: *mut cl_int,
-    ) -> cl_command_queue;
-    fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int;
-    fn clGetEventInfo(
-        e: cl_event,
-        name: cl_uint,
-        size: usize,
-        value: *mut c_void,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clReleaseEvent(e: cl_event) -> cl_int;
-    fn clEnqueueReadBuffer(
-        q: cl_command_queue,
-        m: cl_mem,
-        b: cl_bool,
-        o: usize,
-        s: usize,
-        p: Id,
-        n: cl_uint,
-        w: *const cl_event,
-        e: *mut cl_event,
-    ) -> cl_int;
 }
 
 type GetIds = unsafe extern "C" fn(
@@ -110,16 +29,6 @@ type GetIds = unsafe extern "C" fn(
     *mut cl_device_id,
     *mut cl_uint,
 ) -> cl_int;
-type CreateBuffer = unsafe extern "C" fn(cl_context, cl_mem_flags, Id, *mut cl_int) -> cl_mem;
-type Acquire = unsafe extern "C" fn(
-    cl_command_queue,
-    cl_uint,
-    *const cl_mem,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-) -> cl_int;
-
 const NAMES: [&str; 24] = [
     "clGetDeviceIDsFromD3D10KHR",
     "clCreateFromD3D10BufferKHR",
@@ -146,51 +55,6 @@ const NAMES: [&str; 24] = [
     "clEnqueueAcquireD3D11ObjectsNV",
     "clEnqueueReleaseD3D11ObjectsNV",
 ];
-
-fn setup() -> (cl_platform_id, cl_device_id) {
-    // The loader and PoCL initialise on their first calls: make those on one thread, once.
-    static FIRST: OnceLock<(usize, usize)> = OnceLock::new();
-    let (p, d) = *FIRST.get_or_init(|| {
-        // target/<profile>/deps/loader-… → target/<profile>/libdxcl_layer.so
-        let exe = std::env::current_exe().unwrap();
-        let layer = exe
-            .parent()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .join("libdxcl_layer.so");
-        assert!(layer.exists(), "{} not built", layer.display());
-        // `cargo test` builds the library as an rlib only; the cdylib comes from `cargo build`
-        // (`make test-rust` runs it first). Without it the loader would skip the layer silently.
-        assert!(
-            layer.exists(),
-            "{} is missing: run `cargo build -p dxcl-layer` first",
-            layer.display()
-        );
-        std::env::set_var("OPENCL_LAYERS", layer);
-        let mut p = null_mut();
-        let mut d = null_mut();
-        // SAFETY: out pointers of the right size.
-        unsafe {
-            assert_eq!(clGetPlatformIDs(1, &mut p, null_mut()), CL_SUCCESS);
-            assert_eq!(
-                clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut d, null_mut()),
-                CL_SUCCESS
-            );
-        }
-        (p as usize, d as usize)
-    });
-    (p as cl_platform_id, d as cl_device_id)
-}
-
-fn ext<T>(p: cl_platform_id, name: &str) -> T {
-    let c = std::ffi::CString::new(name).unwrap();
-    // SAFETY: valid platform and name.
-    let f = unsafe { clGetExtensionFunctionAddressForPlatform(p, c.as_ptr()) };
-    assert!(!f.is_null(), "{name}");
-    // SAFETY: the layer returns the function with this name, whose signature T spells.
-    unsafe { std::mem::transmute_copy(&f) }
-}
 
 fn string(query: impl Fn(usize, *mut c_void, *mut usize) -> cl_int) -> String {
     let mut n = 0;
@@ -299,7 +163,7 @@ fn all_24_functions_are_reachable() {
 #[test]
 fn get_device_ids_argument_errors() {
     let (p, _) = setup();
-    let get: GetIds = ext(p, "clGetDeviceIDsFromD3D11KHR");
+    let get: GetIds = ext(p, c"clGetDeviceIDsFromD3D11KHR");
     let mut n = 0;
     let mut d = null_mut();
     // SAFETY: every pointer is valid or null as the cases need.
@@ -434,7 +298,7 @@ fn context_with_a_d3d11_device() {
     let list = props(p, dev, true);
     let mut err = 0;
     // SAFETY: a valid list, device and out pointer.
-    let ctx = unsafe { clCreateContext(list.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
+    let ctx = unsafe { clCreateContext(list.as_ptr(), 1, &d, None, null_mut(), &mut err) };
     assert_eq!(err, CL_SUCCESS);
     assert!(
         dev.refs.load(Ordering::SeqCst) > 1,
@@ -487,8 +351,8 @@ fn context_with_a_d3d11_device() {
     };
 
     // Acquire on this context: argument errors and the (0, NULL) no-op with an event.
-    let acquire: Acquire = ext(p, "clEnqueueAcquireD3D11ObjectsKHR");
-    let release: Acquire = ext(p, "clEnqueueReleaseD3D11ObjectsNV");
+    let acquire: Acquire = ext(p, c"clEnqueueAcquireD3D11ObjectsKHR");
+    let release: Acquire = ext(p, c"clEnqueueReleaseD3D11ObjectsNV");
     // SAFETY: valid context and device.
     let q = unsafe { clCreateCommandQueue(ctx, d, 0, &mut err) };
     assert_eq!(err, CL_SUCCESS);
@@ -581,10 +445,10 @@ fn context_with_a_d3d11_device() {
             CL_SUCCESS
         );
         // The fake device is not a D3D10 device: a D3D10 create on this context is refused.
-        let create10: CreateBuffer = ext(p, "clCreateFromD3D10BufferKHR");
+        let create10: CreateBuffer = ext(p, c"clCreateFromD3D10BufferKHR");
         assert_eq!(create10(ctx, 0, null_mut(), &mut err), null_mut());
         assert_eq!(err, CL_INVALID_CONTEXT);
-        let create11: CreateBuffer = ext(p, "clCreateFromD3D11BufferNV");
+        let create11: CreateBuffer = ext(p, c"clCreateFromD3D11BufferNV");
         assert_eq!(
             create11(ctx, CL_MEM_USE_HOST_PTR, null_mut(), &mut err),
             null_mut()
@@ -650,8 +514,7 @@ fn context_property_errors() {
     ];
     for (list, want) in cases {
         // SAFETY: valid lists and out pointers.
-        let ctx =
-            unsafe { clCreateContext(list.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
+        let ctx = unsafe { clCreateContext(list.as_ptr(), 1, &d, None, null_mut(), &mut err) };
         assert!(ctx.is_null());
         assert_eq!(err, want, "{list:x?}");
     }
@@ -668,9 +531,9 @@ fn no_d3d_context_passes_through() {
     let list = [CL_CONTEXT_PLATFORM, p as isize, 0];
     let mut err = 0;
     // SAFETY: valid list and out pointer.
-    let ctx = unsafe { clCreateContext(list.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
+    let ctx = unsafe { clCreateContext(list.as_ptr(), 1, &d, None, null_mut(), &mut err) };
     assert_eq!(err, CL_SUCCESS);
-    let acquire: Acquire = ext(p, "clEnqueueAcquireD3D11ObjectsNV");
+    let acquire: Acquire = ext(p, c"clEnqueueAcquireD3D11ObjectsNV");
     // SAFETY: valid context/device; a plain buffer.
     unsafe {
         let q = clCreateCommandQueue(ctx, d, 0, &mut err);

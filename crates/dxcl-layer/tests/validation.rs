@@ -4,61 +4,13 @@
 
 #![allow(non_snake_case)] // CL and D3D names.
 
-use std::ffi::c_void;
+mod support;
+
 use std::ptr::{null, null_mut};
 
 use dxcl_abi::*;
-use opencl_sys::{
-    cl_command_queue, cl_context, cl_context_properties, cl_device_id, cl_device_type, cl_event,
-    cl_int, cl_mem, cl_mem_flags, cl_platform_id, cl_uint, CL_CONTEXT_PLATFORM, CL_DEVICE_TYPE_ALL,
-    CL_SUCCESS,
-};
-
-type Id = *mut c_void;
-
-#[link(name = "OpenCL")]
-extern "C" {
-    fn clGetPlatformIDs(n: cl_uint, p: *mut cl_platform_id, ret: *mut cl_uint) -> cl_int;
-    fn clGetDeviceIDs(
-        p: cl_platform_id,
-        ty: cl_device_type,
-        n: cl_uint,
-        d: *mut cl_device_id,
-        ret: *mut cl_uint,
-    ) -> cl_int;
-    fn clGetExtensionFunctionAddressForPlatform(
-        p: cl_platform_id,
-        name: *const std::ffi::c_char,
-    ) -> Id;
-    fn clCreateContext(
-        props: *const cl_context_properties,
-        n: cl_uint,
-        d: *const cl_device_id,
-        f: Id,
-        u: Id,
-        err: *mut cl_int,
-    ) -> cl_context;
-    fn clReleaseContext(c: cl_context) -> cl_int;
-    fn clCreateCommandQueue(
-        c: cl_context,
-        d: cl_device_id,
-        p: u64,
-        err: *mut cl_int,
-    ) -> cl_command_queue;
-    fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int;
-    fn clReleaseMemObject(m: cl_mem) -> cl_int;
-    fn clFinish(q: cl_command_queue) -> cl_int;
-}
-
-type CreateBuffer = unsafe extern "C" fn(cl_context, cl_mem_flags, Id, *mut cl_int) -> cl_mem;
-type Acquire = unsafe extern "C" fn(
-    cl_command_queue,
-    cl_uint,
-    *const cl_mem,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-) -> cl_int;
+use opencl_sys::*;
+use support::*;
 
 /// Runs the ignored test `scenario` in a child process with `DXCL_VALIDATE` set to `validate`
 /// (unset for `None`) and `DXCL_STRATEGY` to `strategy`; returns its report lines.
@@ -93,41 +45,6 @@ fn run(scenario: &str, validate: Option<&str>, strategy: Option<&str>) -> Vec<St
         .collect()
 }
 
-/// The platform and device, with this layer loaded (see d3d11_buffer.rs).
-fn setup() -> (cl_platform_id, cl_device_id) {
-    let exe = std::env::current_exe().unwrap();
-    let layer = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("libdxcl_layer.so");
-    assert!(
-        layer.exists(),
-        "{} is missing: run `cargo build -p dxcl-layer` first",
-        layer.display()
-    );
-    std::env::set_var("OPENCL_LAYERS", layer);
-    let (mut p, mut d) = (null_mut(), null_mut());
-    // SAFETY: out pointers of the right size.
-    unsafe {
-        assert_eq!(clGetPlatformIDs(1, &mut p, null_mut()), CL_SUCCESS);
-        assert_eq!(
-            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut d, null_mut()),
-            CL_SUCCESS
-        );
-    }
-    (p, d)
-}
-
-fn ext<T>(p: cl_platform_id, name: &std::ffi::CStr) -> T {
-    // SAFETY: valid platform and name.
-    let f = unsafe { clGetExtensionFunctionAddressForPlatform(p, name.as_ptr()) };
-    assert!(!f.is_null());
-    // SAFETY: the layer's function of that name has signature T.
-    unsafe { std::mem::transmute_copy(&f) }
-}
-
 /// A device, its immediate context, a named DEFAULT buffer shared with a new OpenCL context, and
 /// a queue.
 struct Scene {
@@ -143,24 +60,7 @@ struct Scene {
 
 fn scene() -> Scene {
     let (p, d) = setup();
-    let mut device = null_mut();
-    let mut immediate = null_mut();
-    // SAFETY: out pointers valid; default adapter.
-    let hr = unsafe {
-        dxcl_d3d::D3D11CreateDevice(
-            null_mut(),
-            D3D_DRIVER_TYPE_HARDWARE,
-            null_mut(),
-            0,
-            null(),
-            0,
-            7,
-            &mut device,
-            null_mut(),
-            &mut immediate,
-        )
-    };
-    assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
+    let (device, immediate) = d3d11_device(D3D_DRIVER_TYPE_HARDWARE, true);
     let desc = D3D11_BUFFER_DESC {
         ByteWidth: 256,
         Usage: D3D11_USAGE_DEFAULT,
@@ -184,14 +84,8 @@ fn scene() -> Scene {
         );
         assert_eq!(hr, S_OK);
     }
-    let props = [CL_CONTEXT_PLATFORM, p as isize, 0x401D, device as isize, 0];
+    let (ctx, queue) = context(p, d, CL_CONTEXT_D3D11_DEVICE_KHR, device.cast());
     let mut err = 0;
-    // SAFETY: valid property list and device.
-    let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
-    assert_eq!(err, CL_SUCCESS);
-    // SAFETY: valid context and device.
-    let queue = unsafe { clCreateCommandQueue(ctx, d, 0, &mut err) };
-    assert_eq!(err, CL_SUCCESS);
     let create: CreateBuffer = ext(p, c"clCreateFromD3D11BufferKHR");
     // SAFETY: a live context and buffer of its device.
     let mem = unsafe { create(ctx, 0, buf.cast(), &mut err) };

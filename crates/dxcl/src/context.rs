@@ -271,7 +271,7 @@ impl<A: Api> Context<A> {
         if queue.context()? != self.context.get() {
             return Err(Error::InvalidContext);
         }
-        Ok(Queue::new(self, queue))
+        Ok(Queue::new(&self.entry, queue))
     }
 
     /// Shares a buffer (`clCreateFromD3D1xBuffer…`). The OpenCL buffer holds a reference to
@@ -354,10 +354,6 @@ impl<A: Api> Context<A> {
         Error::check(err)?;
         // SAFETY: a new memory object whose one reference the value takes over.
         Ok(unsafe { SharedImage::from_texture3d(mem, texture.clone(), subresource, shape) })
-    }
-
-    pub(crate) fn entry(&self) -> &EntryPoints {
-        &self.entry
     }
 }
 

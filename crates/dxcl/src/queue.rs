@@ -11,21 +11,28 @@ use opencl3::event::Event;
 use opencl3::memory::{Buffer, ClMem, Image};
 use opencl3::types::{cl_event, cl_mem, cl_uint};
 
-use crate::api::{Api, EnqueueObjects};
-use crate::context::Context;
+use crate::api::{Api, EnqueueObjects, EntryPoints};
+use crate::com::Com;
 use crate::error::{Error, Result};
 use crate::mem::{Shared, SharedBuffer, SharedImage, TOKEN};
 
-/// A command queue of a shared [`Context`], borrowed from `opencl3`
-/// ([`Context::queue`]), on which shared objects are acquired and released.
+/// A command queue of a shared [`Context`](crate::Context), borrowed from `opencl3`
+/// ([`Context::queue`](crate::Context::queue)), on which shared objects are acquired and released.
 pub struct Queue<'a, A: Api> {
-    context: &'a Context<A>,
+    // The context's entry points; the queue needs nothing else of it.
+    entry: &'a EntryPoints,
     queue: &'a CommandQueue,
+    // Borrowed from a context that holds the device: neither `Send` nor `Sync`, as the context.
+    _device: PhantomData<&'a Com<A::Device>>,
 }
 
 impl<'a, A: Api> Queue<'a, A> {
-    pub(crate) fn new(context: &'a Context<A>, queue: &'a CommandQueue) -> Queue<'a, A> {
-        Queue { context, queue }
+    pub(crate) fn new(entry: &'a EntryPoints, queue: &'a CommandQueue) -> Queue<'a, A> {
+        Queue {
+            entry,
+            queue,
+            _device: PhantomData,
+        }
     }
 
     /// The `opencl3` command queue.
@@ -57,10 +64,10 @@ impl<'a, A: Api> Queue<'a, A> {
         wait: &[cl_event],
     ) -> Result<Acquired<'g, A>> {
         let mems: Vec<cl_mem> = objects.iter().map(|o| o.raw_mem(TOKEN)).collect();
-        let event = enqueue(self.context.entry().acquire, self.queue, &mems, wait)?;
+        let event = enqueue(self.entry.acquire, self.queue, &mems, wait)?;
         Ok(Acquired {
             queue: self.queue,
-            release: self.context.entry().release,
+            release: self.entry.release,
             mems,
             event,
             released: false,

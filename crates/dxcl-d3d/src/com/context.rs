@@ -25,13 +25,13 @@ use std::sync::{Condvar, Mutex};
 use std::thread::ThreadId;
 
 use super::abi::*;
-use super::device::{child_get_device, Device, DeviceChild, IID_ID3D10MULTITHREAD};
 use super::guard::{guard, lock};
 use super::iid_in;
 use super::object::*;
 use super::private_data::*;
 use super::query::Query;
 use super::resource::{copy_resource, copy_subresource_region, Resource};
+use super::shared::{child_get_device, Device, DeviceChild, IID_ID3D10MULTITHREAD};
 use crate::core::TexelBox;
 
 /// The immediate context of a device.

@@ -2,61 +2,27 @@
 //! `IDxclInteropDevice` face and two reserved D3D10 faces, plus the creation logic
 //! (`D3D11CreateDevice`'s rules) that the D3D10 entry points reuse.
 
-use std::mem::offset_of;
 use std::ptr;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
-use std::sync::Arc;
 
 use super::abi::*;
-use super::context::Context;
+use super::context::{Context, CONTEXT_FACE};
 use super::dxgi::{Adapter, ADAPTER_FACE};
 use super::guard::guard;
+use super::interop::{INTEROP_DEVICE_VTBL, INTEROP_RESOURCE_VTBL};
 use super::object::*;
 use super::private_data::*;
 use super::query::Query;
 use super::resource::{InitData, Resource};
+pub use super::shared::{
+    child_get_device, Device, DeviceChild, D3D10_DEVICE_FACE, D3D10_MULTITHREAD_FACE, DEVICE_FACE,
+    DXGI_DEVICE_FACE, IID_ID3D10MULTITHREAD, INTEROP_DEVICE_FACE,
+};
 use super::{clear_out, desc_error, iid_in};
-use crate::backend::{Backend, BackendKind};
+use crate::backend::BackendKind;
 use crate::core::flags::BIND_DEPTH_STENCIL;
 use crate::core::format::{format, multisample_quality_levels};
 use crate::core::{Dimension, ResourceDesc};
-
-/// A Direct3D device on one adapter.
-#[repr(C)]
-pub struct Device {
-    d3d11: *const ID3D11DeviceVtbl,
-    dxgi: *const IDXGIDevice1Vtbl,
-    interop: *const IDxclInteropDeviceVtbl,
-    /// `ID3D10Device1` face, set by `com::d3d10` (null: the object does not answer D3D10 IIDs).
-    pub d3d10: *const c_void,
-    /// `ID3D10Multithread` face, set by `com::d3d10` (null as above).
-    pub d3d10_multithread: *const c_void,
-    refs: RefCounts,
-    private: PrivateData,
-    pub backend: Arc<dyn Backend>,
-    adapter: PrivateRef<Adapter>,
-    context: *mut Context,
-    pub feature_level: D3D_FEATURE_LEVEL,
-    pub creation_flags: u32,
-    /// `SetExceptionMode` flags (shared with the D3D10 face).
-    pub(crate) exception_mode: AtomicU32,
-    gpu_thread_priority: AtomicI32,
-    max_frame_latency: AtomicU32,
-    /// What OpenCL and the device's children hold of it, when validating (`com::validation`).
-    pub(crate) validation: super::validation::DeviceUse,
-}
-
-// SAFETY: vtable pointers refer to immutable statics; `context` is owned (private reference) and
-// its object is Send + Sync; the rest is Send + Sync or atomic.
-unsafe impl Send for Device {}
-// SAFETY: as above.
-unsafe impl Sync for Device {}
-
-pub const DEVICE_FACE: usize = offset_of!(Device, d3d11);
-pub const DXGI_DEVICE_FACE: usize = offset_of!(Device, dxgi);
-pub const INTEROP_DEVICE_FACE: usize = offset_of!(Device, interop);
-pub const D3D10_DEVICE_FACE: usize = offset_of!(Device, d3d10);
-pub const D3D10_MULTITHREAD_FACE: usize = offset_of!(Device, d3d10_multithread);
 
 // SAFETY: every offset in `faces` is a vtable pointer field; `face_for` returns only those, and
 // the D3D10 ones only once set.
@@ -119,17 +85,9 @@ unsafe impl ComObject for Device {
     }
     fn on_destroy(&mut self) {
         // SAFETY: the device owned the context's one private reference since `create`.
-        unsafe { release_private(self.context) };
+        unsafe { release_private(self.context() as *const Context) };
     }
 }
-
-/// `IID_ID3D10Multithread` ({9b7e4e00-342c-4106-a19f-4f2704f689f0}); not yet in `dxcl_abi`.
-pub const IID_ID3D10MULTITHREAD: GUID = GUID {
-    Data1: 0x9b7e4e00,
-    Data2: 0x342c,
-    Data3: 0x4106,
-    Data4: [0xa1, 0x9f, 0x4f, 0x27, 0x04, 0xf6, 0x89, 0xf0],
-};
 
 /// Feature levels this runtime creates, best first.
 pub const SUPPORTED_LEVELS: [D3D_FEATURE_LEVEL; 7] = [
@@ -260,7 +218,7 @@ impl Device {
         let device = into_raw(Device {
             d3d11: &DEVICE_VTBL,
             dxgi: &DXGI_DEVICE_VTBL,
-            interop: &super::interop::INTEROP_DEVICE_VTBL,
+            interop: &INTEROP_DEVICE_VTBL,
             d3d10: ptr::null(),
             d3d10_multithread: ptr::null(),
             refs: RefCounts::new_public(),
@@ -278,21 +236,21 @@ impl Device {
         let context = Context::create(device, flags & D3D11_CREATE_DEVICE_DEBUG as u32 != 0);
         // SAFETY: the device is not yet shared with anyone; setting its context before handing
         // it out is the last step of construction.
-        unsafe { (*device).context = context };
+        unsafe { (*device).context = face(context, CONTEXT_FACE) };
         device
     }
 
     /// The immediate context object.
     pub fn context(&self) -> &Context {
         // SAFETY: the device owns a private reference on its context until it is destroyed.
-        unsafe { &*self.context }
+        unsafe { object::<Context, _>(self.context, CONTEXT_FACE) }
     }
 
     /// Face pointer of the immediate context with a new public reference.
     pub fn immediate_context(&self) -> *mut ID3D11DeviceContext {
         let ctx = self.context();
         add_ref(ctx);
-        face(ctx, super::context::CONTEXT_FACE)
+        face(ctx, CONTEXT_FACE)
     }
 
     /// Creates a resource from a description (any API's, translated) and optional initial data,
@@ -318,7 +276,7 @@ impl Device {
             // Create*: "S_FALSE ... if the output pointer is NULL" after validation succeeds.
             return Ok(None);
         }
-        Resource::create(self, desc, layout, init).map(Some)
+        Resource::create(self, desc, layout, init, &INTEROP_RESOURCE_VTBL).map(Some)
     }
 
     /// `CheckFormatSupport` bits for a format, 0 when the runtime cannot create it at all.
@@ -375,33 +333,6 @@ impl Device {
         }
         bits
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Device children: every object that belongs to a device.
-
-/// An object that belongs to a device (for the shared `GetDevice`).
-pub trait DeviceChild: ComObject {
-    fn device(&self) -> &Device;
-}
-
-/// `ID3D11DeviceChild::GetDevice` of face `OFF` of a `T`.
-///
-/// # Safety
-/// `this` is face `OFF` of a live `T`; `out` is null or writable.
-pub unsafe extern "system" fn child_get_device<T: DeviceChild, I, const OFF: usize>(
-    this: *mut I,
-    out: *mut *mut ID3D11Device,
-) {
-    guard((), || {
-        if out.is_null() {
-            return;
-        }
-        // SAFETY: function contract.
-        let obj = unsafe { object::<T, I>(this, OFF) };
-        // SAFETY: non-null and writable (contract).
-        unsafe { hand_out(obj.device(), DEVICE_FACE, out) };
-    })
 }
 
 // ---------------------------------------------------------------------------------------------

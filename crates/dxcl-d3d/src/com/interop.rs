@@ -3,10 +3,10 @@
 
 use super::abi::*;
 use super::backend_error;
-use super::device::{Device, INTEROP_DEVICE_FACE};
 use super::guard::guard;
 use super::object::*;
 use super::resource::{Resource, INTEROP_FACE};
+use super::shared::{Device, INTEROP_DEVICE_FACE};
 use crate::backend::{BackendError, BackendKind, MemoryKind};
 use std::sync::atomic::{AtomicU64, Ordering};
 

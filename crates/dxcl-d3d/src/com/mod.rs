@@ -4,6 +4,7 @@
 //! - [`dxgi`]: factories and adapters; [`device`]: the device and its creation;
 //! - [`resource`]: buffers and textures (one object type for all, faces by dimension);
 //! - [`context`]: the immediate context; [`query`]: queries; [`interop`]: dxcl's interop faces;
+//! - [`shared`]: what the objects share (the device's layout, device children), where they meet;
 //! - [`d3d10`]: the D3D10 faces of the same objects;
 //! - [`validation`]: `DXCL_VALIDATE=1`, reports of misuse of resources shared with OpenCL.
 
@@ -18,6 +19,7 @@ pub mod object;
 pub mod private_data;
 pub mod query;
 pub mod resource;
+pub mod shared;
 pub mod validation;
 
 use abi::*;

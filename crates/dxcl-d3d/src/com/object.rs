@@ -342,3 +342,59 @@ pub const fn unknown_vtbl<T: ComObject, const OFF: usize>() -> IUnknownVtbl {
         Release: com_release::<T, IUnknown, OFF>,
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Private data methods, shared by every object's faces (the storage is `private_data`'s).
+
+/// `GetPrivateData` of face `OFF` of a `T` (D3D11, D3D10 and DXGI faces alike).
+///
+/// # Safety
+/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::get`].
+pub unsafe extern "system" fn get_private_data<T: ComObject, I, const OFF: usize>(
+    this: *mut I,
+    guid: *const GUID,
+    size: *mut u32,
+    data: *mut c_void,
+) -> HRESULT {
+    // SAFETY: function contract.
+    guard(E_FAIL, || unsafe {
+        object::<T, I>(this, OFF)
+            .private_data()
+            .get(guid, size, data)
+    })
+}
+
+/// `SetPrivateData` of face `OFF` of a `T`.
+///
+/// # Safety
+/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::set`].
+pub unsafe extern "system" fn set_private_data<T: ComObject, I, const OFF: usize>(
+    this: *mut I,
+    guid: *const GUID,
+    size: u32,
+    data: *const c_void,
+) -> HRESULT {
+    // SAFETY: function contract.
+    guard(E_FAIL, || unsafe {
+        object::<T, I>(this, OFF)
+            .private_data()
+            .set(guid, size, data)
+    })
+}
+
+/// `SetPrivateDataInterface` of face `OFF` of a `T`.
+///
+/// # Safety
+/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::set_interface`].
+pub unsafe extern "system" fn set_private_data_interface<T: ComObject, I, const OFF: usize>(
+    this: *mut I,
+    guid: *const GUID,
+    unk: *const IUnknown,
+) -> HRESULT {
+    // SAFETY: function contract.
+    guard(E_FAIL, || unsafe {
+        object::<T, I>(this, OFF)
+            .private_data()
+            .set_interface(guid, unk)
+    })
+}

@@ -1,5 +1,6 @@
-//! `SetPrivateData` / `SetPrivateDataInterface` / `GetPrivateData`, shared by every object (the
-//! D3D11, D3D10 and DXGI faces of one object share one store, as on Windows).
+//! The private data store of every object: `SetPrivateData` / `SetPrivateDataInterface` /
+//! `GetPrivateData` keep it (the D3D11, D3D10 and DXGI faces of one object share one store, as on
+//! Windows); their COM entry points are `object`'s.
 
 use std::ptr;
 use std::sync::Mutex;
@@ -163,60 +164,4 @@ impl Drop for PrivateData {
             }
         }
     }
-}
-
-use super::guard::guard;
-use super::object::{object, ComObject};
-
-/// `GetPrivateData` of face `OFF` of a `T` (D3D11, D3D10 and DXGI faces alike).
-///
-/// # Safety
-/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::get`].
-pub unsafe extern "system" fn get_private_data<T: ComObject, I, const OFF: usize>(
-    this: *mut I,
-    guid: *const GUID,
-    size: *mut u32,
-    data: *mut c_void,
-) -> HRESULT {
-    // SAFETY: function contract.
-    guard(E_FAIL, || unsafe {
-        object::<T, I>(this, OFF)
-            .private_data()
-            .get(guid, size, data)
-    })
-}
-
-/// `SetPrivateData` of face `OFF` of a `T`.
-///
-/// # Safety
-/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::set`].
-pub unsafe extern "system" fn set_private_data<T: ComObject, I, const OFF: usize>(
-    this: *mut I,
-    guid: *const GUID,
-    size: u32,
-    data: *const c_void,
-) -> HRESULT {
-    // SAFETY: function contract.
-    guard(E_FAIL, || unsafe {
-        object::<T, I>(this, OFF)
-            .private_data()
-            .set(guid, size, data)
-    })
-}
-
-/// `SetPrivateDataInterface` of face `OFF` of a `T`.
-///
-/// # Safety
-/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::set_interface`].
-pub unsafe extern "system" fn set_private_data_interface<T: ComObject, I, const OFF: usize>(
-    this: *mut I,
-    guid: *const GUID,
-    unk: *const IUnknown,
-) -> HRESULT {
-    // SAFETY: function contract.
-    guard(E_FAIL, || unsafe {
-        object::<T, I>(this, OFF)
-            .private_data()
-            .set_interface(guid, unk)
-    })
 }

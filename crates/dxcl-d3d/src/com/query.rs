@@ -8,11 +8,11 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use super::abi::*;
-use super::device::{child_get_device, Device, DeviceChild};
 use super::guard::{guard, lock};
 use super::iid_in;
 use super::object::*;
 use super::private_data::*;
+use super::shared::{child_get_device, Device, DeviceChild};
 use crate::backend::Fence;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

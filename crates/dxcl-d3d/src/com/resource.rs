@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use super::abi::*;
-use super::device::{child_get_device, Device, DeviceChild};
 use super::guard::{guard, lock};
 use super::object::*;
 use super::private_data::*;
+use super::shared::{child_get_device, Device, DeviceChild};
 use super::validation::{self, OpenClUse};
 use super::{backend_error, iid_in};
 use crate::backend::{Allocation, BackendKind, MapAccess};
@@ -240,12 +240,15 @@ impl Resource {
         Ok(())
     }
 
-    /// A new resource with one public reference, its memory allocated and initialised.
+    /// A new resource with one public reference, its memory allocated and initialised. `interop`
+    /// is the vtable of its `IDxclInteropResource` face: `com::interop`'s, which the device hands
+    /// over (that module builds on resources, so they do not name it).
     pub fn create(
         device: &Device,
         desc: ResourceDesc,
         layout: ResourceLayout,
         init: Option<&[InitData]>,
+        interop: &'static IDxclInteropResourceVtbl,
     ) -> Result<*mut Resource, HRESULT> {
         let allocation = device
             .backend
@@ -279,7 +282,7 @@ impl Resource {
         let res = into_raw(Resource {
             d3d11,
             dxgi: &DXGI_RESOURCE_VTBL,
-            interop: &super::interop::INTEROP_RESOURCE_VTBL,
+            interop,
             d3d10: ptr::null(),
             refs: RefCounts::new_public(),
             private: PrivateData::default(),

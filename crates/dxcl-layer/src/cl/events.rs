@@ -290,10 +290,15 @@ extern "C" fn completed(ev: cl_event, status: cl_int, data: *mut std::ffi::c_voi
     // A panic must not unwind into the platform.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
     // Perhaps the last reference, holding the context: not released on the platform's thread.
-    if pinned {
-        super::reaper::release_pinned_event(ev);
-    } else {
-        super::reaper::release_event(ev);
+    if !ev.is_null() {
+        let ev = ev as usize;
+        super::release_thread::later(Box::new(move || {
+            if pinned {
+                release_pinned(ev as cl_event);
+            } else {
+                release(ev as cl_event);
+            }
+        }));
     }
 }
 

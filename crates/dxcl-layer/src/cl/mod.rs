@@ -14,6 +14,7 @@ use opencl_sys::{cl_event, cl_int, cl_uint, CL_SUCCESS};
 pub(crate) mod events;
 pub(crate) mod info;
 pub(crate) mod reaper;
+pub(crate) mod release_thread;
 
 /// The table below the layer (leaked on purpose: calls in flight may still read it after a
 /// re-initialisation, so it must never be freed).

@@ -10,6 +10,7 @@ use dxcl_abi::{
     DXGI_ADAPTER_FLAG_SOFTWARE, HRESULT, LUID, SUCCEEDED,
 };
 
+pub use super::adapter_id::AdapterId;
 use super::com::{query_raw, ComPtr};
 
 /// Microsoft's PCI vendor id, which the software (WARP) adapter reports.
@@ -17,32 +18,6 @@ const VENDOR_MICROSOFT: u32 = 0x1414;
 /// `VK_VENDOR_ID_MESA`: Mesa's CPU Vulkan drivers (lavapipe) report it, and DXVK passes the
 /// Vulkan vendor id on as the DXGI one.
 const VENDOR_MESA: u32 = 0x10005;
-
-/// How an adapter is recognised among OpenCL devices.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AdapterId {
-    /// An adapter that runs on the CPU (software adapter, lavapipe): CPU devices with
-    /// host-unified memory.
-    Software,
-    /// A hardware adapter known by its device UUID (`CL_DEVICE_UUID_KHR`).
-    Uuid([u8; 16]),
-    /// A hardware adapter known by its LUID (`CL_DEVICE_LUID_KHR`), bytes as laid out in memory.
-    Luid([u8; 8]),
-}
-
-impl AdapterId {
-    /// Which OpenCL devices the rule prefers, as `dxcl info` prints it.
-    pub fn describe(&self) -> String {
-        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
-        match self {
-            AdapterId::Software => {
-                "runs on the CPU: CPU devices with host-unified memory".to_string()
-            }
-            AdapterId::Uuid(u) => format!("the device whose CL_DEVICE_UUID_KHR is {}", hex(u)),
-            AdapterId::Luid(l) => format!("the device whose CL_DEVICE_LUID_KHR is {}", hex(l)),
-        }
-    }
-}
 
 /// What told the layer how to pair an adapter with OpenCL devices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //! plus dxcl's optional interop interface.
 
 pub(crate) mod adapter;
+pub(crate) mod adapter_id;
 pub(crate) mod com;
 pub(crate) mod device;
 pub(crate) mod dxvk_com;

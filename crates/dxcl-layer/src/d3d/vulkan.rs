@@ -17,7 +17,7 @@ use std::ffi::{c_char, c_void};
 use ash::vk::{self, Handle};
 use dxcl_abi::IDXGIAdapter;
 
-use super::adapter::AdapterId;
+use super::adapter_id::AdapterId;
 use super::com::ComPtr;
 use super::dxvk_com::{IDXGIVkInteropAdapter, IDXGIVkInteropDevice};
 

@@ -11,7 +11,6 @@ use super::super::clear_out;
 use super::super::device::{read_init_data, Device, DeviceChild, D3D10_DEVICE_FACE};
 use super::super::guard::guard;
 use super::super::object::*;
-use super::super::private_data::*;
 use super::super::query::Query;
 use super::super::resource::{copy_resource, copy_subresource_region, Resource, D3D10_FACE};
 use super::{desc, query, resource};

@@ -6,7 +6,6 @@ use std::ptr;
 use super::super::abi::*;
 use super::super::guard::guard;
 use super::super::object::*;
-use super::super::private_data::*;
 use super::super::query::{Query, D3D10_QUERY_FACE};
 use super::child_get_device10;
 

@@ -8,7 +8,6 @@ use std::sync::atomic::Ordering;
 use super::super::abi::*;
 use super::super::guard::guard;
 use super::super::object::*;
-use super::super::private_data::*;
 use super::super::resource::{resource_dimension, Mapped, Resource, D3D10_FACE};
 use super::child_get_device10;
 use super::desc::misc_to_d3d10;
