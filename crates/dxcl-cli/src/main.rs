@@ -8,6 +8,7 @@
 //!   and staging copy (`docs/benchmarks.md`).
 //! - `dxcl frames`: the frame pipeline (Direct3D update, OpenCL blur, Direct3D copy) through
 //!   dxcl against OpenCL alone and against the manual host round trip (`docs/benchmarks.md`).
+//! - `dxcl wine install|uninstall|run|env|info`: the Wine bridge in a Wine prefix (`docs/wine.md`).
 //!
 //! A command is one variant of [`Command`] and one module: its options (a `clap::Args` struct,
 //! or a `clap::Subcommand` enum for a group of commands) and its `run`.
@@ -20,6 +21,7 @@ mod dxvk;
 mod frames;
 mod info;
 mod sharing;
+mod wine;
 
 use std::error::Error;
 use std::process::ExitCode;
@@ -43,6 +45,9 @@ enum Command {
     Demo(demo::Options),
     Bench(bench::Options),
     Frames(frames::Options),
+    /// dxcl's Wine bridge: the sharing extensions for Windows programs under Wine (docs/wine.md).
+    #[command(subcommand)]
+    Wine(wine::Wine),
 }
 
 impl Command {
@@ -52,6 +57,7 @@ impl Command {
             Command::Demo(opts) => demo::run(&opts),
             Command::Bench(opts) => bench::run(&opts),
             Command::Frames(opts) => frames::run(&opts),
+            Command::Wine(w) => w.run(),
         }
     }
 }

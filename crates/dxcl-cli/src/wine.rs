@@ -1,0 +1,240 @@
+//! `dxcl wine …`: dxcl's Wine bridge in a Wine prefix (docs/wine.md).
+//!
+//! - `install [PREFIX]`: puts `dxclcl.dll` and a forwarding `opencl.dll` into the prefix's
+//!   `system32` (Wine's own `opencl.dll` saved beside it) and sets the DLL override `opencl=native`;
+//! - `uninstall [PREFIX]`: undoes exactly that;
+//! - `run [--prefix PREFIX] PROGRAM [ARGS…]`: runs a Windows program with what the bridge needs in
+//!   its environment (`WINEDLLPATH`: where Wine finds the bridge's unix side; `OPENCL_LAYERS`: the
+//!   layer);
+//! - `env [PREFIX]`: prints that environment for a shell;
+//! - `info [PREFIX]`: what a Windows program in the prefix sees (platforms, devices, extensions,
+//!   the devices each DXGI adapter prefers).
+//!
+//! The bridge's files come from the installation (`lib/dxcl/wine` beside `bin/dxcl`, made by
+//! `make wine install`). Nothing outside the prefix changes: other prefixes keep Wine's `opencl.dll`.
+
+use std::error::Error;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The prefix's `opencl.dll` from before the install.
+const SAVED: &str = "opencl.dll.dxcl-saved";
+const OVERRIDES: &str = r"HKCU\Software\Wine\DllOverrides";
+
+#[derive(clap::Subcommand, Debug)]
+pub enum Wine {
+    /// Install the bridge into a Wine prefix (default: $WINEPREFIX, else ~/.wine; made if missing).
+    Install { prefix: Option<PathBuf> },
+    /// Remove the bridge from a prefix, restoring Wine's own opencl.dll.
+    Uninstall { prefix: Option<PathBuf> },
+    /// Run a Windows program with the bridge.
+    Run {
+        #[arg(long)]
+        prefix: Option<PathBuf>,
+        /// The Windows program, then its arguments.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        program: Vec<OsString>,
+    },
+    /// Print the environment the bridge needs, as shell exports.
+    Env { prefix: Option<PathBuf> },
+    /// What a Windows program in the prefix sees: platforms, devices, extensions, and the OpenCL
+    /// devices each DXGI adapter prefers.
+    Info { prefix: Option<PathBuf> },
+}
+
+/// Where the bridge's files are and which prefix and `wine` to use.
+struct Setup {
+    bridge: PathBuf,
+    prefix: PathBuf,
+    wine: PathBuf,
+}
+
+fn bridge_dir() -> Result<PathBuf, Box<dyn Error>> {
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().ok_or("no directory for this program")?;
+    let bridge = dir.join("../lib/dxcl/wine");
+    let needed = [
+        "x86_64-windows/dxclcl.dll",
+        "x86_64-unix/dxclcl.so",
+        "opencl.dll",
+        "dxcl-wine-info.exe",
+    ];
+    match needed.iter().find(|f| !bridge.join(f).is_file()) {
+        None => Ok(bridge.canonicalize()?),
+        Some(f) => Err(format!(
+            "the Wine bridge is not installed beside this program ({} is missing): build it with \
+             `make wine install PREFIX=…` in dxcl's source tree (it installs MinGW-w64 and Wine's \
+             tools through scripts/wine/deps.sh)",
+            bridge.join(f).display()
+        )
+        .into()),
+    }
+}
+
+fn wine_program() -> PathBuf {
+    if let Some(w) = std::env::var_os("DXCL_WINE") {
+        return PathBuf::from(w);
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("wine64"))
+            .find(|p| p.is_file())
+    });
+    // Debian's wine64 puts the program outside PATH.
+    on_path.unwrap_or_else(|| PathBuf::from("/usr/lib/wine/wine64"))
+}
+
+fn prefix_of(p: Option<PathBuf>) -> Result<PathBuf, Box<dyn Error>> {
+    if let Some(p) = p.or_else(|| std::env::var_os("WINEPREFIX").map(PathBuf::from)) {
+        return Ok(std::path::absolute(p)?);
+    }
+    let home = std::env::var_os("HOME").ok_or("neither a prefix, WINEPREFIX nor HOME is set")?;
+    Ok(PathBuf::from(home).join(".wine"))
+}
+
+fn setup(prefix: Option<PathBuf>) -> Result<Setup, Box<dyn Error>> {
+    Ok(Setup {
+        bridge: bridge_dir()?,
+        prefix: prefix_of(prefix)?,
+        wine: wine_program(),
+    })
+}
+
+impl Setup {
+    fn system32(&self) -> PathBuf {
+        self.prefix.join("drive_c/windows/system32")
+    }
+
+    /// `wine` in the prefix, with the bridge's environment.
+    fn wine(&self) -> Command {
+        let mut c = Command::new(&self.wine);
+        c.env("WINEPREFIX", &self.prefix);
+        for (k, v) in self.environment() {
+            c.env(k, v);
+        }
+        c
+    }
+
+    /// `WINEDLLPATH` (the bridge first) and `OPENCL_LAYERS` (the user's, else the installed layer).
+    fn environment(&self) -> Vec<(&'static str, OsString)> {
+        let mut dll_path = vec![self.bridge.clone()];
+        if let Some(old) = std::env::var_os("WINEDLLPATH") {
+            dll_path.extend(std::env::split_paths(&old));
+        }
+        let mut env = vec![(
+            "WINEDLLPATH",
+            std::env::join_paths(dll_path).unwrap_or_default(),
+        )];
+        let layer = std::env::var_os("OPENCL_LAYERS").or_else(|| {
+            let l = self.bridge.join("../../libdxcl_layer.so");
+            l.canonicalize().ok().map(OsString::from)
+        });
+        if let Some(l) = layer {
+            env.push(("OPENCL_LAYERS", l));
+        }
+        env
+    }
+
+    fn reg(&self, args: &[&str]) -> Result<(), Box<dyn Error>> {
+        let status = self.wine().arg("reg").args(args).output()?;
+        if status.status.success() {
+            Ok(())
+        } else {
+            Err(format!("`wine reg {}` failed", args.join(" ")).into())
+        }
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+fn install(s: &Setup) -> Result<(), Box<dyn Error>> {
+    let sys = s.system32();
+    if !sys.is_dir() {
+        println!("dxcl wine: making the prefix {}", s.prefix.display());
+        let status = s.wine().args(["wineboot", "-i"]).status()?;
+        if !status.success() || !sys.is_dir() {
+            return Err(
+                format!("wineboot could not make the prefix {}", s.prefix.display()).into(),
+            );
+        }
+    }
+    let ours = s.bridge.join("opencl.dll");
+    let current = sys.join("opencl.dll");
+    if current.exists() && !same_file(&current, &ours) && !sys.join(SAVED).exists() {
+        std::fs::rename(&current, sys.join(SAVED))?;
+    }
+    std::fs::copy(&ours, &current)?;
+    std::fs::copy(
+        s.bridge.join("x86_64-windows/dxclcl.dll"),
+        sys.join("dxclcl.dll"),
+    )?;
+    s.reg(&["add", OVERRIDES, "/v", "opencl", "/d", "native", "/f"])?;
+    println!(
+        "dxcl wine: installed in {}; run Windows programs with `dxcl wine run --prefix {} PROGRAM`, \
+         or with the environment `dxcl wine env` prints",
+        s.prefix.display(),
+        s.prefix.display()
+    );
+    Ok(())
+}
+
+fn uninstall(s: &Setup) -> Result<(), Box<dyn Error>> {
+    let sys = s.system32();
+    if !sys.join("dxclcl.dll").exists() {
+        return Err(format!("the bridge is not installed in {}", s.prefix.display()).into());
+    }
+    let current = sys.join("opencl.dll");
+    if sys.join(SAVED).exists() {
+        std::fs::rename(sys.join(SAVED), &current)?;
+    } else if same_file(&current, &s.bridge.join("opencl.dll")) {
+        std::fs::remove_file(&current)?;
+    }
+    std::fs::remove_file(sys.join("dxclcl.dll"))?;
+    // The override may already be gone; Wine's own opencl.dll is back either way.
+    let _ = s.reg(&["delete", OVERRIDES, "/v", "opencl", "/f"]);
+    println!("dxcl wine: removed from {}", s.prefix.display());
+    Ok(())
+}
+
+fn run_program(s: &Setup, program: &[OsString]) -> Result<(), Box<dyn Error>> {
+    if !s.system32().join("dxclcl.dll").exists() {
+        return Err(format!(
+            "the bridge is not installed in {}: run `dxcl wine install {}` first",
+            s.prefix.display(),
+            s.prefix.display()
+        )
+        .into());
+    }
+    let status = s.wine().args(program).status()?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(code) => Err(format!("the program exited with status {code}").into()),
+        None => Err("the program was killed by a signal".into()),
+    }
+}
+
+impl Wine {
+    pub fn run(self) -> Result<(), Box<dyn Error>> {
+        match self {
+            Wine::Install { prefix } => install(&setup(prefix)?),
+            Wine::Uninstall { prefix } => uninstall(&setup(prefix)?),
+            Wine::Run { prefix, program } => run_program(&setup(prefix)?, &program),
+            Wine::Env { prefix } => {
+                let s = setup(prefix)?;
+                println!("export WINEPREFIX='{}'", s.prefix.display());
+                for (k, v) in s.environment() {
+                    println!("export {k}='{}'", v.to_string_lossy());
+                }
+                Ok(())
+            }
+            Wine::Info { prefix } => {
+                let s = setup(prefix)?;
+                let info = s.bridge.join("dxcl-wine-info.exe");
+                run_program(&s, &[info.into_os_string()])
+            }
+        }
+    }
+}
