@@ -54,6 +54,9 @@ install: build
 	sed -e 's|@LIBRARY@|$(PREFIX)/lib/libdxcl_vk_layer.so|' crates/dxcl-vk-layer/dxcl_external_fd.json.in \
 	    > $(DESTDIR)$(PREFIX)/share/vulkan/explicit_layer.d/dxcl_external_fd.json
 	install -m 755 $(RELEASE)/dxcl $(DESTDIR)$(PREFIX)/bin/
+	# The Wine bridge (docs/wine.md), when `make wine` built it: `dxcl wine install` takes it from here.
+	if [ -d $(WINE_DIST) ]; then install -d $(DESTDIR)$(PREFIX)/lib/dxcl && \
+	    rm -rf $(DESTDIR)$(PREFIX)/lib/dxcl/wine && cp -R $(WINE_DIST) $(DESTDIR)$(PREFIX)/lib/dxcl/wine; fi
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)|g' \
 	    dxcl.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/dxcl.pc
 
@@ -155,6 +158,49 @@ fuzz: build/icd-pocl
 
 test-fuzz: build/icd-pocl
 	$(MAKE) --no-print-directory -C tests/fuzz ci
+
+# The Wine bridge (docs/wine.md): dxclcl.dll (MinGW-w64, marked as a Wine builtin by winebuild) with
+# its unix side dxclcl.so (crates/dxcl-wine), the opencl.dll that forwards to it, and
+# dxcl-wine-info.exe, laid out as `dxcl wine install` finds them (lib/dxcl/wine under the prefix).
+WINE_DIR  := build/wine
+WINE_DIST := $(WINE_DIR)/dist
+MINGW_CC  := x86_64-w64-mingw32-gcc
+WINEBUILD ?= $(shell command -v winebuild || echo /usr/lib/wine/winebuild)
+# The Khronos and Vulkan headers come from Debian's packages; MinGW must not see the rest of /usr/include.
+WINE_INC  := $(WINE_DIR)/inc
+WINE_CFLAGS := -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type -I$(WINE_INC)
+WINE_BRIDGE_SRC := wine/dxclcl/main.c wine/dxclcl/bridge.h wine/dxclcl/unixlib.h wine/gen/thunks.c wine/gen/calls.h wine/gen/dxclcl.def
+
+$(WINE_INC):
+	@scripts/wine/deps.sh
+	mkdir -p $@
+	ln -sfn /usr/include/CL $@/CL
+	ln -sfn /usr/include/vulkan $@/vulkan
+	ln -sfn /usr/include/vk_video $@/vk_video
+
+$(WINE_DIST)/x86_64-windows/dxclcl.dll: $(WINE_BRIDGE_SRC) | $(WINE_INC)
+	mkdir -p $(dir $@)
+	$(MINGW_CC) $(WINE_CFLAGS) -Iwine/dxclcl -shared -static-libgcc -o $@ wine/dxclcl/main.c wine/gen/thunks.c \
+	    wine/gen/dxclcl.def -lsetupapi
+	$(WINEBUILD) --builtin $@
+
+$(WINE_DIST)/opencl.dll: wine/opencl/forward.c wine/gen/opencl.def | $(WINE_INC)
+	mkdir -p $(dir $@)
+	$(MINGW_CC) $(WINE_CFLAGS) -shared -static-libgcc -o $@ $^
+
+$(WINE_DIST)/dxcl-wine-info.exe: wine/info/info.c $(WINE_DIST)/opencl.dll | $(WINE_INC)
+	$(MINGW_CC) $(WINE_CFLAGS) -o $@ $< -ld3d11 -ldxgi -L$(WINE_DIST) -l:opencl.dll
+
+wine: $(WINE_DIST)/x86_64-windows/dxclcl.dll $(WINE_DIST)/opencl.dll $(WINE_DIST)/dxcl-wine-info.exe
+	$(CARGO) build --release -p dxcl-wine
+	mkdir -p $(WINE_DIST)/x86_64-unix
+	cp $(RELEASE)/libdxclcl.so $(WINE_DIST)/x86_64-unix/dxclcl.so
+
+# Windows programs under Wine with the bridge installed in a fresh prefix, wined3d on llvmpipe under
+# Xvfb, PoCL on the unix side (scripts/wine/test.sh).
+test-wine: wine build/icd-pocl
+	@$(MAKE) --no-print-directory stage
+	scripts/wine/test.sh
 
 clean:
 	$(CARGO) clean

@@ -4,6 +4,7 @@
  * devices with the errors the specs name. Prints "N passed, M failed"; exits 1 on any failure. */
 #define COBJMACROS
 #define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS /* clGetExtensionFunctionAddress, which programs still call */
 #include <windows.h>
 #include <initguid.h>
 #include <d3d10.h>

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# make test-wine: Windows programs (MinGW-w64) run under Wine 8.0 with dxcl's bridge, in a fresh
+# prefix made and set up by `dxcl wine install`, wined3d on llvmpipe under Xvfb, PoCL (with dxcl's
+# layer) on the unix side. Then `dxcl wine uninstall` must give the prefix Wine's own opencl.dll
+# back. Run from `make test-wine`, which builds the bridge and stages dxcl first.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+dxcl=$root/build/stage/bin/dxcl
+out=$root/build/wine/tests
+mkdir -p "$out"
+# A crash must fail the run, not wait in Wine's debugger.
+export WINEPREFIX=$root/build/wine/prefix WINEDEBUG=-all WINEDLLOVERRIDES="winedbg.exe=d"
+cflags=(-O1 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type -I"$root/build/wine/inc")
+x86_64-w64-mingw32-gcc "${cflags[@]}" -o "$out/bridge.exe" tests/wine/bridge.c -ld3d10 -ld3d11 -ldxgi \
+    -L"$root/build/wine/dist" -l:opencl.dll
+# Wine keeps a server per prefix; stop ours however this script ends.
+wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
+trap '"$wineserver" -k >/dev/null 2>&1 || true' EXIT
+rm -rf "$WINEPREFIX"
+start=$(date +%s)
+timeout 300 xvfb-run -a "$dxcl" wine install "$WINEPREFIX"
+echo "test-wine: prefix made and bridge installed in $(($(date +%s) - start)) s"
+timeout 120 xvfb-run -a "$dxcl" wine info "$WINEPREFIX" | tee "$out/info.log"
+grep -q "extensions a Windows program can use:.*cl_khr_d3d11_sharing" "$out/info.log"
+grep -q "preferred OpenCL device: " "$out/info.log"
+timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$out/bridge.exe" | tee "$out/bridge.log"
+tr -d "\r" < "$out/bridge.log" | grep -q "^bridge: [0-9]* passed, 0 failed$"
+"$dxcl" wine uninstall "$WINEPREFIX"
+sys=$WINEPREFIX/drive_c/windows/system32
+if [ -e "$sys/dxclcl.dll" ] || [ -e "$sys/opencl.dll.dxcl-saved" ] || cmp -s "$sys/opencl.dll" build/wine/dist/opencl.dll; then
+    echo "test-wine: uninstall left the bridge in the prefix" >&2
+    exit 1
+fi
+if /usr/lib/wine/wine64 reg query 'HKCU\Software\Wine\DllOverrides' /v opencl >/dev/null 2>&1; then
+    echo "test-wine: uninstall left the opencl override" >&2
+    exit 1
+fi
+# Wine's own opencl.dll again: it hides the sharing extensions.
+timeout 120 xvfb-run -a /usr/lib/wine/wine64 build/wine/dist/dxcl-wine-info.exe > "$out/after-uninstall.log" 2>&1 || true
+if grep -q "d3d1._sharing" "$out/after-uninstall.log"; then
+    echo "test-wine: a program still sees the sharing extensions after uninstall" >&2
+    exit 1
+fi
+echo "test-wine: passed ($(($(date +%s) - start)) s)"
