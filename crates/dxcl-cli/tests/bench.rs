@@ -1,39 +1,23 @@
 //! `dxcl bench` end to end: the real binary, the real loader and layer, two small sizes, few
 //! samples. Checks the output's structure and that every object was verified, not the timings.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
+
+use support::{dxcl_with_layer, output, stdout_ok as stdout};
 
 fn dxcl(args: &str) -> Output {
     dxcl_with(args, &[])
 }
 
 fn dxcl_with(args: &str, env: &[(&str, &str)]) -> Output {
-    let exe = Path::new(env!("CARGO_BIN_EXE_dxcl"));
-    let layer = exe.with_file_name("libdxcl_layer.so");
-    assert!(
-        std::env::var_os("OPENCL_LAYERS").is_some() || layer.exists(),
-        "{} is missing: build the layer first (cargo build -p dxcl-layer)",
-        layer.display()
-    );
-    Command::new(exe)
-        .args(args.split_whitespace())
-        // Set on purpose: the bench must choose the strategy per object, not inherit it.
-        .env("DXCL_STRATEGY", "staging")
-        .envs(env.iter().copied())
-        .output()
-        .expect("dxcl runs")
-}
-
-fn stdout(o: &Output) -> String {
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "dxcl failed ({}):\n{text}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    text
+    output(
+        dxcl_with_layer(args)
+            // Set on purpose: the bench must choose the strategy per object, not inherit it.
+            .env("DXCL_STRATEGY", "staging")
+            .envs(env.iter().copied()),
+    )
 }
 
 /// The table's rows: lines that start with a kind.

@@ -1,19 +1,19 @@
 //! `dxcl demo` end to end: the real binary, loader and layer. The check is the demo's own (every
 //! pixel against the CPU); these tests add what it claims about copies, per adapter and kernel.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 
 fn demo(adapter: &str, kernel: &str, name: &str) -> Output {
-    let exe = Path::new(env!("CARGO_BIN_EXE_dxcl"));
-    let out: PathBuf =
-        std::env::temp_dir().join(format!("dxcl-demo-test-{}-{name}.png", std::process::id()));
-    let o = Command::new(exe)
-        .args(["demo", "--size", "96", "--kernel", kernel, "--out"])
-        .arg(&out)
-        .env("DXCL_ADAPTER", adapter)
-        .output()
-        .expect("dxcl runs");
+    let out = support::temp_file("demo-test", &format!("{name}.png"));
+    let o = support::output(
+        support::dxcl_with_layer("demo --size 96 --kernel")
+            .arg(kernel)
+            .arg("--out")
+            .arg(&out)
+            .env("DXCL_ADAPTER", adapter),
+    );
     let png = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
     let _ = std::fs::remove_file(&out);
     if o.status.success() {
@@ -23,13 +23,7 @@ fn demo(adapter: &str, kernel: &str, name: &str) -> Output {
 }
 
 fn stdout_ok(o: &Output) -> String {
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "dxcl demo failed ({}):\n{text}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = support::stdout_ok(o);
     assert!(text.contains("check: 0 of 9216 pixels wrong"), "{text}");
     text
 }

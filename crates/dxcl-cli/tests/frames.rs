@@ -1,44 +1,26 @@
 //! `dxcl frames` end to end: the real binary, loader and layer, a small frame, few frames. Checks
 //! the output's structure, the check of every case and that the check can fail; not the timings.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use support::{dxcl_with_layer, output, stdout_ok, temp_file};
 
 fn frames(args: &str, env: &[(&str, &str)]) -> Output {
-    let exe = Path::new(env!("CARGO_BIN_EXE_dxcl"));
-    let layer = exe.with_file_name("libdxcl_layer.so");
-    assert!(
-        std::env::var_os("OPENCL_LAYERS").is_some() || layer.exists(),
-        "{} is missing: build the layer first (cargo build -p dxcl-layer)",
-        layer.display()
-    );
-    Command::new(exe)
-        .arg("frames")
-        .args(args.split_whitespace())
-        // Set on purpose: each c case must set its own.
-        .env("DXCL_SYNC", "cpu")
-        .env_remove("DXCL_FRAMES_FAULT")
-        .envs(env.iter().copied())
-        .output()
-        .expect("dxcl runs")
-}
-
-fn stdout_ok(o: &Output) -> String {
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "dxcl frames failed ({}):\n{text}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    text
+    output(
+        dxcl_with_layer("frames")
+            .args(args.split_whitespace())
+            // Set on purpose: each c case must set its own.
+            .env("DXCL_SYNC", "cpu")
+            .env_remove("DXCL_FRAMES_FAULT")
+            .envs(env.iter().copied()),
+    )
 }
 
 fn svg_path(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!(
-        "dxcl-frames-test-{}-{name}.svg",
-        std::process::id()
-    ))
+    temp_file("frames-test", &format!("{name}.svg"))
 }
 
 /// The Markdown table's rows, split into cells.

@@ -3,25 +3,15 @@
 //! why the library named is not usable; the rest of the report is printed either way and the
 //! command succeeds.
 
-use std::path::Path;
-use std::process::Command;
+mod support;
 
 fn info(dxvk_lib: Option<&str>) -> String {
-    let exe = Path::new(env!("CARGO_BIN_EXE_dxcl"));
-    let mut cmd = Command::new(exe);
-    cmd.arg("info");
+    let mut cmd = support::dxcl_with_layer("info");
     match dxvk_lib {
         Some(v) => cmd.env("DXCL_DXVK_LIB", v),
         None => cmd.env_remove("DXCL_DXVK_LIB"),
     };
-    let o = cmd.output().expect("dxcl runs");
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "dxcl info failed ({}):\n{text}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = support::stdout_ok(&support::output(&mut cmd));
     assert!(text.contains("Direct3D adapters (dxcl runtime):"), "{text}");
     text
 }
@@ -72,12 +62,11 @@ fn a_library_that_is_not_dxvk_is_refused() {
 /// instead of a bare status code.
 #[test]
 fn no_opencl_platform_says_what_to_install() {
-    let o = Command::new(env!("CARGO_BIN_EXE_dxcl"))
-        .arg("info")
-        .env("OCL_ICD_VENDORS", "/nonexistent-empty-dir")
-        .env_remove("DXCL_DXVK_LIB")
-        .output()
-        .expect("dxcl runs");
+    let o = support::output(
+        support::dxcl("info")
+            .env("OCL_ICD_VENDORS", "/nonexistent-empty-dir")
+            .env_remove("DXCL_DXVK_LIB"),
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("no OpenCL platform found"), "{err}");

@@ -1,13 +1,12 @@
 //! The command line itself: `--help` for every command, `--version`, and usage errors that name
 //! the option and exit with status 2, before any OpenCL or Direct3D work.
 
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 
 fn dxcl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dxcl"))
-        .args(args)
-        .output()
-        .expect("dxcl runs")
+    support::output(support::dxcl("").args(args))
 }
 
 fn text(o: &Output) -> String {
