@@ -69,9 +69,13 @@ steps! {
     Callback: Layer, "completion callback (its work)";
     RecordEvent: Layer, "event table: record the command type (lock)";
     FinishCopies: Layer, "clFinish: the layer's copies (lock)";
+    StagingRows: Layer, "staging: rows between the shadow and the mapping (memcpy)";
     DeviceWorkDone: Runtime, "runtime: QueryDeviceWorkDone";
     WaitDeviceWork: Runtime, "runtime: WaitForDeviceWork";
     PendingWork: Runtime, "runtime: AddPendingWork (CPU ordering)";
+    StagingCopy: Runtime, "runtime: CopySubresourceRegion (staging resource)";
+    StagingMap: Runtime, "runtime: Map of the staging resource (waits for its copy)";
+    StagingUnmap: Runtime, "runtime: Unmap of the staging resource";
     ClAcquireExternal: Platform, "clEnqueueAcquireExternalMemObjectsKHR";
     ClReleaseExternal: Platform, "clEnqueueReleaseExternalMemObjectsKHR";
     ClMarker: Platform, "clEnqueueMarkerWithWaitList";
@@ -255,6 +259,7 @@ pub(crate) fn table() -> String {
             );
         }
         let mut by_side = [0u64; 3];
+        let acquires = t[Step::AcquireCall as usize][0].0;
         let _ = writeln!(out, "\n| step | by | calls | mean ns | total µs | share |");
         let _ = writeln!(out, "| --- | --- | ---: | ---: | ---: | ---: |");
         let mut rows: Vec<(Step, u64, u64)> = Step::ALL
@@ -275,13 +280,29 @@ pub(crate) fn table() -> String {
                 100.0 * ns as f64 / whole as f64
             );
         }
-        let _ = writeln!(
+        let share = |s: Side| 100.0 * by_side[s as usize] as f64 / whole as f64;
+        let _ = write!(
             out,
             "- by whom: dxcl layer {:.1} %, dxcl runtime {:.1} %, platform {:.1} %",
-            100.0 * by_side[Side::Layer as usize] as f64 / whole as f64,
-            100.0 * by_side[Side::Runtime as usize] as f64 / whole as f64,
-            100.0 * by_side[Side::Platform as usize] as f64 / whole as f64
+            share(Side::Layer),
+            share(Side::Runtime),
+            share(Side::Platform)
         );
+        if acquires > 0 {
+            // Per hand-off: everything above over the acquire calls (one acquire, one release
+            // and the clFinish after them per hand-off in `dxcl bench`).
+            let per = |ns: u64| ns as f64 / acquires as f64 / 1e3;
+            let _ = write!(
+                out,
+                "; per hand-off {:.2} µs: dxcl layer {:.2} µs, dxcl runtime {:.2} µs, platform \
+                 {:.2} µs",
+                per(whole),
+                per(by_side[Side::Layer as usize]),
+                per(by_side[Side::Runtime as usize]),
+                per(by_side[Side::Platform as usize])
+            );
+        }
+        let _ = writeln!(out);
     }
     out
 }
