@@ -288,14 +288,16 @@ fn release_objects(
         let (first, rest): (Vec<&Item>, Vec<&Item>) =
             items.iter().partition(|it| it.sharing.imports());
         for it in &first {
-            it.sharing.release(it.mem, &mut h)?;
+            trace::time(Step::StrategyRelease, || it.sharing.release(it.mem, &mut h))?;
         }
-        h.release_imports_now()?;
+        trace::time(Step::Finish, || h.release_imports_now())?;
         for it in &first {
-            it.sharing.release_commands(it.mem, &mut h)?;
+            trace::time(Step::StrategyRelease, || {
+                it.sharing.release_commands(it.mem, &mut h)
+            })?;
         }
         for it in &rest {
-            it.sharing.release(it.mem, &mut h)?;
+            trace::time(Step::StrategyRelease, || it.sharing.release(it.mem, &mut h))?;
         }
     } else {
         for it in items {
