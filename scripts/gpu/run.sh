@@ -41,6 +41,15 @@ if want conformance; then
 fi
 # Timed parts run without the layer's log: a line per hand-off would be part of what they time.
 if want bench; then DXCL_LOG=0 timeout "${BENCH_LIMIT:-300}" "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench.md"; fi
+# Where a hand-off's time goes (not part of "all"; docs/benchmarks.md, "Hand-off trace"): the bench
+# with DXCL_TRACE=handoff, each hand-off case's step table after its timed rounds. The trace's own
+# cost is in these timings: the figures come from `bench`.
+if named trace; then
+    DXCL_LOG=0 DXCL_TRACE=handoff timeout "${BENCH_LIMIT:-300}" "$g/bin/dxcl" bench --markdown \
+        --sizes "${TRACE_SIZES:-4K,4M,256M}" > "$out/bench-trace.md" 2>&1
+    echo "trace: exit status $?"
+    grep -E "^### |hand-offs \(|per hand-off|^\| (buffer|texture2d) .*(floor|default|staging|copies|platform)|^- (buffer|texture2d) " "$out/bench-trace.md"
+fi
 # The frame pipeline at 3840x2160 (docs/benchmarks.md): a. OpenCL alone, b. the host round trip,
 # c. dxcl with each DXCL_SYNC mode (it sets the variable per case), d. raw Vulkan + OpenCL external
 # memory and semaphores by hand (no Direct3D, no dxcl), with its chart. d needs the Vulkan loader

@@ -3,13 +3,17 @@
 //! 256 MiB, with the strategy the layer picks and with the staging copy forced, in one run.
 //!
 //! A zero-copy strategy should stay at a constant multiple of the floor whatever the size; a copy
-//! grows with it. Each object is verified (data moves both ways) before it is timed, so a broken
-//! path is never timed.
+//! grows with it, and is measured against the platform's own copies of the same bytes (`bus`).
+//! Each object is verified (data moves both ways) before it is timed, so a broken path is never
+//! timed. `DXCL_TRACE=handoff` adds each hand-off case's step table from the layer (`trace`).
 
+mod bus;
 mod report;
 pub(crate) mod session;
 mod stats;
+mod trace;
 
+use bus::{Bus, Host};
 use report::{Case, Row};
 use session::{Kind, Session, Shape, Sharing};
 use stats::{measure, Budget, Summary, Timed};
@@ -132,6 +136,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         std::env::set_var("DXCL_LOG", "1");
     }
     let session = Session::open(opts.driver.d3d())?;
+    let tracer = trace::Tracer::find()?;
     let budget = Budget {
         warmup: WARMUP,
         min_samples: opts.min_samples,
@@ -166,6 +171,13 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         "{bullet}external-memory sync: {}",
         dxcl_layer::strategy::SyncMode::from_env().describe()
     );
+    if tracer.is_some() {
+        println!(
+            "{bullet}DXCL_TRACE=handoff: the layer times each step of every hand-off, which the \
+             timings here include; each hand-off case's step table follows its timed rounds on \
+             stderr (take the figures from a run without it)"
+        );
+    }
     if let Some(v) = inherited {
         println!("{bullet}note: DXCL_STRATEGY={v} from the environment is ignored: the bench sets it per object");
     }
@@ -201,7 +213,10 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     ratio: summary.median_us / floor,
                     verified: match case {
                         Case::Floor | Case::FloorAfterHandOff | Case::PlatformHandOff => "-",
-                        Case::Default | Case::Staging => "ok",
+                        Case::Default
+                        | Case::Staging
+                        | Case::PinnedCopies
+                        | Case::PageableCopies => "ok",
                     },
                 };
                 if !opts.markdown {
@@ -266,6 +281,26 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     .is_ok()
                     .then(|| shared.platform_hand_off())
                     .flatten();
+                // Staging's baseline, once per size (with the first kind), in the same rounds.
+                let bus = match (case, verdict.is_ok()) {
+                    (Case::Staging, true) if kind == opts.kinds[0] => {
+                        seed = seed.wrapping_add(1);
+                        let bus = Bus::new(&session, size as usize)?;
+                        let checked = bus
+                            .verify(Host::Pinned, seed)
+                            .and_then(|()| bus.verify(Host::Pageable, !seed));
+                        match checked {
+                            Ok(()) => Some(bus),
+                            Err(e) => {
+                                let what = format!("bus copies {}", report::size_name(size));
+                                println!("{bullet}{what}: verification FAILED: {e}");
+                                failures.push(format!("{what}: {e}"));
+                                None
+                            }
+                        }
+                    }
+                    _ => None,
+                };
                 let mut cases = match (floor_us, verdict.is_ok()) {
                     (None, true) => vec![
                         clean_floor(),
@@ -278,6 +313,13 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 };
                 if let Some(f) = &platform {
                     cases.push(Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?)));
+                }
+                if let Some(b) = &bus {
+                    for host in [Host::Pinned, Host::Pageable] {
+                        cases.push(Timed::<Box<dyn std::error::Error>>::new(move || {
+                            Ok(b.copies(host)?)
+                        }));
+                    }
                 }
                 let floor_us_was_none = floor_us.is_none() && verdict.is_ok();
                 let mut summaries = measure(&budget, &mut cases)?.into_iter();
@@ -304,6 +346,30 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         emit(Case::PlatformHandOff, shared.sharing.name(), own, floor);
                     }
                 }
+                if bus.is_some() {
+                    for c in [Case::PinnedCopies, Case::PageableCopies] {
+                        if let Some(s) = summaries.next() {
+                            emit(c, "-", s, floor);
+                        }
+                    }
+                }
+                drop(bus);
+                if let (Some(t), true) = (&tracer, verdict.is_ok()) {
+                    let title = format!(
+                        "{} {} {} ({})",
+                        kind.name(),
+                        report::size_name(size),
+                        case.name(),
+                        shared.sharing.name()
+                    );
+                    let mut touch = |i: usize| -> Result<(), Box<dyn std::error::Error>> {
+                        if every > 0 && i.is_multiple_of(every) {
+                            shared.touch(i as u32)?;
+                        }
+                        Ok(())
+                    };
+                    t.pass(&title, || Ok(shared.acquire_release()?), &mut touch)?;
+                }
                 // `shared` drops here: at most one object of each size lives at a time.
             }
         }
@@ -312,6 +378,17 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         println!();
         print!("{}", report::markdown(&rows));
         println!();
+    }
+    let bus = report::bus_lines(&rows);
+    if !bus.is_empty() {
+        println!(
+            "staging against the bus (same run): the staging hand-off's median over the \
+             platform's own two copies of the same bytes, clEnqueueWriteBuffer + \
+             clEnqueueReadBuffer + clFinish (GB/s: both copies' bytes over the median):"
+        );
+        for l in bus {
+            println!("{bullet}{l}");
+        }
     }
     println!(
         "strategies, as the memory objects show them (DXCL_LOG=1 has the layer print its \

@@ -35,7 +35,7 @@ fn rows(text: &str) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn text_table_has_four_rows_per_kind_and_size_two_floors_two_verified() {
+fn text_table_has_four_rows_per_kind_and_size_two_floors_two_verified_and_the_bus() {
     let o = dxcl("bench --sizes 4K,64K --iters 3 --budget-ms 20 --kind both");
     let out = stdout(&o);
     assert!(
@@ -64,16 +64,27 @@ fn text_table_has_four_rows_per_kind_and_size_two_floors_two_verified() {
     }
 
     let rows = rows(&out);
-    assert_eq!(rows.len(), 16, "{out}");
-    let expected_order = [
-        ("buffer", "4 KiB", "-"),
-        ("texture2d", "4 KiB", "32x32"),
-        ("buffer", "64 KiB", "-"),
-        ("texture2d", "64 KiB", "128x128"),
+    assert_eq!(rows.len(), 20, "{out}");
+    // The first kind of each size has staging's baseline, the bus copies, after its staging row.
+    let with_bus = [
+        "floor",
+        "default",
+        "floor-after-handoff",
+        "staging",
+        "pinned-copies",
+        "pageable-copies",
     ];
-    for (group, (kind, size, extent)) in rows.chunks(4).zip(expected_order) {
-        let cases = ["floor", "default", "floor-after-handoff", "staging"];
-        for (row, case) in group.iter().zip(cases) {
+    let expected_order = [
+        ("buffer", "4 KiB", "-", &with_bus[..]),
+        ("texture2d", "4 KiB", "32x32", &with_bus[..4]),
+        ("buffer", "64 KiB", "-", &with_bus[..]),
+        ("texture2d", "64 KiB", "128x128", &with_bus[..4]),
+    ];
+    let mut rest = &rows[..];
+    for (kind, size, extent, cases) in expected_order {
+        let (group, after) = rest.split_at(cases.len());
+        rest = after;
+        for (row, &case) in group.iter().zip(cases) {
             assert_eq!(row.len(), 11, "{row:?}");
             assert_eq!(
                 (&row[0][..], &row[1][..], &row[2][..], &row[3][..]),
@@ -92,6 +103,9 @@ fn text_table_has_four_rows_per_kind_and_size_two_floors_two_verified() {
                 "floor" => assert_eq!((&row[4][..], &row[9][..], &row[10][..]), ("-", "1.00", "-")),
                 // Divided by the clean floor, like every other row.
                 "floor-after-handoff" => assert_eq!((&row[4][..], &row[10][..]), ("-", "-")),
+                "pinned-copies" | "pageable-copies" => {
+                    assert_eq!((&row[4][..], &row[10][..]), ("-", "ok"))
+                }
                 "default" => {
                     assert!(
                         ["host-pointer", "staging-copy"].contains(&&row[4][..]),
@@ -102,6 +116,27 @@ fn text_table_has_four_rows_per_kind_and_size_two_floors_two_verified() {
                 _ => assert_eq!((&row[4][..], &row[10][..]), ("staging-copy", "ok")),
             }
         }
+    }
+    // Each staging row against the bus copies of its size (the buffer's, for both kinds).
+    let bus: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("staging against the bus (same run)"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(bus.len(), 4, "{out}");
+    for (line, kind_size) in bus.iter().zip([
+        "buffer 4 KiB",
+        "texture2d 4 KiB",
+        "buffer 64 KiB",
+        "texture2d 64 KiB",
+    ]) {
+        assert!(
+            line.starts_with(&format!("  {kind_size}: staging ")),
+            "{line}"
+        );
+        assert!(line.contains("× the pinned copies' "), "{line}");
+        assert!(line.contains("× the pageable copies' "), "{line}");
     }
     // The CPU-blocking section: the largest buffer, both calls, numbers that parse.
     let blocked: Vec<&str> = out
@@ -168,15 +203,63 @@ fn markdown_table_is_pasteable() {
     ));
     assert!(out.contains("\n- Direct3D 11: "), "{out}");
     let table: Vec<&str> = out.lines().filter(|l| l.starts_with('|')).collect();
-    assert_eq!(table.len(), 2 + 8, "{out}");
+    assert_eq!(table.len(), 2 + 12, "{out}");
     assert!(table[0].starts_with("| kind | size | extent | case | strategy |"));
     assert!(table[1].starts_with("| --- | ---: |"));
     assert!(table.iter().all(|l| l.matches('|').count() == 12), "{out}");
     assert!(table[2].starts_with("| buffer | 4 KiB | - | floor | - |"));
     assert!(table[4].starts_with("| buffer | 4 KiB | - | floor-after-handoff | - |"));
-    assert!(table[9].starts_with("| buffer | 16 KiB | - | staging | staging-copy |"));
-    assert!(table[9].ends_with("| ok |"));
+    assert!(table[6].starts_with("| buffer | 4 KiB | - | pinned-copies | - |"));
+    assert!(table[7].starts_with("| buffer | 4 KiB | - | pageable-copies | - |"));
+    assert!(table[11].starts_with("| buffer | 16 KiB | - | staging | staging-copy |"));
+    assert!(table[11].ends_with("| ok |"));
+    // No trace unless asked for.
+    assert!(!out.contains("DXCL_TRACE"), "{out}");
     assert!(out.contains("dxcl bench: OK, 4 shared objects verified both ways"));
+}
+
+/// `DXCL_TRACE=handoff`: each hand-off case's step table from the layer, on stderr, with the
+/// entry points' calls counted.
+#[test]
+fn the_trace_gives_each_hand_off_case_its_steps() {
+    let o = dxcl_with(
+        "bench --sizes 4K --iters 2 --budget-ms 10 --kind buffer --markdown",
+        &[("DXCL_TRACE", "handoff")],
+    );
+    let out = stdout(&o);
+    assert!(
+        out.contains("\n- DXCL_TRACE=handoff: the layer times"),
+        "{out}"
+    );
+    let log = String::from_utf8_lossy(&o.stderr);
+    let sections: Vec<&str> = log.split("\n### Hand-off trace: ").skip(1).collect();
+    assert_eq!(sections.len(), 2, "{log}");
+    for (section, case) in sections.iter().zip([
+        "buffer 4 KiB default (",
+        "buffer 4 KiB staging (staging-copy)",
+    ]) {
+        assert!(section.starts_with(case), "{section}");
+        // Each pass's hand-offs are the table's acquire calls.
+        let passes: usize = section
+            .lines()
+            .find_map(|l| {
+                l.split(" hand-offs (acquire")
+                    .next()
+                    .filter(|_| l.contains(" hand-offs ("))
+            })
+            .and_then(|n| n.parse().ok())
+            .expect("the pass's hand-off count");
+        assert!(passes >= 5, "{section}");
+        let acquire_calls: usize = section
+            .lines()
+            .find(|l| l.starts_with("| acquire entry point (its own code) | dxcl layer | "))
+            .and_then(|l| l.split('|').nth(3))
+            .and_then(|c| c.trim().parse().ok())
+            .expect("the acquire row");
+        assert_eq!(acquire_calls, passes, "{section}");
+        assert!(section.contains("| clFinish | platform | "), "{section}");
+        assert!(section.contains("; per hand-off "), "{section}");
+    }
 }
 
 /// WARP is dxcl's software adapter: host memory, so the default strategy is the host pointer.
@@ -192,11 +275,10 @@ fn warp_shares_host_memory_without_copies() {
         "{out}"
     );
     let rows = rows(&out);
-    assert_eq!(rows.len(), 8, "{out}");
-    for (row, strategy) in rows
-        .iter()
-        .zip(["-", "host-pointer", "-", "staging-copy"].iter().cycle())
-    {
+    assert_eq!(rows.len(), 10, "{out}");
+    // The buffer's staging row is followed by the bus copies (no strategy).
+    let strategies = ["-", "host-pointer", "-", "staging-copy", "-", "-"];
+    for (row, strategy) in rows.iter().zip(strategies.iter().chain(&strategies[..4])) {
         assert_eq!(&row[4], strategy, "{row:?}");
     }
     assert!(out.contains("  host-pointer: CL_MEM_HOST_PTR is the resource's own memory"));

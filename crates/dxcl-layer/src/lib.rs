@@ -13,6 +13,7 @@
 //! - [`probe`]: what the platform does where the spec leaves it a choice (is
 //!   `CL_MEM_USE_HOST_PTR` memory used in place?) or where it deviates, asked of plain objects.
 //! - `cl`: the platform below: its dispatch table, queries, markers and the layer's events.
+//! - `trace`: `DXCL_TRACE=handoff`, the time of each step of a hand-off.
 //! - `core`: the vocabulary every part shares: tokens, resource kinds, the format table.
 
 mod api;
@@ -23,6 +24,7 @@ pub mod loader;
 pub mod probe;
 mod registry;
 pub mod strategy;
+mod trace;
 mod validate;
 
 pub use crate::core::format;

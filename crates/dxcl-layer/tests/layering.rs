@@ -1,13 +1,13 @@
 //! The layer's parts call only the parts below them, so the strategy seam stays one seam and no
 //! import circle comes back: `loader` → `api` → `registry` → `strategy` → `validate` → `d3d` → `probe` → `cl`
-//! → `core`.
+//! → `trace` → `core`.
 //! A reference to a part above (a `crate::` path in any source file) fails this test.
 
 use std::path::Path;
 
 /// Top to bottom; a part may use itself and any part after it.
-const ORDER: [&str; 9] = [
-    "loader", "api", "registry", "strategy", "validate", "d3d", "probe", "cl", "core",
+const ORDER: [&str; 10] = [
+    "loader", "api", "registry", "strategy", "validate", "d3d", "probe", "cl", "trace", "core",
 ];
 
 fn rank(part: &str) -> Option<usize> {

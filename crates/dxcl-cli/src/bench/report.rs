@@ -20,6 +20,12 @@ pub enum Case {
     /// layer imported, called directly (no dxcl, no ordering with Direct3D): the least any
     /// hand-off of imported memory costs. Only where the default strategy is external memory.
     PlatformHandOff,
+    /// The bytes of a staging hand-off copied by the platform alone: `clEnqueueWriteBuffer` from
+    /// pinned host memory (a mapped `CL_MEM_ALLOC_HOST_PTR` buffer) into a device buffer,
+    /// `clEnqueueReadBuffer` back, `clFinish` (bench/bus.rs). Staging's baseline.
+    PinnedCopies,
+    /// The same two copies from pageable host memory (a plain allocation), for contrast.
+    PageableCopies,
 }
 
 impl Case {
@@ -30,6 +36,8 @@ impl Case {
             Case::Default => "default",
             Case::Staging => "staging",
             Case::PlatformHandOff => "platform-handoff",
+            Case::PinnedCopies => "pinned-copies",
+            Case::PageableCopies => "pageable-copies",
         }
     }
 }
@@ -128,6 +136,38 @@ fn text_line(cells: &[String; 11]) -> String {
     out.trim_end().to_string()
 }
 
+/// Per staging row, its median against the same size's copies from pinned and pageable memory.
+pub fn bus_lines(rows: &[Row]) -> Vec<String> {
+    let gbps = |r: &Row| 2.0 * r.size as f64 / (r.summary.median_us * 1e3);
+    let of = |case: Case, size: u64| rows.iter().find(|r| r.case == case && r.size == size);
+    rows.iter()
+        .filter(|r| r.case == Case::Staging)
+        .filter_map(|s| {
+            let pinned = of(Case::PinnedCopies, s.size)?;
+            let mut line = format!(
+                "{} {}: staging {:.1} µs ({:.2} GB/s) = {:.2}× the pinned copies' {:.1} µs \
+                 ({:.2} GB/s)",
+                s.kind,
+                size_name(s.size),
+                s.summary.median_us,
+                gbps(s),
+                s.summary.median_us / pinned.summary.median_us,
+                pinned.summary.median_us,
+                gbps(pinned)
+            );
+            if let Some(p) = of(Case::PageableCopies, s.size) {
+                line.push_str(&format!(
+                    ", {:.2}× the pageable copies' {:.1} µs ({:.2} GB/s)",
+                    s.summary.median_us / p.summary.median_us,
+                    p.summary.median_us,
+                    gbps(p)
+                ));
+            }
+            Some(line)
+        })
+        .collect()
+}
+
 /// The whole table in Markdown.
 pub fn markdown(rows: &[Row]) -> String {
     let mut out = format!("| {} |\n", HEADER.join(" | "));
@@ -183,5 +223,27 @@ mod tests {
             lines[3].contains("| default | host-pointer | 20 | 12.3 | 10.0 | 20.0 | 1.50 | ok |")
         );
         assert!(text_row(&row(Case::Staging)).starts_with("buffer"));
+    }
+
+    #[test]
+    fn staging_is_set_against_the_copies_of_its_size() {
+        let mut pinned = row(Case::PinnedCopies);
+        pinned.summary.median_us = 4.0;
+        let mut other = row(Case::PinnedCopies);
+        other.size = 8192;
+        other.summary.median_us = 1.0;
+        let lines = bus_lines(&[row(Case::Staging), other, pinned, row(Case::Default)]);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        // 12.34 / 4.0; 2 × 4096 bytes in 4 µs.
+        assert!(
+            lines[0].starts_with("buffer 4 KiB: staging 12.3 µs"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[0].contains("= 3.08× the pinned copies' 4.0 µs (2.05 GB/s)"),
+            "{lines:?}"
+        );
+        assert!(!lines[0].contains("pageable"));
+        assert!(bus_lines(&[row(Case::Staging)]).is_empty());
     }
 }

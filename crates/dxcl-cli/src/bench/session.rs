@@ -152,6 +152,16 @@ impl Session {
         })
     }
 
+    /// The bench's queue.
+    pub(crate) fn queue(&self) -> cl_command_queue {
+        self.queue.0
+    }
+
+    /// The OpenCL context of the queue.
+    pub(crate) fn cl_context(&self) -> cl_context {
+        self.cl_context.0
+    }
+
     /// Why `shape` cannot be shared with this device, if it cannot.
     pub fn unsupported(&self, shape: &Shape) -> Option<String> {
         let (w, h) = self.image_max;

@@ -6,6 +6,7 @@ use opencl_sys::{cl_command_queue, cl_int};
 
 use super::{check, down, status};
 use crate::strategy;
+use crate::trace::{self, Step};
 
 /// "clFinish blocks until all previously queued OpenCL commands in command_queue are issued to
 /// the associated device and have completed": the platform's own `clFinish` first (its errors,
@@ -13,11 +14,12 @@ use crate::strategy;
 /// queue, which a platform that returns early (rusticl: docs/conformance.md) may still be
 /// running.
 pub(crate) unsafe extern "C" fn finish(queue: cl_command_queue) -> cl_int {
+    let _call = trace::span(Step::FinishCall);
     status(|| {
         let below = down!(clFinish);
         // SAFETY: the application's queue, passed on unchanged; the platform validates it.
-        check(unsafe { below(queue) })?;
-        strategy::finish_copies(queue);
+        check(trace::time(Step::ClFinish, || unsafe { below(queue) }))?;
+        trace::time(Step::FinishCopies, || strategy::finish_copies(queue));
         Ok(())
     })
 }

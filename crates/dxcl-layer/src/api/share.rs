@@ -29,6 +29,7 @@ use crate::cl::info::query_value;
 use crate::core::tokens::{Ext, Flavor};
 use crate::registry::{self, key, AcquireState};
 use crate::strategy::{HandOff, SharingStrategy};
+use crate::trace::{self, Step};
 use crate::validate::AccessMark;
 use dxcl_abi::interop::{DXCL_OPENCL_ACCESS_ACQUIRED, DXCL_OPENCL_ACCESS_SHARED};
 
@@ -48,7 +49,7 @@ unsafe fn hand_out(ev: cl_event, command: cl_uint, event: *mut cl_event) {
     if event.is_null() {
         events::release(ev);
     } else {
-        events::record(ev, command);
+        trace::time(Step::RecordEvent, || events::record(ev, command));
         // SAFETY: caller's contract.
         unsafe { *event = ev };
     }
@@ -69,6 +70,11 @@ pub(crate) unsafe fn acquire_release(
     wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> Result<(), cl_int> {
+    let _call = trace::span(if release {
+        Step::ReleaseCall
+    } else {
+        Step::AcquireCall
+    });
     let v = ext.version;
     let command = if release {
         v.command_release()
@@ -92,10 +98,12 @@ pub(crate) unsafe fn acquire_release(
     // answer (NVIDIA: CL_INVALID_EVENT).
     let event_info = down!(clGetEventInfo);
     for &ev in wait {
-        // SAFETY: a query into our own buffer; an invalid event just fails it.
         let valid = !ev.is_null()
-            && query_value::<usize>(|n, p, r| unsafe {
-                event_info(ev, opencl_sys::CL_EVENT_CONTEXT, n, p, r)
+            && trace::time(Step::ClEventInfo, || {
+                // SAFETY: a query into our own buffer; an invalid event just fails it.
+                query_value::<usize>(|n, p, r| unsafe {
+                    event_info(ev, opencl_sys::CL_EVENT_CONTEXT, n, p, r)
+                })
             })
             .is_ok();
         if !valid {
@@ -115,17 +123,20 @@ pub(crate) unsafe fn acquire_release(
     }
     // CL_INVALID_COMMAND_QUEUE "if command_queue is not a valid command-queue".
     let get_queue_info = down!(clGetCommandQueueInfo);
-    // SAFETY: our own buffer; the platform validates the queue.
-    let context: usize =
+    let context: usize = trace::time(Step::ClQueueInfo, || {
+        // SAFETY: our own buffer; the platform validates the queue.
         query_value(|n, p, r| unsafe { get_queue_info(queue, CL_QUEUE_CONTEXT, n, p, r) })
-            .map_err(|_| CL_INVALID_COMMAND_QUEUE)?;
+    })
+    .map_err(|_| CL_INVALID_COMMAND_QUEUE)?;
     // CL_INVALID_CONTEXT "if context associated with command_queue was not created from a
     // Direct3D 1x context".
-    let user_sync = registry::with(|r| {
-        r.contexts
-            .get(&context)
-            .filter(|c| c.version == v)
-            .map(|c| c.user_sync)
+    let user_sync = trace::time(Step::RegistryContext, || {
+        registry::with(|r| {
+            r.contexts
+                .get(&context)
+                .filter(|c| c.version == v)
+                .map(|c| c.user_sync)
+        })
     })
     .ok_or(CL_INVALID_CONTEXT)?;
     // SAFETY: caller's contract: mem_objects holds num_objects handles.
@@ -143,6 +154,7 @@ pub(crate) unsafe fn acquire_release(
             AcquireState::Released,
         )
     };
+    let claim = trace::span(Step::RegistryClaim);
     let items = registry::with(|r| -> Result<Vec<Item>, cl_int> {
         let mut items = Vec::with_capacity(mems.len());
         for (i, &m) in mems.iter().enumerate() {
@@ -192,6 +204,7 @@ pub(crate) unsafe fn acquire_release(
         }
         Ok(items)
     })?;
+    drop(claim);
     let sync = ext.flavor == Flavor::Nv || !user_sync;
     let context = context as opencl_sys::cl_context;
     // Validation: Direct3D may touch the resources again once the release begins (the staging
@@ -216,6 +229,7 @@ pub(crate) unsafe fn acquire_release(
     } else {
         undone_state
     };
+    let settle = trace::span(Step::RegistrySettle);
     registry::with(|r| {
         for it in &items {
             if let Some(e) = r.mems.get_mut(&key(it.mem)) {
@@ -226,6 +240,7 @@ pub(crate) unsafe fn acquire_release(
             }
         }
     });
+    drop(settle);
     // Validation marks: ACQUIRED only once the acquire's own Direct3D work is done; a failed
     // release leaves the objects OpenCL's.
     if release == done.is_err() {
@@ -245,11 +260,13 @@ fn acquire_objects(
     wait: &[cl_event],
     sync: bool,
 ) -> Result<cl_event, cl_int> {
-    let mut h = HandOff::acquire(queue, context, wait, sync);
+    let mut h = trace::time(Step::HandOffNew, || {
+        HandOff::acquire(queue, context, wait, sync)
+    });
     for it in items {
-        it.sharing.acquire(it.mem, &mut h)?;
+        trace::time(Step::StrategyAcquire, || it.sharing.acquire(it.mem, &mut h))?;
     }
-    h.finish()
+    trace::time(Step::Finish, || h.finish())
 }
 
 /// Each object's strategy releases it after all work already submitted to the queue; then,
@@ -261,7 +278,9 @@ fn release_objects(
     wait: &[cl_event],
     sync: bool,
 ) -> Result<cl_event, cl_int> {
-    let mut h = HandOff::release(queue, context, wait, sync)?;
+    let mut h = trace::time(Step::HandOffNew, || {
+        HandOff::release(queue, context, wait, sync)
+    })?;
     if h.waits_for_unset_user_event() {
         // The platform's external release goes before every command that waits for the user
         // event (HandOff::release_imports_now): importing objects first. Their order within
@@ -269,24 +288,26 @@ fn release_objects(
         let (first, rest): (Vec<&Item>, Vec<&Item>) =
             items.iter().partition(|it| it.sharing.imports());
         for it in &first {
-            it.sharing.release(it.mem, &mut h)?;
+            trace::time(Step::StrategyRelease, || it.sharing.release(it.mem, &mut h))?;
         }
-        h.release_imports_now()?;
+        trace::time(Step::Finish, || h.release_imports_now())?;
         for it in &first {
-            it.sharing.release_commands(it.mem, &mut h)?;
+            trace::time(Step::StrategyRelease, || {
+                it.sharing.release_commands(it.mem, &mut h)
+            })?;
         }
         for it in &rest {
-            it.sharing.release(it.mem, &mut h)?;
+            trace::time(Step::StrategyRelease, || it.sharing.release(it.mem, &mut h))?;
         }
     } else {
         for it in items {
-            it.sharing.release(it.mem, &mut h)?;
+            trace::time(Step::StrategyRelease, || it.sharing.release(it.mem, &mut h))?;
         }
     }
-    let ev = h.finish()?;
+    let ev = trace::time(Step::Finish, || h.finish())?;
     let ordered = items
         .iter()
-        .try_for_each(|it| it.sharing.released(&mut h, ev));
+        .try_for_each(|it| trace::time(Step::StrategyReleased, || it.sharing.released(&mut h, ev)));
     if let Err(e) = ordered {
         events::release(ev);
         return Err(e);

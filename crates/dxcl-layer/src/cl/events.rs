@@ -12,6 +12,7 @@ use opencl_sys::{
 
 use super::{check, down, wait_list};
 use crate::cl::info::query_value;
+use crate::trace::{self, Step};
 
 /// Marker events handed out by acquire/release → their command type.
 static COMMANDS: Mutex<Option<HashMap<usize, cl_command_type>>> = Mutex::new(None);
@@ -136,7 +137,9 @@ pub(crate) fn marker(queue: cl_command_queue, wait: &[cl_event]) -> Result<cl_ev
     let (n, list) = wait_list(wait);
     // SAFETY: the queue and events are the caller's (the platform validates them); our own
     // out pointer.
-    check(unsafe { enqueue(queue, n, list, &mut ev) })?;
+    check(trace::time(Step::ClMarker, || unsafe {
+        enqueue(queue, n, list, &mut ev)
+    }))?;
     Ok(ev)
 }
 
@@ -144,7 +147,7 @@ pub(crate) fn marker(queue: cl_command_queue, wait: &[cl_event]) -> Result<cl_ev
 pub(crate) fn retain(ev: cl_event) -> Result<(), cl_int> {
     let retain = down!(clRetainEvent);
     // SAFETY: an event the caller holds; an invalid one just fails the call.
-    check(unsafe { retain(ev) })
+    check(trace::time(Step::ClRetainEvent, || unsafe { retain(ev) }))
 }
 
 /// Releases one reference to `event`, dropping its table entry when that was the last one.
@@ -153,14 +156,18 @@ pub(crate) fn release_checked(event: cl_event) -> Result<(), cl_int> {
     let tracked = commands(|m| m.contains_key(&(event as usize)));
     let count: cl_uint = if tracked {
         let info = down!(clGetEventInfo);
-        // SAFETY: our own buffer; an invalid event just fails the query.
-        query_value(|n, p, r| unsafe { info(event, CL_EVENT_REFERENCE_COUNT, n, p, r) })
-            .unwrap_or(0)
+        trace::time(Step::ClEventInfo, || {
+            // SAFETY: our own buffer; an invalid event just fails the query.
+            query_value(|n, p, r| unsafe { info(event, CL_EVENT_REFERENCE_COUNT, n, p, r) })
+        })
+        .unwrap_or(0)
     } else {
         0
     };
     // SAFETY: the caller's event, released once.
-    check(unsafe { below(event) })?;
+    check(trace::time(Step::ClReleaseEvent, || unsafe {
+        below(event)
+    }))?;
     if tracked && count == 1 {
         commands(|m| m.remove(&(event as usize)));
     }
@@ -200,9 +207,11 @@ pub(crate) fn status(ev: cl_event) -> cl_int {
     let Some(get) = super::target().and_then(|t| t.clGetEventInfo) else {
         return opencl_sys::CL_INVALID_OPERATION;
     };
-    // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
-    query_value(|n, p, r| unsafe {
-        get(ev, opencl_sys::CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r)
+    trace::time(Step::ClEventInfo, || {
+        // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
+        query_value(|n, p, r| unsafe {
+            get(ev, opencl_sys::CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r)
+        })
     })
     .unwrap_or(opencl_sys::CL_INVALID_EVENT)
 }
@@ -212,9 +221,11 @@ pub(crate) fn is_done(ev: cl_event) -> bool {
     let Some(get) = super::target().and_then(|t| t.clGetEventInfo) else {
         return false;
     };
-    // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
-    let status: cl_int = query_value(|n, p, r| unsafe {
-        get(ev, opencl_sys::CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r)
+    let status: cl_int = trace::time(Step::ClEventInfo, || {
+        // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
+        query_value(|n, p, r| unsafe {
+            get(ev, opencl_sys::CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r)
+        })
     })
     .unwrap_or(-1);
     status == opencl_sys::CL_COMPLETE as cl_int || status < 0
@@ -223,18 +234,22 @@ pub(crate) fn is_done(ev: cl_event) -> bool {
 /// The command type of any event (None when the query fails).
 pub(crate) fn command_type(ev: cl_event) -> Option<cl_command_type> {
     let get = super::target().and_then(|t| t.clGetEventInfo)?;
-    // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
-    query_value(|n, p, r| unsafe { get(ev, opencl_sys::CL_EVENT_COMMAND_TYPE, n, p, r) }).ok()
+    trace::time(Step::ClEventInfo, || {
+        // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
+        query_value(|n, p, r| unsafe { get(ev, opencl_sys::CL_EVENT_COMMAND_TYPE, n, p, r) })
+    })
+    .ok()
 }
 
 /// The queue of a command's event (None for user events and failed queries). Valid only while the
 /// command is pending, when its queue cannot be gone.
 pub(crate) fn queue_of(ev: cl_event) -> Option<opencl_sys::cl_command_queue> {
     let get = super::target().and_then(|t| t.clGetEventInfo)?;
-    // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
-    let q: opencl_sys::cl_command_queue =
+    let q: opencl_sys::cl_command_queue = trace::time(Step::ClEventInfo, || {
+        // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
         query_value(|n, p, r| unsafe { get(ev, opencl_sys::CL_EVENT_COMMAND_QUEUE, n, p, r) })
-            .ok()?;
+    })
+    .ok()?;
     (!q.is_null()).then_some(q)
 }
 
@@ -242,7 +257,7 @@ pub(crate) fn queue_of(ev: cl_event) -> Option<opencl_sys::cl_command_queue> {
 pub(crate) fn wait(ev: cl_event) {
     if let Some(wait) = super::target().and_then(|t| t.clWaitForEvents) {
         // SAFETY: an event the caller holds; a list of one.
-        unsafe { wait(1, &ev) };
+        trace::time(Step::ClWaitForEvents, || unsafe { wait(1, &ev) });
     }
 }
 
@@ -260,6 +275,7 @@ type Completion = Box<dyn FnOnce(cl_int) + Send>;
 /// in its callback waits for that lock for ever (a staging write-back that Direct3D's release of
 /// the resource ran hung `buffers`, `textures` and `acquire` with DXCL_STRATEGY=staging there).
 pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completion> {
+    let _set_up = trace::span(Step::WhenComplete);
     let Some(set) = super::target().and_then(|t| t.clSetEventCallback) else {
         return Err(f);
     };
@@ -273,7 +289,9 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
     let data = Box::into_raw(Box::new((f, pinned)));
     // SAFETY: a live event the caller owns a reference to; the callback is a plain function
     // that takes back the box it is given exactly once.
-    let r = unsafe { set(ev, opencl_sys::CL_COMPLETE, Some(completed), data.cast()) };
+    let r = trace::time(Step::ClSetEventCallback, || unsafe {
+        set(ev, opencl_sys::CL_COMPLETE, Some(completed), data.cast())
+    });
     if r != opencl_sys::CL_SUCCESS {
         if pinned {
             unpin(ev);
@@ -287,6 +305,7 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
 extern "C" fn completed(ev: cl_event, status: cl_int, data: *mut std::ffi::c_void) {
     // SAFETY: `data` is the box `when_complete` leaked for this one callback.
     let (f, pinned) = *unsafe { Box::from_raw(data.cast::<(Completion, bool)>()) };
+    let _work = trace::span(Step::Callback);
     // A panic must not unwind into the platform.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
     // Perhaps the last reference, holding the context: not released on the platform's thread.

@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::{cl_event, cl_int, cl_uint, CL_SUCCESS};
 
+use crate::trace::{self, Step};
+
 pub(crate) mod events;
 pub(crate) mod info;
 pub(crate) mod reaper;
@@ -66,7 +68,7 @@ pub(crate) fn wait_list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
 pub(crate) fn flush(queue: opencl_sys::cl_command_queue) {
     if let Some(flush) = target().and_then(|t| t.clFlush) {
         // SAFETY: the caller's queue; an invalid one just fails the call.
-        unsafe { flush(queue) };
+        trace::time(Step::ClFlush, || unsafe { flush(queue) });
     }
 }
 
@@ -87,7 +89,9 @@ pub(crate) fn create_queue(
 pub(crate) fn retain_queue(queue: opencl_sys::cl_command_queue) -> Result<(), cl_int> {
     let retain = down!(clRetainCommandQueue);
     // SAFETY: the caller's queue; an invalid one just fails the call.
-    check(unsafe { retain(queue) })
+    check(trace::time(Step::ClRetainQueue, || unsafe {
+        retain(queue)
+    }))
 }
 
 /// The context of `queue`.
@@ -95,9 +99,10 @@ pub(crate) fn queue_context(
     queue: opencl_sys::cl_command_queue,
 ) -> Result<opencl_sys::cl_context, cl_int> {
     let f = down!(clGetCommandQueueInfo);
-    // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
-    let c: usize =
-        info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_CONTEXT, n, p, r) })?;
+    let c: usize = trace::time(Step::ClQueueInfo, || {
+        // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
+        info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_CONTEXT, n, p, r) })
+    })?;
     Ok(c as opencl_sys::cl_context)
 }
 
@@ -130,7 +135,7 @@ pub(crate) fn release_queue(queue: opencl_sys::cl_command_queue) {
 pub(crate) fn release_queue_now(queue: opencl_sys::cl_command_queue) {
     if let Some(release) = target().and_then(|t| t.clReleaseCommandQueue) {
         // SAFETY: a queue the layer created and holds one reference to.
-        unsafe { release(queue) };
+        trace::time(Step::ClReleaseQueue, || unsafe { release(queue) });
     }
 }
 
@@ -139,17 +144,19 @@ pub(crate) fn queue_device(
     queue: opencl_sys::cl_command_queue,
 ) -> Result<opencl_sys::cl_device_id, cl_int> {
     let f = down!(clGetCommandQueueInfo);
-    // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
-    let d: usize =
-        info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_DEVICE, n, p, r) })?;
+    let d: usize = trace::time(Step::ClQueueInfo, || {
+        // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
+        info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_DEVICE, n, p, r) })
+    })?;
     Ok(d as opencl_sys::cl_device_id)
 }
 
 /// Whether `queue` runs its commands in order (no `CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE`).
 pub(crate) fn queue_in_order(queue: opencl_sys::cl_command_queue) -> Result<bool, cl_int> {
     let f = down!(clGetCommandQueueInfo);
-    // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
-    let props: opencl_sys::cl_command_queue_properties =
-        info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_PROPERTIES, n, p, r) })?;
+    let props: opencl_sys::cl_command_queue_properties = trace::time(Step::ClQueueInfo, || {
+        // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
+        info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_PROPERTIES, n, p, r) })
+    })?;
     Ok(props & opencl_sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0)
 }

@@ -84,6 +84,7 @@ impl Interop {
 
 /// Blocks until all D3D work issued so far on the resource is complete.
 pub(crate) fn wait_for_device_work(interop: &ComPtr<IDxclInteropResource>) {
+    let _wait = crate::trace::span(crate::trace::Step::WaitDeviceWork);
     let p = interop.as_ptr();
     // SAFETY: a live IDxclInteropResource.
     unsafe { ((*(*p).lpVtbl).WaitForDeviceWork)(p) };
@@ -110,6 +111,7 @@ unsafe extern "system" fn pending_release(context: *mut c_void) {
 /// platform cannot call back, the runtime waits on the event itself (retained here, released by
 /// its pfnRelease call).
 pub(crate) fn add_pending_work(interop: &ComPtr<IDxclInteropResource>, event: cl_event) {
+    let _pending = crate::trace::span(crate::trace::Step::PendingWork);
     if crate::cl::events::retain(event).is_err() {
         return;
     }

@@ -325,6 +325,7 @@ impl Staging {
 
     /// D3D → shadow: copy the subresource into the staging resource, map it, pack the rows.
     pub fn download(&mut self) -> Result<(), D3dError> {
+        let _rows = crate::trace::span(crate::trace::Step::StagingRows);
         let lock = self.device_lock.clone();
         let _device = lock.hold();
         self.copy(false);
@@ -340,6 +341,7 @@ impl Staging {
 
     /// Shadow → D3D: fill the staging resource, then copy it into the subresource.
     pub fn upload(&mut self) -> Result<(), D3dError> {
+        let _rows = crate::trace::span(crate::trace::Step::StagingRows);
         let lock = self.device_lock.clone();
         let _device = lock.hold();
         let m = self.map(true)?;
@@ -369,6 +371,7 @@ impl Staging {
 
     /// CopySubresourceRegion between the resource's subresource and the staging resource.
     fn copy(&self, to_resource: bool) {
+        let _copy = crate::trace::span(crate::trace::Step::StagingCopy);
         let sub = self.subresource;
         match &self.api {
             Api::D3D11 {
@@ -429,6 +432,7 @@ impl Staging {
     }
 
     fn map(&self, write: bool) -> Result<Mapped, D3dError> {
+        let _map = crate::trace::span(crate::trace::Step::StagingMap);
         let (data, mut row_pitch, mut depth_pitch) = match &self.api {
             Api::D3D11 {
                 context, staging, ..
@@ -494,6 +498,7 @@ impl Staging {
     }
 
     fn unmap(&self) {
+        let _unmap = crate::trace::span(crate::trace::Step::StagingUnmap);
         match &self.api {
             Api::D3D11 {
                 context, staging, ..

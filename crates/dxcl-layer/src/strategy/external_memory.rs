@@ -61,7 +61,10 @@ impl SharingStrategy for ExternalMemory {
         // new resource's zero-fill may still be recorded, not even submitted, at its first
         // acquire (seen on the H100: the first write of `hostptr`'s user-sync check was lost
         // under it). Pending work is then ordered like the adaptive mode orders it.
-        let ordered = h.sync || !external::sync::device_work_done(&self.interop);
+        let ordered = h.sync
+            || !crate::trace::time(crate::trace::Step::DeviceWorkDone, || {
+                external::sync::device_work_done(&self.interop)
+            });
         h.import(mem, &self.interop, ordered, self.fns);
         Ok(())
     }

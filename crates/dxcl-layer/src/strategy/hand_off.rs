@@ -14,6 +14,7 @@ use super::SyncMode;
 use crate::cl::{check, events, wait_list};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop;
+use crate::trace::{self, Step};
 use dxcl_abi::interop::IDxclInteropResource;
 
 /// An imported object of this call.
@@ -158,7 +159,9 @@ impl<'a> HandOff<'a> {
     fn memory_fns(&self) -> Result<external_cl::MemoryFns, cl_int> {
         match self.imported.iter().find_map(|i| i.fns) {
             Some(f) => Ok(f),
-            None => external_cl::queue_memory_fns(self.queue),
+            None => trace::time(Step::MemoryFns, || {
+                external_cl::queue_memory_fns(self.queue)
+            }),
         }
     }
 
@@ -207,15 +210,19 @@ impl<'a> HandOff<'a> {
     /// nothing when that work has completed already.
     fn acquire_imported(&mut self) -> Result<cl_event, cl_int> {
         let fns = self.memory_fns()?;
-        let mode = external_sync::mode(self.context);
+        let mode = trace::time(Step::SyncMode, || external_sync::mode(self.context));
         let ordered = self.imported.iter().any(|i| {
             i.ordered
                 && !(mode == Some(SyncMode::Adaptive)
-                    && external_sync::device_work_done(&i.interop))
+                    && trace::time(Step::DeviceWorkDone, || {
+                        external_sync::device_work_done(&i.interop)
+                    }))
         });
         let wait = self.external_wait();
         let semaphore = if ordered {
-            external_sync::d3d_then_cl(self.context, self.queue, &wait)?
+            trace::time(Step::D3dThenCl, || {
+                external_sync::d3d_then_cl(self.context, self.queue, &wait)
+            })?
         } else {
             None
         };
@@ -229,7 +236,9 @@ impl<'a> HandOff<'a> {
         }
         // The semaphore wait already follows the wait list.
         let after: Vec<cl_event> = semaphore.map_or(wait, |ev| vec![ev]);
-        let r = self.enqueue(fns.acquire, &after);
+        let r = trace::time(Step::ClAcquireExternal, || {
+            self.enqueue(fns.acquire, &after)
+        });
         if let Some(s) = semaphore {
             events::release(s);
         }
@@ -240,7 +249,9 @@ impl<'a> HandOff<'a> {
     fn release_imported(&mut self) -> Result<cl_event, cl_int> {
         let fns = self.memory_fns()?;
         let after = self.external_wait();
-        self.enqueue(fns.release, &after)
+        trace::time(Step::ClReleaseExternal, || {
+            self.enqueue(fns.release, &after)
+        })
     }
 
     fn enqueue(
@@ -281,11 +292,14 @@ impl<'a> HandOff<'a> {
         // `clEnqueueSignalSemaphoresKHR` after it would block this thread until the application
         // sets the event, perhaps on this very thread (seen on the H100: acquire's "release
         // before its wait list is complete" hung).
-        let mode = external_sync::mode(self.context);
+        let mode = trace::time(Step::SyncMode, || external_sync::mode(self.context));
         if mode == Some(SyncMode::Adaptive)
             || (mode == Some(SyncMode::Gpu) && self.waits_for_unset_user_event())
         {
-            if external_sync::order_d3d_after_next_access(interop, self.context, self.queue, done) {
+            let next = trace::time(Step::NextAccess, || {
+                external_sync::order_d3d_after_next_access(interop, self.context, self.queue, done)
+            });
+            if next {
                 self.flush_deferred += 1;
             } else {
                 interop::add_pending_work(interop, done);
@@ -295,7 +309,9 @@ impl<'a> HandOff<'a> {
         let gpu = match self.gpu_ordered {
             Some(gpu) => gpu,
             None => {
-                let gpu = external_sync::cl_then_d3d(self.context, self.queue, &[done])?;
+                let gpu = trace::time(Step::ClThenD3d, || {
+                    external_sync::cl_then_d3d(self.context, self.queue, &[done])
+                })?;
                 self.gpu_ordered = Some(gpu);
                 gpu
             }

@@ -386,6 +386,7 @@ fn copy(
     dir: Direction,
     wait: &[cl_event],
 ) -> Result<cl_event, cl_int> {
+    let _copy = crate::trace::span(crate::trace::Step::ClEnqueueCopy);
     let ptr = host as *mut std::ffi::c_void;
     let (n, list) = wait_list(wait);
     let mut ev = std::ptr::null_mut();

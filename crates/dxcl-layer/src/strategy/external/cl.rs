@@ -174,16 +174,20 @@ pub(crate) fn queue_memory_fns(queue: opencl_sys::cl_command_queue) -> Result<Me
     let get = crate::cl::target()
         .and_then(|t| t.clGetCommandQueueInfo)
         .ok_or(opencl_sys::CL_INVALID_OPERATION)?;
-    // SAFETY: query_value passes a buffer of the size it names; the platform validates the queue.
-    let device: usize =
-        query_value(|n, p, r| unsafe { get(queue, opencl_sys::CL_QUEUE_DEVICE, n, p, r) })?;
+    let device: usize = crate::trace::time(crate::trace::Step::ClQueueInfo, || {
+        // SAFETY: query_value passes a buffer of the size it names; the platform validates the
+        // queue.
+        query_value(|n, p, r| unsafe { get(queue, opencl_sys::CL_QUEUE_DEVICE, n, p, r) })
+    })?;
     let device_info = crate::cl::target()
         .and_then(|t| t.clGetDeviceInfo)
         .ok_or(opencl_sys::CL_INVALID_OPERATION)?;
     // Only the platform: the whole of device_caps costs seven queries.
-    // SAFETY: as above.
-    let platform: usize = query_value(|n, p, r| unsafe {
-        device_info(device as cl_device_id, CL_DEVICE_PLATFORM, n, p, r)
+    let platform: usize = crate::trace::time(crate::trace::Step::ClDeviceInfo, || {
+        // SAFETY: as above.
+        query_value(|n, p, r| unsafe {
+            device_info(device as cl_device_id, CL_DEVICE_PLATFORM, n, p, r)
+        })
     })?;
     platform_fns(platform as cl_platform_id)
         .memory

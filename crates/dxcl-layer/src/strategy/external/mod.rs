@@ -86,6 +86,7 @@ impl AcquiredOn {
 
     /// An acquire on `queue` is under way.
     pub fn set(&self, queue: cl_command_queue) {
+        let _held = crate::trace::span(crate::trace::Step::QueueHeld);
         let mut held = self.held();
         if *held == Some(queue as usize) {
             return;

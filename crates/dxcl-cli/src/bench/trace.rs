@@ -1,0 +1,92 @@
+//! `DXCL_TRACE=handoff`: after each hand-off case's timed rounds, a pass of hand-offs of its own,
+//! whose step table the layer hands over (`dxclTraceTake`, found in the layer the loader loaded)
+//! and the bench prints on stderr.
+
+use std::ffi::{c_char, CString};
+use std::time::{Duration, Instant};
+
+type BoxError = Box<dyn std::error::Error>;
+type Take = unsafe extern "C" fn(*mut c_char, usize) -> usize;
+
+/// Hand-offs per pass: at most this many, and no more once the pass has used `PASS_TIME`.
+const PASS_MAX: usize = 200;
+const PASS_MIN: usize = 5;
+const PASS_TIME: Duration = Duration::from_secs(1);
+
+pub struct Tracer {
+    take: Take,
+}
+
+/// Whether `DXCL_TRACE` asks for the hand-off trace.
+pub fn wanted() -> bool {
+    std::env::var("DXCL_TRACE").is_ok_and(|v| v.split(',').any(|w| w == "handoff"))
+}
+
+impl Tracer {
+    /// The layer's export, once the loader has loaded the layers of `OPENCL_LAYERS` (after the
+    /// first OpenCL call); None when `DXCL_TRACE=handoff` is not set.
+    pub fn find() -> Result<Option<Tracer>, BoxError> {
+        if !wanted() {
+            return Ok(None);
+        }
+        let layers = std::env::var("OPENCL_LAYERS").unwrap_or_default();
+        for path in layers.split(':').filter(|p| !p.is_empty()) {
+            let Ok(c) = CString::new(path) else {
+                continue;
+            };
+            // SAFETY: a NUL-terminated path; RTLD_NOLOAD only finds a library already loaded
+            // (its reference is kept: the loader never unloads a layer either).
+            let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+            if handle.is_null() {
+                continue;
+            }
+            // SAFETY: a live handle and a NUL-terminated name.
+            let f = unsafe { libc::dlsym(handle, c"dxclTraceTake".as_ptr()) };
+            if !f.is_null() {
+                // SAFETY: the layer's export has this signature (dxcl-layer src/trace.rs).
+                let take: Take = unsafe { std::mem::transmute_copy(&f) };
+                return Ok(Some(Tracer { take }));
+            }
+        }
+        Err(format!(
+            "DXCL_TRACE=handoff, but no loaded layer of OPENCL_LAYERS={layers:?} exports \
+             dxclTraceTake"
+        )
+        .into())
+    }
+
+    /// The layer's table so far (then zeroed there).
+    fn take(&self) -> String {
+        let mut buf = vec![0u8; 1 << 16];
+        // SAFETY: a buffer of the size passed.
+        let n = unsafe { (self.take)(buf.as_mut_ptr().cast(), buf.len()) };
+        String::from_utf8_lossy(&buf[..n.min(buf.len() - 1)]).into_owned()
+    }
+
+    /// A pass of hand-offs (`op`, with `between` before each, as in the timed rounds), and the
+    /// table of their steps on stderr under `title`.
+    pub fn pass(
+        &self,
+        title: &str,
+        mut op: impl FnMut() -> Result<(), BoxError>,
+        mut between: impl FnMut(usize) -> Result<(), BoxError>,
+    ) -> Result<(), BoxError> {
+        // What verification and the timed rounds left is not this pass's.
+        self.take();
+        let (start, mut timed, mut n) = (Instant::now(), Duration::ZERO, 0usize);
+        while n < PASS_MIN || (n < PASS_MAX && start.elapsed() < PASS_TIME) {
+            between(n)?;
+            let t = Instant::now();
+            op()?;
+            timed += t.elapsed();
+            n += 1;
+        }
+        let table = self.take();
+        eprintln!(
+            "\n### Hand-off trace: {title}\n\n{n} hand-offs (acquire + release + clFinish) after \
+             the timed rounds: {:.1} µs each by the bench's clock, the trace on\n{table}",
+            timed.as_secs_f64() * 1e6 / n as f64
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,229 @@
+//! `DXCL_TRACE=handoff` end to end through the real loader and PoCL with dxcl's D3D11 runtime
+//! in-process: after hand-offs of a D3D11 buffer (the strategy the layer picks, then the staging
+//! copy), the layer's table names the steps of the path with their calls. A process of its own:
+//! the layer reads `DXCL_TRACE` once.
+
+#![allow(non_snake_case)] // CL and D3D names.
+
+use std::ffi::{c_char, c_void, CString};
+use std::ptr::{null, null_mut};
+
+use dxcl_abi::*;
+use opencl_sys::{
+    cl_command_queue, cl_context, cl_context_properties, cl_device_id, cl_device_type, cl_event,
+    cl_int, cl_mem, cl_mem_flags, cl_platform_id, cl_uint, CL_CONTEXT_PLATFORM, CL_DEVICE_TYPE_ALL,
+    CL_SUCCESS,
+};
+
+type Id = *mut c_void;
+
+#[link(name = "OpenCL")]
+extern "C" {
+    fn clGetPlatformIDs(n: cl_uint, p: *mut cl_platform_id, ret: *mut cl_uint) -> cl_int;
+    fn clGetDeviceIDs(
+        p: cl_platform_id,
+        ty: cl_device_type,
+        n: cl_uint,
+        d: *mut cl_device_id,
+        ret: *mut cl_uint,
+    ) -> cl_int;
+    fn clGetExtensionFunctionAddressForPlatform(p: cl_platform_id, name: *const c_char) -> Id;
+    fn clCreateContext(
+        props: *const cl_context_properties,
+        n: cl_uint,
+        d: *const cl_device_id,
+        f: Id,
+        u: Id,
+        err: *mut cl_int,
+    ) -> cl_context;
+    fn clReleaseContext(c: cl_context) -> cl_int;
+    fn clCreateCommandQueue(
+        c: cl_context,
+        d: cl_device_id,
+        p: u64,
+        err: *mut cl_int,
+    ) -> cl_command_queue;
+    fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int;
+    fn clReleaseMemObject(m: cl_mem) -> cl_int;
+    fn clFinish(q: cl_command_queue) -> cl_int;
+}
+
+type CreateBuffer = unsafe extern "C" fn(cl_context, cl_mem_flags, Id, *mut cl_int) -> cl_mem;
+type Enqueue = unsafe extern "C" fn(
+    cl_command_queue,
+    cl_uint,
+    *const cl_mem,
+    cl_uint,
+    *const cl_event,
+    *mut cl_event,
+) -> cl_int;
+type Take = unsafe extern "C" fn(*mut c_char, usize) -> usize;
+
+fn ext<T>(p: cl_platform_id, name: &std::ffi::CStr) -> T {
+    // SAFETY: valid platform and name.
+    let f = unsafe { clGetExtensionFunctionAddressForPlatform(p, name.as_ptr()) };
+    assert!(!f.is_null());
+    // SAFETY: the layer's function of that name has signature T.
+    unsafe { std::mem::transmute_copy(&f) }
+}
+
+/// The table the loaded layer hands over (through its export, as `dxcl bench` takes it).
+fn take_table(layer: &std::path::Path) -> String {
+    let path = CString::new(layer.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path; RTLD_NOLOAD only finds the library the loader loaded.
+    let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    assert!(!handle.is_null(), "the loader did not load the layer");
+    // SAFETY: a live handle and a NUL-terminated name.
+    let f = unsafe { libc::dlsym(handle, c"dxclTraceTake".as_ptr()) };
+    assert!(!f.is_null(), "the layer exports no dxclTraceTake");
+    // SAFETY: the export's signature (src/trace.rs).
+    let take: Take = unsafe { std::mem::transmute_copy(&f) };
+    let mut buf = vec![0u8; 1 << 16];
+    // SAFETY: a buffer of the size passed.
+    let n = unsafe { take(buf.as_mut_ptr().cast(), buf.len()) };
+    assert!(n < buf.len());
+    // SAFETY: the handle dlopen returned above.
+    unsafe { libc::dlclose(handle) };
+    String::from_utf8(buf[..n].to_vec()).unwrap()
+}
+
+/// The calls column of the row named `step` in the first table (inside the entry points), 0 if
+/// it has none.
+fn calls(table: &str, step: &str) -> u64 {
+    let inside = table.split("Hand-off trace, outside").next().unwrap();
+    inside
+        .lines()
+        .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>())
+        .find(|cells| cells.get(1) == Some(&step))
+        .map_or(0, |cells| cells[3].parse().unwrap())
+}
+
+#[test]
+fn the_table_lists_the_steps_of_a_hand_off() {
+    std::env::set_var("DXCL_TRACE", "handoff");
+    let exe = std::env::current_exe().unwrap();
+    let layer = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("libdxcl_layer.so");
+    assert!(
+        layer.exists(),
+        "{} is missing: run `cargo build -p dxcl-layer` first",
+        layer.display()
+    );
+    std::env::set_var("OPENCL_LAYERS", &layer);
+    let (mut p, mut d) = (null_mut(), null_mut());
+    let mut device = null_mut();
+    // SAFETY: out pointers of the right size; no adapter.
+    unsafe {
+        assert_eq!(clGetPlatformIDs(1, &mut p, null_mut()), CL_SUCCESS);
+        assert_eq!(
+            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut d, null_mut()),
+            CL_SUCCESS
+        );
+        let hr = dxcl_d3d::D3D11CreateDevice(
+            null_mut(),
+            D3D_DRIVER_TYPE_HARDWARE,
+            null_mut(),
+            0,
+            null(),
+            0,
+            D3D11_SDK_VERSION,
+            &mut device,
+            null_mut(),
+            null_mut(),
+        );
+        assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
+    }
+    let props = [CL_CONTEXT_PLATFORM, p as isize, 0x401D, device as isize, 0];
+    let mut err = 0;
+    // SAFETY: valid property list and device.
+    let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    // SAFETY: valid context and device.
+    let q = unsafe { clCreateCommandQueue(ctx, d, 0, &mut err) };
+    assert_eq!(err, CL_SUCCESS);
+    let create: CreateBuffer = ext(p, c"clCreateFromD3D11BufferKHR");
+    let acquire: Enqueue = ext(p, c"clEnqueueAcquireD3D11ObjectsKHR");
+    let release: Enqueue = ext(p, c"clEnqueueReleaseD3D11ObjectsKHR");
+    // Nothing yet: creation is not a hand-off.
+    let before = take_table(&layer);
+    assert_eq!(
+        calls(&before, "acquire entry point (its own code)"),
+        0,
+        "{before}"
+    );
+    const ROUNDS: u64 = 10;
+    for staging in [false, true] {
+        let desc = D3D11_BUFFER_DESC {
+            ByteWidth: 4096,
+            Usage: D3D11_USAGE_DEFAULT,
+            BindFlags: D3D11_BIND_SHADER_RESOURCE as u32,
+            ..Default::default()
+        };
+        let mut buf: *mut ID3D11Buffer = null_mut();
+        // SAFETY: a live device; a valid description, no initial data.
+        let hr = unsafe { ((*(*device).lpVtbl).CreateBuffer)(device, &desc, null(), &mut buf) };
+        assert!(hr >= 0, "CreateBuffer {hr:#x}");
+        if staging {
+            std::env::set_var("DXCL_STRATEGY", "staging");
+        }
+        // SAFETY: a live context and buffer of the context's device.
+        let mem = unsafe { create(ctx, 0, buf.cast(), &mut err) };
+        std::env::remove_var("DXCL_STRATEGY");
+        assert_eq!(err, CL_SUCCESS);
+        // SAFETY: live queue and object; no events.
+        unsafe {
+            for _ in 0..ROUNDS {
+                assert_eq!(acquire(q, 1, &mem, 0, null(), null_mut()), CL_SUCCESS);
+                assert_eq!(release(q, 1, &mem, 0, null(), null_mut()), CL_SUCCESS);
+                assert_eq!(clFinish(q), CL_SUCCESS);
+            }
+            assert_eq!(clReleaseMemObject(mem), CL_SUCCESS);
+            ((*(*buf).lpVtbl).base.base.base.Release)(buf.cast());
+        }
+        let table = take_table(&layer);
+        eprintln!("staging={staging}:{table}");
+        // Every hand-off went through these steps, once per call.
+        for step in [
+            "acquire entry point (its own code)",
+            "release entry point (its own code)",
+            "clFinish entry point (its own code)",
+            "registry: the queue's context (lock)",
+            "registry: check and claim the objects (lock)",
+            "registry: settle the objects' state (lock)",
+            "strategy acquire (per object)",
+            "strategy release (per object)",
+            "hand-off finish (external command, marker)",
+            "clGetCommandQueueInfo",
+            "clFinish",
+        ] {
+            assert!(calls(&table, step) >= ROUNDS, "{step}:\n{table}");
+        }
+        assert_eq!(
+            calls(&table, "acquire entry point (its own code)"),
+            ROUNDS,
+            "{table}"
+        );
+        // The call's event is a marker of the platform's (host pointer: the marker is all; the
+        // staging copy: after its copies).
+        assert!(
+            calls(&table, "clEnqueueMarkerWithWaitList") >= ROUNDS,
+            "{table}"
+        );
+        assert!(table.contains("- by whom: dxcl layer"), "{table}");
+        // Taken: zeroed.
+        assert_eq!(
+            calls(&take_table(&layer), "acquire entry point (its own code)"),
+            0
+        );
+    }
+    // SAFETY: live objects released once.
+    unsafe {
+        clReleaseCommandQueue(q);
+        clReleaseContext(ctx);
+        ((*(*device).lpVtbl).base.Release)(device.cast());
+    }
+}
