@@ -10,7 +10,7 @@ use opencl_sys::{
     cl_command_queue, cl_command_type, cl_event, cl_int, cl_uint, CL_EVENT_REFERENCE_COUNT,
 };
 
-use super::{check, down, wait_list};
+use super::{check, down};
 use crate::cl::info::query_value;
 
 /// Marker events handed out by acquire/release → their command type.
@@ -133,7 +133,8 @@ pub(crate) fn command_of(event: cl_event) -> Option<cl_command_type> {
 pub(crate) fn marker(queue: cl_command_queue, wait: &[cl_event]) -> Result<cl_event, cl_int> {
     let enqueue = down!(clEnqueueMarkerWithWaitList);
     let mut ev = std::ptr::null_mut();
-    let (n, list) = wait_list(wait);
+    let wait = super::wait::WaitList::new(wait);
+    let (n, list) = wait.raw();
     // SAFETY: the queue and events are the caller's (the platform validates them); our own
     // out pointer.
     check(unsafe { enqueue(queue, n, list, &mut ev) })?;

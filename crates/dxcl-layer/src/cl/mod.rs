@@ -4,6 +4,7 @@
 //! - [`info`]: the size-query protocol of `clGet*Info`, both as caller and as answerer.
 //! - [`events`]: markers, and the command types of the acquire/release events handed out.
 //! - [`reaper`]: releases that completion callbacks hand to a thread of the layer's.
+//! - [`wait`]: wait lists of the layer's own commands, failed events replaced.
 
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -14,6 +15,7 @@ use opencl_sys::{cl_event, cl_int, cl_uint, CL_SUCCESS};
 pub(crate) mod events;
 pub(crate) mod info;
 pub(crate) mod reaper;
+pub(crate) mod wait;
 
 /// The table below the layer (leaked on purpose: calls in flight may still read it after a
 /// re-initialisation, so it must never be freed).

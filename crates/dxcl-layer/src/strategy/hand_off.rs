@@ -249,7 +249,9 @@ impl<'a> HandOff<'a> {
         after: &[cl_event],
     ) -> Result<cl_event, cl_int> {
         let mems: Vec<cl_mem> = self.imported.iter().map(|i| i.mem).collect();
-        let (n, l) = wait_list(after);
+        // Failed events left out: the call's marker fails with them (cl::wait).
+        let after = crate::cl::wait::without_failed(after);
+        let (n, l) = wait_list(&after);
         let mut ev = std::ptr::null_mut();
         // SAFETY: a valid queue (checked by the caller's query); memory objects imported into
         // its context; a wait list of live events.

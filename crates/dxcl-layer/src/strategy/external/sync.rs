@@ -237,7 +237,9 @@ pub(crate) fn d3d_then_cl(
     if !SUCCEEDED(unsafe { ((*(*p).lpVtbl).SignalSharedSemaphore)(p, id) }) {
         return Err(CL_OUT_OF_RESOURCES);
     }
-    let (n, l) = crate::cl::wait_list(wait);
+    // Failed events left out: the call's marker fails with them (cl::wait).
+    let live = crate::cl::wait::without_failed(wait);
+    let (n, l) = crate::cl::wait_list(&live);
     let mut ev = std::ptr::null_mut();
     // SAFETY: a valid queue of the semaphore's context; the wait list is the caller's.
     let r = unsafe { (pool.fns.wait)(queue, 1, &sem, std::ptr::null(), n, l, &mut ev) };
@@ -318,7 +320,9 @@ fn signal_then_d3d_waits(
 ) -> Result<(), cl_int> {
     let i = pool.take()?;
     let (id, sem) = (pool.semaphores[i].id, pool.semaphores[i].cl);
-    let (n, l) = crate::cl::wait_list(wait);
+    // Failed events left out: the call's marker fails with them (cl::wait).
+    let live = crate::cl::wait::without_failed(wait);
+    let (n, l) = crate::cl::wait_list(&live);
     let mut ev = std::ptr::null_mut();
     // SAFETY: as in d3d_then_cl.
     let r = unsafe { (pool.fns.signal)(queue, 1, &sem, std::ptr::null(), n, l, &mut ev) };
