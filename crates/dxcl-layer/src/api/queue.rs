@@ -31,7 +31,7 @@ pub(crate) unsafe extern "C" fn release(queue: cl_command_queue) -> cl_int {
     status(|| {
         // Flushed first: once held, the queue may go on another thread at any moment.
         crate::cl::flush(queue);
-        if crate::cl::events::hold_release(queue) {
+        if crate::cl::events::hold_release(queue)? {
             return Ok(());
         }
         let below = down!(clReleaseCommandQueue);
@@ -45,7 +45,10 @@ mod tests {
     use super::*;
     use crate::cl::events;
     use opencl_sys::cl_icd::cl_icd_dispatch;
-    use opencl_sys::{cl_event, cl_uint, CL_EVENT_COMMAND_QUEUE, CL_INVALID_EVENT, CL_SUCCESS};
+    use opencl_sys::{
+        cl_event, cl_uint, CL_EVENT_COMMAND_QUEUE, CL_INVALID_COMMAND_QUEUE, CL_INVALID_EVENT,
+        CL_QUEUE_REFERENCE_COUNT, CL_SUCCESS,
+    };
     use std::collections::HashMap;
     use std::ffi::c_void;
     use std::sync::Mutex;
@@ -90,6 +93,40 @@ mod tests {
         CL_SUCCESS
     }
 
+    /// Each test queue's reference count: 2, but 1 for `EVENTS + 3`.
+    unsafe extern "C" fn queue_info(
+        q: cl_command_queue,
+        param: cl_uint,
+        size: usize,
+        value: *mut c_void,
+        size_ret: *mut usize,
+    ) -> cl_int {
+        let ours = (EVENTS..EVENTS + 0x100).contains(&(q as usize));
+        if !ours || param != CL_QUEUE_REFERENCE_COUNT || size < size_of::<cl_uint>() {
+            return CL_INVALID_COMMAND_QUEUE;
+        }
+        let refs: cl_uint = if q as usize == EVENTS + 3 { 1 } else { 2 };
+        // SAFETY: the caller's buffer holds a cl_uint (checked above).
+        unsafe {
+            value.cast::<cl_uint>().write_unaligned(refs);
+            if !size_ret.is_null() {
+                *size_ret = size_of::<cl_uint>();
+            }
+        }
+        CL_SUCCESS
+    }
+
+    fn fake_platform() {
+        // SAFETY: every slot of the table is an Option of a function pointer: zero is None.
+        let mut t: Box<cl_icd_dispatch> = Box::new(unsafe { std::mem::zeroed() });
+        t.clGetEventInfo = Some(event_info);
+        t.clGetCommandQueueInfo = Some(queue_info);
+        t.clReleaseEvent = Some(release_event);
+        t.clFlush = Some(flush);
+        t.clReleaseCommandQueue = Some(release_queue);
+        crate::cl::set_target(t);
+    }
+
     unsafe extern "C" fn release_event(_: cl_event) -> cl_int {
         CL_SUCCESS
     }
@@ -110,14 +147,7 @@ mod tests {
     /// of the layer's, whose release would flush on whichever thread lets go of the event.
     #[test]
     fn a_pinned_queue_is_released_after_its_events() {
-        // SAFETY: every slot of the table is an Option of a function pointer: zero is None.
-        let mut t: Box<cl_icd_dispatch> = Box::new(unsafe { std::mem::zeroed() });
-        t.clGetEventInfo = Some(event_info);
-        t.clReleaseEvent = Some(release_event);
-        t.clFlush = Some(flush);
-        t.clReleaseCommandQueue = Some(release_queue);
-        crate::cl::set_target(t);
-
+        fake_platform();
         let (ev, q) = (EVENTS as cl_event, (EVENTS + 1) as cl_command_queue);
         events::pin(ev);
         events::pin(ev);
@@ -132,5 +162,21 @@ mod tests {
         // SAFETY: as above.
         assert_eq!(unsafe { release(q) }, CL_SUCCESS);
         assert_eq!(calls("release", q), 3, "unpinned: at once");
+    }
+
+    /// A release beyond the queue's references while it is pinned is the platform's error for
+    /// a queue that is gone, as it would be without the layer, and releases nothing.
+    #[test]
+    fn a_pinned_queue_released_once_too_often_is_invalid() {
+        fake_platform();
+        let (ev, q) = ((EVENTS + 2) as cl_event, (EVENTS + 3) as cl_command_queue);
+        events::pin(ev);
+        // SAFETY: a handle the fake platform knows (one reference).
+        assert_eq!(unsafe { release(q) }, CL_SUCCESS);
+        // SAFETY: as above.
+        assert_eq!(unsafe { release(q) }, CL_INVALID_COMMAND_QUEUE);
+        assert_eq!(calls("release", q), 0);
+        events::release_pinned(ev);
+        assert_eq!(calls("release", q), 1, "the one held release, once");
     }
 }

@@ -93,14 +93,20 @@ pub(crate) fn release_pinned(ev: cl_event) {
 /// A release of `queue` (the application's `clReleaseCommandQueue`, or the layer's own):
 /// held back (true) while an event the layer keeps pins the queue, and made by the queue's last
 /// [`release_pinned`] or [`unpin`]. Any release, not only the last: the platform's reference
-/// count may count references of its own, and an early destruction loses the context.
-pub(crate) fn hold_release(queue: cl_command_queue) -> bool {
+/// count may count references of its own, and an early destruction loses the context. A
+/// release beyond the queue's references (all of them held back already) is the platform's
+/// error for a queue that is gone, CL_INVALID_COMMAND_QUEUE "if command_queue is not a valid
+/// command-queue", and is not held.
+pub(crate) fn hold_release(queue: cl_command_queue) -> Result<bool, cl_int> {
     pins(|m| match m.queues.get_mut(&(queue as usize)) {
         Some(q) => {
+            if super::queue_references(queue)? as usize <= q.1 {
+                return Err(opencl_sys::CL_INVALID_COMMAND_QUEUE);
+            }
             q.1 += 1;
-            true
+            Ok(true)
         }
-        None => false,
+        None => Ok(false),
     })
 }
 

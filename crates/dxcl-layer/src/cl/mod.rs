@@ -121,7 +121,7 @@ pub(crate) fn release_mem(mem: opencl_sys::cl_mem) {
 /// held back while an event the layer keeps pins the queue, like the application's
 /// (events::hold_release).
 pub(crate) fn release_queue(queue: opencl_sys::cl_command_queue) {
-    if events::hold_release(queue) {
+    if events::hold_release(queue) != Ok(false) {
         return;
     }
     release_queue_now(queue);
@@ -133,6 +133,13 @@ pub(crate) fn release_queue_now(queue: opencl_sys::cl_command_queue) {
         // SAFETY: a queue the layer created and holds one reference to.
         unsafe { release(queue) };
     }
+}
+
+/// The platform's `CL_QUEUE_REFERENCE_COUNT` of `queue` (its error for an invalid queue).
+pub(crate) fn queue_references(queue: opencl_sys::cl_command_queue) -> Result<cl_uint, cl_int> {
+    let f = down!(clGetCommandQueueInfo);
+    // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
+    info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_REFERENCE_COUNT, n, p, r) })
 }
 
 /// The device of `queue`.
