@@ -72,6 +72,20 @@ pub(crate) fn without_failed(wait: &[cl_event]) -> Vec<cl_event> {
         .collect()
 }
 
+/// A marker (owned by the caller) that completes once `ev` has ended, completed or terminated:
+/// one with an empty wait list, enqueued on `ev`'s in-order queue right after it. Neither PoCL
+/// 3.1 nor rusticl 22.3 calls a completion callback of a command terminated after the callback
+/// was registered (`tests/platform/failed_event.c`, case "callback"), but both run a command
+/// with no wait list that follows terminated ones in an in-order queue (case "inorder"). None
+/// for a user event, an out-of-order queue, or a failed enqueue: watch `ev` itself then.
+pub(crate) fn end_marker(ev: cl_event) -> Option<cl_event> {
+    let queue = events::queue_of(ev)?;
+    if !super::queue_in_order(queue).ok()? {
+        return None;
+    }
+    events::marker(queue, &[]).ok()
+}
+
 fn context_of(ev: cl_event) -> Option<cl_context> {
     let get = super::target().and_then(|t| t.clGetEventInfo)?;
     // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
