@@ -13,6 +13,8 @@ use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::{cl_event, cl_int, cl_uint, CL_SUCCESS};
 
 pub(crate) mod events;
+#[cfg(test)]
+pub(crate) mod fake;
 pub(crate) mod info;
 pub(crate) mod reaper;
 pub(crate) mod wait;

@@ -47,8 +47,6 @@ pub(crate) struct HandOff<'a> {
     gpu_ordered: Option<bool>,
     /// The wait list less its user events still unset (see [`commands_in`]), when it had any.
     commands: Option<Vec<cl_event>>,
-    /// Release: objects whose ordering flushes the queue itself when it needs to.
-    flush_deferred: usize,
 }
 
 impl<'a> HandOff<'a> {
@@ -70,7 +68,6 @@ impl<'a> HandOff<'a> {
             imported: Vec::new(),
             gpu_ordered: None,
             commands: commands_in(wait),
-            flush_deferred: 0,
         }
     }
 
@@ -106,12 +103,6 @@ impl<'a> HandOff<'a> {
             all.extend(self.prior);
         }
         all
-    }
-
-    /// Whether the release must flush its queue: unless every one of its `objects` orders
-    /// Direct3D after it in a way that flushes when it has to.
-    pub fn needs_flush(&self, objects: usize) -> bool {
-        self.flush_deferred < objects
     }
 
     /// Whether the wait list holds a user event still unset: one only the application can set,
@@ -287,9 +278,8 @@ impl<'a> HandOff<'a> {
         if mode == Some(SyncMode::Adaptive)
             || (mode == Some(SyncMode::Gpu) && self.waits_for_unset_user_event())
         {
-            if external_sync::order_d3d_after_next_access(interop, self.context, self.queue, done) {
-                self.flush_deferred += 1;
-            } else {
+            if !external_sync::order_d3d_after_next_access(interop, self.context, self.queue, done)
+            {
                 interop::add_pending_work(interop, done);
             }
             return Ok(());
