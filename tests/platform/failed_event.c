@@ -32,8 +32,8 @@ static double now_us(void) {
  * returns CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST. Each case runs in a child process: it prints what
  * every call returned and the events' final statuses, counts results the core spec does not allow, and an
  * alarm ends a hang with the case and step it hung in. Cases (docs/conformance.md, "A user event that fails"):
- *   before:   a write waiting on the user event, a read after the write, a marker after the read, then
- *             the event fails; clFinish.
+ *   before:   a write waiting on the user event, a read after the write, a marker after the read, a
+ *             marker with no wait list after them (in-order), then the event fails; clFinish.
  *   after:    the same, with the read and the marker enqueued after the event failed.
  *   inorder:  a read and a marker with no wait list after the terminated ones, on an in-order queue.
  *   blocking: a blocking read whose wait list holds the terminated write.
@@ -107,6 +107,9 @@ static int run_case(int c) {
             er = clEnqueueReadBuffer(q, buf, CL_FALSE, 0, N, back, 1, &w, &r);
             em = clEnqueueMarkerWithWaitList(q, 1, &r, &m);
         }
+        cl_event empty = NULL;
+        if (c == 0) /* in-order after the waiting commands, no wait list, enqueued before the failure */
+            clEnqueueMarkerWithWaitList(q, 0, NULL, &empty);
         clFlush(q);
         if (c == 6) {
             /* The write's and the read's events released before the failure: the platform still holds
@@ -121,7 +124,6 @@ static int run_case(int c) {
             er = clEnqueueReadBuffer(q, buf, CL_FALSE, 0, N, back, 1, &w, &r);
             em = clEnqueueMarkerWithWaitList(q, 1, &r, &m);
         }
-        cl_event empty = NULL;
         if (c == 2) {
             eb = clEnqueueReadBuffer(q, buf, CL_FALSE, 0, N, back, 0, NULL, &plain);
             clEnqueueMarkerWithWaitList(q, 0, NULL, &empty);
