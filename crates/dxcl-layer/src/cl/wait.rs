@@ -32,10 +32,9 @@ impl WaitList {
             stand_ins: Vec::new(),
         };
         for ev in list.events.iter_mut() {
-            let status = events::status(*ev);
-            if status >= 0 {
+            let Some(status) = failed(*ev) else {
                 continue;
-            }
+            };
             if let Some(stand_in) = context_of(*ev).and_then(|c| events::user_event(c).ok()) {
                 list.stand_ins.push((stand_in, status));
                 *ev = stand_in;
@@ -68,8 +67,21 @@ impl Drop for WaitList {
 pub(crate) fn without_failed(wait: &[cl_event]) -> Vec<cl_event> {
     wait.iter()
         .copied()
-        .filter(|&ev| events::status(ev) >= 0)
+        .filter(|&ev| failed(ev).is_none())
         .collect()
+}
+
+/// The negative execution status of an event that has failed; None for any other, and for an
+/// invalid event (left for the platform to reject with CL_INVALID_EVENT_WAIT_LIST).
+fn failed(ev: cl_event) -> Option<cl_int> {
+    let get = super::target().and_then(|t| t.clGetEventInfo)?;
+    // SAFETY: an event of the caller's list; query_value passes a buffer of the size it names,
+    // and an invalid event just fails the query.
+    let status: cl_int = query_value(|n, p, r| unsafe {
+        get(ev, opencl_sys::CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r)
+    })
+    .ok()?;
+    (status < 0).then_some(status)
 }
 
 /// A marker (owned by the caller) that completes once `ev` has ended, completed or terminated:
