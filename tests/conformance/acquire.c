@@ -627,6 +627,146 @@ static void release_before_its_wait_list(env *E, int drop_first)
     }
 }
 
+/* Issue 22: a user event in an acquire's wait list that fails. The core spec: "a negative integer value
+ * causes all enqueued commands that wait on this user event to be terminated", and a wait for such a
+ * command returns CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ("if the execution status of any of the
+ * events in event_list is a negative integer value"). On one thread, a buffer and a 2D texture in one
+ * call: a complete cycle (OpenCL writes, release), then Direct3D writes new data; the acquire waits for a
+ * user event, the event is set to -1 (`release_first`: after the release was enqueued), the release of the
+ * same objects, clFinish. Every call returns (a watchdog), the acquire's event has failed, the release
+ * succeeds (the objects were acquired) and its event completes or fails, clFinish succeeds; the terminated
+ * acquire handed nothing to OpenCL, so the release hands nothing back: Direct3D still holds its own new
+ * data. Then a full cycle works again and the reference counts are back. Both strategies. PoCL 3.1 never
+ * completes a command enqueued after an event it waits for has failed, and never calls its completion
+ * callbacks (tests/platform/failed_event.c): the layer must enqueue nothing of its own after a failed
+ * event, nor wait for such a callback. */
+static void failed_wait_list(env *E, int release_first)
+{
+    const sharing *s = E->s;
+    cl_int e;
+    unsigned char b_cl[BUF_SIZE], b_d3d[BUF_SIZE], b_next[BUF_SIZE], got[BUF_SIZE];
+    unsigned char t_cl[TEX_W * TEX_H * 4], t_d3d[TEX_W * TEX_H * 4], t_next[TEX_W * TEX_H * 4];
+    fill_pattern(b_cl, BUF_SIZE, 51);
+    fill_pattern(b_d3d, BUF_SIZE, 52);
+    fill_pattern(b_next, BUF_SIZE, 53);
+    fill_pattern(t_cl, sizeof t_cl, 54);
+    fill_pattern(t_d3d, sizeof t_d3d, 55);
+    fill_pattern(t_next, sizeof t_next, 56);
+    size_t o3[3] = {0, 0, 0}, full[3] = {TEX_W, TEX_H, 1};
+    for (int staging = 0; staging < 2; staging++) {
+        const char *order = release_first ? "release, then the event fails" : "the event fails, then release";
+        h_at("%s: failed wait list (staging=%d, %s): setup", s->name, staging, order);
+        unsigned left = alarm(H_BY_MODE(20, 200));
+        res rb, rt;
+        memset(&rb, 0, sizeof rb);
+        memset(&rt, 0, sizeof rt);
+        CHECK_HR(gfx_buffer(E->g, &rb, BUF_SIZE, D3D11_USAGE_DEFAULT, D3D11_BIND_SHADER_RESOURCE, 0, 0, E->b_init),
+                 S_OK);
+        CHECK_HR(gfx_tex2d(E->g, &rt, TEX_W, TEX_H, 1, 1, DXGI_FORMAT_R8G8B8A8_UNORM, 1, D3D11_USAGE_DEFAULT,
+                           D3D11_BIND_SHADER_RESOURCE, 0, 0, E->t_init),
+                 S_OK);
+        ULONG refs_b = rb.p ? com_refcount(rb.p) : 0, refs_t = rt.p ? com_refcount(rt.p) : 0;
+        if (staging)
+            setenv("DXCL_STRATEGY", "staging", 1);
+        cl_int e1 = 1, e2 = 1;
+        cl_mem both[2] = {rb.p ? sh_create_buffer(s, E->ctx, 0, rb.p, &e1) : NULL,
+                          rt.p ? sh_create_tex2d(s, E->ctx, 0, rt.p, 0, &e2) : NULL};
+        unsetenv("DXCL_STRATEGY");
+        CHECK_ERR(e1, CL_SUCCESS);
+        CHECK_ERR(e2, CL_SUCCESS);
+        cl_event gate = clCreateUserEvent(E->ctx, &e);
+        CHECK_ERR(e, CL_SUCCESS);
+        if (both[0] && both[1] && gate) {
+            /* A complete cycle: OpenCL's bytes reach Direct3D; then Direct3D writes its own. */
+            CHECK_ERR(sh_acquire(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_ERR(clEnqueueWriteBuffer(E->q, both[0], CL_TRUE, 0, BUF_SIZE, b_cl, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_ERR(clEnqueueWriteImage(E->q, both[1], CL_TRUE, o3, full, 0, 0, t_cl, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_ERR(sh_release(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+            CHECK(gfx_write(E->g, &rb, 0, b_d3d));
+            CHECK(gfx_write(E->g, &rt, 0, t_d3d));
+
+            h_at("%s: failed wait list (staging=%d, %s): acquire, the event set to -1, release", s->name, staging,
+                 order);
+            cl_event acq = NULL, rel = NULL;
+            CHECK_ERR(sh_acquire(s, E->q, 2, both, 1, &gate, &acq), CL_SUCCESS);
+            if (release_first)
+                CHECK_ERR(sh_release(s, E->q, 2, both, 0, NULL, &rel), CL_SUCCESS);
+            /* "If the status is a negative integer value, the command waiting on it is terminated";
+             * clSetUserEventStatus returns CL_SUCCESS. */
+            CHECK_ERR(clSetUserEventStatus(gate, -1), CL_SUCCESS);
+            if (!release_first)
+                CHECK_ERR(sh_release(s, E->q, 2, both, 0, NULL, &rel), CL_SUCCESS);
+            h_at("%s: failed wait list (staging=%d, %s): the acquire's event", s->name, staging, order);
+            if (acq) {
+                CHECK_ERR(clWaitForEvents(1, &acq), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+                cl_int status = CL_COMPLETE;
+                CHECK_ERR(clGetEventInfo(acq, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL),
+                          CL_SUCCESS);
+                CHECK(status < 0);
+                clReleaseEvent(acq);
+            }
+            h_at("%s: failed wait list (staging=%d, %s): the release's event", s->name, staging, order);
+            if (rel) {
+                /* The release waits for no failed event of the application's: it may complete, or fail with
+                 * the commands it follows; a wait returns the matching code. */
+                cl_int w = clWaitForEvents(1, &rel);
+                cl_int status = CL_COMPLETE;
+                CHECK_ERR(clGetEventInfo(rel, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL),
+                          CL_SUCCESS);
+                CHECK(status == CL_COMPLETE || status < 0);
+                CHECK_ERR(w, status == CL_COMPLETE ? CL_SUCCESS : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+                clReleaseEvent(rel);
+            }
+            h_at("%s: failed wait list (staging=%d, %s): clFinish", s->name, staging, order);
+            CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+            /* The terminated acquire handed OpenCL nothing: Direct3D's own bytes stay. */
+            h_at("%s: failed wait list (staging=%d, %s): Direct3D's data", s->name, staging, order);
+            memset(got, 0, sizeof got);
+            CHECK(gfx_read(E->g, &rb, 0, got));
+            CHECK_EQ(first_diff(got, b_d3d, BUF_SIZE), -1);
+            memset(got, 0, sizeof got);
+            CHECK(gfx_read(E->g, &rt, 0, got));
+            CHECK_EQ(first_diff(got, t_d3d, sizeof t_d3d), -1);
+
+            /* The objects work again: OpenCL sees Direct3D's bytes, Direct3D sees OpenCL's. */
+            h_at("%s: failed wait list (staging=%d, %s): the next cycle", s->name, staging, order);
+            CHECK_ERR(sh_acquire(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
+            memset(got, 0, sizeof got);
+            CHECK_ERR(clEnqueueReadBuffer(E->q, both[0], CL_TRUE, 0, BUF_SIZE, got, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_EQ(first_diff(got, b_d3d, BUF_SIZE), -1);
+            memset(got, 0, sizeof got);
+            CHECK_ERR(clEnqueueReadImage(E->q, both[1], CL_TRUE, o3, full, 0, 0, got, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_EQ(first_diff(got, t_d3d, sizeof t_d3d), -1);
+            CHECK_ERR(clEnqueueWriteBuffer(E->q, both[0], CL_TRUE, 0, BUF_SIZE, b_next, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_ERR(clEnqueueWriteImage(E->q, both[1], CL_TRUE, o3, full, 0, 0, t_next, 0, NULL, NULL),
+                      CL_SUCCESS);
+            CHECK_ERR(sh_release(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
+            CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+            memset(got, 0, sizeof got);
+            CHECK(gfx_read(E->g, &rb, 0, got));
+            CHECK_EQ(first_diff(got, b_next, BUF_SIZE), -1);
+            memset(got, 0, sizeof got);
+            CHECK(gfx_read(E->g, &rt, 0, got));
+            CHECK_EQ(first_diff(got, t_next, sizeof t_next), -1);
+        }
+        h_at("%s: failed wait list (staging=%d, %s): teardown", s->name, staging, order);
+        for (int i = 0; i < 2; i++)
+            if (both[i])
+                CHECK_ERR(clReleaseMemObject(both[i]), CL_SUCCESS);
+        if (gate)
+            clReleaseEvent(gate);
+        CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+        if (rb.p)
+            CHECK_EQ(com_refcount(rb.p), refs_b);
+        if (rt.p)
+            CHECK_EQ(com_refcount(rt.p), refs_t);
+        res_free(&rb);
+        res_free(&rt);
+        alarm(left ? left : 1);
+    }
+}
+
 /* A kernel released while its launch waits lives on in the platform; once the platform frees it, a new
  * kernel may get its handle, and must not inherit its arguments: the old kernel had a D3D object (now
  * released) as its third argument, the new one has two arguments, both plain, and launches. */
@@ -728,19 +868,26 @@ int main(void)
             /* DXCL_CONFORMANCE_PART=lifecycle runs only lifecycle() and the release of dropped objects
              * before their wait list completes (run.sh used to run them alone under valgrind; now the
              * whole program runs there, reduced); =kernels only kernel_handles() (to tell a hang's part
-             * on a GPU). */
+             * on a GPU); =failed only failed_wait_list(); =failed_late only its variant where the event
+             * fails after the release was enqueued, not run by default: PoCL 3.1 aborts or hangs there
+             * (docs/conformance.md, "A user event that fails"). */
             const char *part = getenv("DXCL_CONFORMANCE_PART");
             if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "lifecycle") == 0) {
                 lifecycle(E);
                 release_before_its_wait_list(E, 1);
             } else if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "kernels") == 0) {
                 kernel_handles(E);
+            } else if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "failed") == 0) {
+                failed_wait_list(E, 0);
+            } else if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "failed_late") == 0) {
+                failed_wait_list(E, 1);
             } else if (E->mb && E->mt && E->pb && E->pi) {
                 arguments(E);
                 state_machine(E);
                 waits_for_wait_list(E);
                 release_before_its_wait_list(E, 0);
                 release_before_its_wait_list(E, 1);
+                failed_wait_list(E, 0);
                 not_acquired(E, "never acquired");
                 not_acquired(E, "after release");
                 lifecycle(E);

@@ -636,9 +636,9 @@ static void op_create_mem(void)
         m = sh_create_tex3d(s, ctx, flags, resource, sub, &e);
     if (which == FN_CREATE_BUFFER)
         ALLOW(name, e, CL_SUCCESS, CL_INVALID_CONTEXT, CL_INVALID_VALUE, s->err_resource);
-    else /* NV names no error for a mapped format the device lacks: the core image rule's */
+    else /* a table format the device lacks: the core image rule's (docs/errors.md) */
         ALLOW(name, e, CL_SUCCESS, CL_INVALID_CONTEXT, CL_INVALID_VALUE, s->err_resource,
-              CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, s->nv ? CL_IMAGE_FORMAT_NOT_SUPPORTED : CL_SUCCESS);
+              CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, CL_IMAGE_FORMAT_NOT_SUPPORTED);
     EXPECT((e == CL_SUCCESS) == (m != NULL), "%s: %s with object %p", name, cl_err_name(e), (void *)m);
     if (!m)
         return;

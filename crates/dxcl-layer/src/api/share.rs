@@ -312,9 +312,10 @@ fn release_objects(
         events::release(ev);
         return Err(e);
     }
-    // The runtime may wait on the event from another thread: make sure it gets submitted.
-    if h.needs_flush(items.len()) {
-        crate::cl::flush(queue);
-    }
+    // The runtime may wait on the event from another thread: make sure it gets submitted, here
+    // on the thread that enqueued it. A flush from Direct3D's thread (the adaptive ordering at
+    // its next access used to make one) can meet a blocking call on this queue in another
+    // thread, whose wait rusticl 22.3 then loses (docs/conformance.md).
+    crate::cl::flush(queue);
     Ok(ev)
 }

@@ -10,7 +10,7 @@ use opencl_sys::{
     cl_command_queue, cl_command_type, cl_event, cl_int, cl_uint, CL_EVENT_REFERENCE_COUNT,
 };
 
-use super::{check, down, wait_list};
+use super::{check, down};
 use crate::cl::info::query_value;
 use crate::trace::{self, Step};
 
@@ -94,14 +94,20 @@ pub(crate) fn release_pinned(ev: cl_event) {
 /// A release of `queue` (the application's `clReleaseCommandQueue`, or the layer's own):
 /// held back (true) while an event the layer keeps pins the queue, and made by the queue's last
 /// [`release_pinned`] or [`unpin`]. Any release, not only the last: the platform's reference
-/// count may count references of its own, and an early destruction loses the context.
-pub(crate) fn hold_release(queue: cl_command_queue) -> bool {
+/// count may count references of its own, and an early destruction loses the context. A
+/// release beyond the queue's references (all of them held back already) is the platform's
+/// error for a queue that is gone, CL_INVALID_COMMAND_QUEUE "if command_queue is not a valid
+/// command-queue", and is not held.
+pub(crate) fn hold_release(queue: cl_command_queue) -> Result<bool, cl_int> {
     pins(|m| match m.queues.get_mut(&(queue as usize)) {
         Some(q) => {
+            if super::queue_references(queue)? as usize <= q.1 {
+                return Err(opencl_sys::CL_INVALID_COMMAND_QUEUE);
+            }
             q.1 += 1;
-            true
+            Ok(true)
         }
-        None => false,
+        None => Ok(false),
     })
 }
 
@@ -134,7 +140,8 @@ pub(crate) fn command_of(event: cl_event) -> Option<cl_command_type> {
 pub(crate) fn marker(queue: cl_command_queue, wait: &[cl_event]) -> Result<cl_event, cl_int> {
     let enqueue = down!(clEnqueueMarkerWithWaitList);
     let mut ev = std::ptr::null_mut();
-    let (n, list) = wait_list(wait);
+    let wait = super::wait::WaitList::new(wait);
+    let (n, list) = wait.raw();
     // SAFETY: the queue and events are the caller's (the platform validates them); our own
     // out pointer.
     check(trace::time(Step::ClMarker, || unsafe {

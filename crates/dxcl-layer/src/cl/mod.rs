@@ -4,6 +4,7 @@
 //! - [`info`]: the size-query protocol of `clGet*Info`, both as caller and as answerer.
 //! - [`events`]: markers, and the command types of the acquire/release events handed out.
 //! - [`reaper`]: releases that completion callbacks hand to a thread of the layer's.
+//! - [`wait`]: wait lists of the layer's own commands, failed events replaced.
 
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -14,9 +15,12 @@ use opencl_sys::{cl_event, cl_int, cl_uint, CL_SUCCESS};
 use crate::trace::{self, Step};
 
 pub(crate) mod events;
+#[cfg(test)]
+pub(crate) mod fake;
 pub(crate) mod info;
 pub(crate) mod reaper;
 pub(crate) mod release_thread;
+pub(crate) mod wait;
 
 /// The table below the layer (leaked on purpose: calls in flight may still read it after a
 /// re-initialisation, so it must never be freed).
@@ -125,7 +129,7 @@ pub(crate) fn release_mem(mem: opencl_sys::cl_mem) {
 /// held back while an event the layer keeps pins the queue, like the application's
 /// (events::hold_release).
 pub(crate) fn release_queue(queue: opencl_sys::cl_command_queue) {
-    if events::hold_release(queue) {
+    if events::hold_release(queue) != Ok(false) {
         return;
     }
     release_queue_now(queue);
@@ -137,6 +141,13 @@ pub(crate) fn release_queue_now(queue: opencl_sys::cl_command_queue) {
         // SAFETY: a queue the layer created and holds one reference to.
         trace::time(Step::ClReleaseQueue, || unsafe { release(queue) });
     }
+}
+
+/// The platform's `CL_QUEUE_REFERENCE_COUNT` of `queue` (its error for an invalid queue).
+pub(crate) fn queue_references(queue: opencl_sys::cl_command_queue) -> Result<cl_uint, cl_int> {
+    let f = down!(clGetCommandQueueInfo);
+    // SAFETY: our own buffer of the queried type's size; the platform validates the queue.
+    info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_REFERENCE_COUNT, n, p, r) })
 }
 
 /// The device of `queue`.

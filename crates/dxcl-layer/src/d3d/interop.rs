@@ -110,22 +110,28 @@ unsafe extern "system" fn pending_release(context: *mut c_void) {
 /// pending event would keep a context the application has released alive until then. Where the
 /// platform cannot call back, the runtime waits on the event itself (retained here, released by
 /// its pfnRelease call).
+///
+/// The callback watches a marker right after the event where it can (its end, whether it
+/// completes or is terminated: a platform may never call back for a terminated command, and
+/// Direct3D would wait for ever; see cl::wait::end_marker).
 pub(crate) fn add_pending_work(interop: &ComPtr<IDxclInteropResource>, event: cl_event) {
     let _pending = crate::trace::span(crate::trace::Step::PendingWork);
-    if crate::cl::events::retain(event).is_err() {
-        return;
-    }
+    let watched = match crate::cl::wait::end_marker(event) {
+        Some(marker) => marker,
+        None if crate::cl::events::retain(event).is_ok() => event,
+        None => return,
+    };
     let signal = Arc::new(Signal::default());
     let setter = signal.clone();
-    // when_complete releases the reference retained above after setting the signal.
-    match crate::cl::events::when_complete(event, Box::new(move |_| setter.set())) {
+    // when_complete releases the reference taken above after setting the signal.
+    match crate::cl::events::when_complete(watched, Box::new(move |_| setter.set())) {
         Ok(()) => {
             if !keep_until(interop, signal.clone()) {
                 // The runtime will not call us back: wait now (the guarantee still holds).
                 signal.wait();
             }
         }
-        Err(_) => add_pending_event(interop, event),
+        Err(_) => add_pending_event(interop, watched),
     }
 }
 

@@ -48,8 +48,6 @@ pub(crate) struct HandOff<'a> {
     gpu_ordered: Option<bool>,
     /// The wait list less its user events still unset (see [`commands_in`]), when it had any.
     commands: Option<Vec<cl_event>>,
-    /// Release: objects whose ordering flushes the queue itself when it needs to.
-    flush_deferred: usize,
 }
 
 impl<'a> HandOff<'a> {
@@ -71,7 +69,6 @@ impl<'a> HandOff<'a> {
             imported: Vec::new(),
             gpu_ordered: None,
             commands: commands_in(wait),
-            flush_deferred: 0,
         }
     }
 
@@ -107,12 +104,6 @@ impl<'a> HandOff<'a> {
             all.extend(self.prior);
         }
         all
-    }
-
-    /// Whether the release must flush its queue: unless every one of its `objects` orders
-    /// Direct3D after it in a way that flushes when it has to.
-    pub fn needs_flush(&self, objects: usize) -> bool {
-        self.flush_deferred < objects
     }
 
     /// Whether the wait list holds a user event still unset: one only the application can set,
@@ -260,7 +251,9 @@ impl<'a> HandOff<'a> {
         after: &[cl_event],
     ) -> Result<cl_event, cl_int> {
         let mems: Vec<cl_mem> = self.imported.iter().map(|i| i.mem).collect();
-        let (n, l) = wait_list(after);
+        // Failed events left out: the call's marker fails with them (cl::wait).
+        let after = crate::cl::wait::without_failed(after);
+        let (n, l) = wait_list(&after);
         let mut ev = std::ptr::null_mut();
         // SAFETY: a valid queue (checked by the caller's query); memory objects imported into
         // its context; a wait list of live events.
@@ -299,9 +292,7 @@ impl<'a> HandOff<'a> {
             let next = trace::time(Step::NextAccess, || {
                 external_sync::order_d3d_after_next_access(interop, self.context, self.queue, done)
             });
-            if next {
-                self.flush_deferred += 1;
-            } else {
+            if !next {
                 interop::add_pending_work(interop, done);
             }
             return Ok(());

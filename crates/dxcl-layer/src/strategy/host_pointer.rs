@@ -58,7 +58,7 @@ use opencl_sys::{
 };
 
 use super::{create_plain, made, Decision, HandOff, Made, Request, SharingStrategy};
-use crate::cl::{check, down, events, info, wait_list};
+use crate::cl::{check, down, events, info};
 use crate::core::signal::Signal;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
@@ -388,7 +388,9 @@ fn copy(
 ) -> Result<cl_event, cl_int> {
     let _copy = crate::trace::span(crate::trace::Step::ClEnqueueCopy);
     let ptr = host as *mut std::ffi::c_void;
-    let (n, list) = wait_list(wait);
+    // Held until the enqueue call returned (see WaitList).
+    let wait = crate::cl::wait::WaitList::new(wait);
+    let (n, list) = wait.raw();
     let mut ev = std::ptr::null_mut();
     let r = match (extent, dir) {
         (Extent::Buffer(size), Direction::ToDevice) => {

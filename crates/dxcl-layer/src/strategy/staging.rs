@@ -22,7 +22,7 @@ use opencl_sys::{
 };
 
 use super::{create_plain, made, release_mem, Decision, HandOff, Made, Request, SharingStrategy};
-use crate::cl::{check, down, events, wait_list};
+use crate::cl::{check, down, events};
 use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
@@ -432,7 +432,9 @@ fn enqueue_copy(
     let (w, h, d, size) = (w as usize, h as usize, d as usize, staging.shadow_len());
     let shadow: *mut std::ffi::c_void = staging.shadow_mut().as_mut_ptr().cast();
     let mut ev = std::ptr::null_mut();
-    let (n, list) = wait_list(wait);
+    // Held until the enqueue call returned (see WaitList).
+    let wait = crate::cl::wait::WaitList::new(wait);
+    let (n, list) = wait.raw();
     let (origin, region) = ([0usize; 3], [w, h, d]);
     let r = match (kind, read) {
         (ResourceKind::Buffer, true) => {

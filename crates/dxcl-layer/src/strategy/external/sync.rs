@@ -237,7 +237,9 @@ pub(crate) fn d3d_then_cl(
     if !SUCCEEDED(unsafe { ((*(*p).lpVtbl).SignalSharedSemaphore)(p, id) }) {
         return Err(CL_OUT_OF_RESOURCES);
     }
-    let (n, l) = crate::cl::wait_list(wait);
+    // Failed events left out: the call's marker fails with them (cl::wait).
+    let live = crate::cl::wait::without_failed(wait);
+    let (n, l) = crate::cl::wait_list(&live);
     let mut ev = std::ptr::null_mut();
     // SAFETY: a valid queue of the semaphore's context; the wait list is the caller's.
     let r = unsafe { (pool.fns.wait)(queue, 1, &sem, std::ptr::null(), n, l, &mut ev) };
@@ -318,7 +320,9 @@ fn signal_then_d3d_waits(
 ) -> Result<(), cl_int> {
     let i = pool.take()?;
     let (id, sem) = (pool.semaphores[i].id, pool.semaphores[i].cl);
-    let (n, l) = crate::cl::wait_list(wait);
+    // Failed events left out: the call's marker fails with them (cl::wait).
+    let live = crate::cl::wait::without_failed(wait);
+    let (n, l) = crate::cl::wait_list(&live);
     let mut ev = std::ptr::null_mut();
     // SAFETY: as in d3d_then_cl.
     let r = unsafe { (pool.fns.signal)(queue, 1, &sem, std::ptr::null(), n, l, &mut ev) };
@@ -410,10 +414,8 @@ unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
             // Completed.
             return true;
         };
-        if !events::is_done(ev) {
-            // A wait on another queue needs the event's command submitted.
-            crate::cl::flush(q);
-        }
+        // The release flushed its queue on its own thread: the event's command is submitted,
+        // and no flush is made here, on Direct3D's (see api::share's release).
         let ordered = order_d3d_after_if_pending(pending.context, pending.device, ev);
         release_event(ev);
         crate::cl::release_queue(q);
@@ -435,8 +437,8 @@ unsafe extern "system" fn pending_release(p: *mut c_void) {
 
 /// Adaptive release: Direct3D's next access to `interop`'s resource finds `done` complete and
 /// waits for nothing, or (still running) is ordered after it on the GPU through a semaphore
-/// signalled then ([`order_d3d_after_if_pending`], which flushes `queue` first); a CPU access
-/// (Map) waits for it (`clWaitForEvents` flushes implicitly). So the release need not flush.
+/// signalled then ([`order_d3d_after_if_pending`]); a CPU access (Map) waits for it. The
+/// release flushes `queue` itself, on the application's thread.
 /// Returns false when the runtime would not take the work (the caller falls back).
 pub(crate) fn order_d3d_after_next_access(
     interop: &ComPtr<IDxclInteropResource>,
@@ -498,4 +500,36 @@ pub(crate) fn device_work_done(interop: &ComPtr<IDxclInteropResource>) -> bool {
     let p = interop.as_ptr();
     // SAFETY: a live IDxclInteropResource of dxcl's runtime.
     unsafe { ((*(*p).lpVtbl).QueryDeviceWorkDone)(p) == S_OK }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cl::fake::{self, calls, EVENTS};
+
+    /// Direct3D's next access orders itself after a pending adaptive release without flushing
+    /// the release's queue from Direct3D's thread (the release flushed it on its own): a flush
+    /// there can meet a blocking call on that queue in another thread, whose wait rusticl 22.3
+    /// loses. With no semaphore pool for the context, it asks for the CPU wait instead.
+    #[test]
+    fn pending_order_flushes_nothing() {
+        fake::install();
+        let (ev, q) = ((EVENTS + 4) as cl_event, (EVENTS + 5) as cl_command_queue);
+        let pending = Box::into_raw(Box::new(PendingRelease {
+            context: (EVENTS + 0x80) as cl_context,
+            device: std::ptr::null_mut(),
+            running: Arc::new(Mutex::new(Some((ev as usize, q as usize)))),
+        }));
+        // SAFETY: a PendingRelease leaked just above, given back once by pending_release.
+        let hr = unsafe { pending_order(pending.cast()) };
+        assert_eq!(hr, E_FAIL, "no pool: the runtime waits on the CPU");
+        assert_eq!(calls("flush", q), 0, "no flush from Direct3D's thread");
+        assert_eq!(
+            calls("retain", q),
+            calls("release", q),
+            "the queue let go of"
+        );
+        // SAFETY: as above.
+        unsafe { pending_release(pending.cast()) };
+    }
 }

@@ -1,0 +1,136 @@
+//! A platform below the layer for unit tests: it knows only the tests' handles, events at
+//! [`EVENTS`]`..+0x100`, each a pending command of the queue one above it, and counts the calls
+//! made on queues. Every test installs the same table, so tests running in parallel agree on
+//! it; each uses handles of its own.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+use opencl_sys::cl_icd::cl_icd_dispatch;
+use opencl_sys::{
+    cl_command_queue, cl_event, cl_int, cl_uint, CL_EVENT_COMMAND_EXECUTION_STATUS,
+    CL_EVENT_COMMAND_QUEUE, CL_INVALID_COMMAND_QUEUE, CL_INVALID_EVENT, CL_QUEUED,
+    CL_QUEUE_REFERENCE_COUNT, CL_SUCCESS,
+};
+
+pub(crate) const EVENTS: usize = 0xD0C1_0000;
+/// The one test queue with a single reference (the others have 2).
+pub(crate) const ONE_REFERENCE: usize = EVENTS + 3;
+
+static CALLS: Mutex<Option<HashMap<(&str, usize), usize>>> = Mutex::new(None);
+
+fn count(call: &'static str, queue: cl_command_queue) {
+    let mut g = CALLS.lock().unwrap();
+    *g.get_or_insert_with(HashMap::new)
+        .entry((call, queue as usize))
+        .or_default() += 1;
+}
+
+/// How often `call` ("flush", "release", "retain") was made on `queue`.
+pub(crate) fn calls(call: &'static str, queue: cl_command_queue) -> usize {
+    let g = CALLS.lock().unwrap();
+    g.as_ref()
+        .and_then(|m| m.get(&(call, queue as usize)).copied())
+        .unwrap_or(0)
+}
+
+fn ours(handle: usize) -> bool {
+    (EVENTS..EVENTS + 0x100).contains(&handle)
+}
+
+/// Writes `v` as an info answer into a buffer of `size` bytes.
+///
+/// # Safety
+/// `value` points to `size` writable bytes; `size_ret` is null or writable.
+unsafe fn answer<T: Copy>(v: T, size: usize, value: *mut c_void, size_ret: *mut usize) -> cl_int {
+    if size < size_of::<T>() {
+        return opencl_sys::CL_INVALID_VALUE;
+    }
+    // SAFETY: the caller's buffer holds a T (checked above).
+    unsafe {
+        value.cast::<T>().write_unaligned(v);
+        if !size_ret.is_null() {
+            *size_ret = size_of::<T>();
+        }
+    }
+    CL_SUCCESS
+}
+
+unsafe extern "C" fn event_info(
+    ev: cl_event,
+    param: cl_uint,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> cl_int {
+    if !ours(ev as usize) {
+        return CL_INVALID_EVENT;
+    }
+    match param {
+        // SAFETY: the caller's buffer (the query protocol).
+        CL_EVENT_COMMAND_QUEUE => unsafe { answer(ev as usize + 1, size, value, size_ret) },
+        // SAFETY: as above.
+        CL_EVENT_COMMAND_EXECUTION_STATUS => unsafe {
+            answer(CL_QUEUED as cl_int, size, value, size_ret)
+        },
+        _ => CL_INVALID_EVENT,
+    }
+}
+
+unsafe extern "C" fn queue_info(
+    q: cl_command_queue,
+    param: cl_uint,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> cl_int {
+    if !ours(q as usize) || param != CL_QUEUE_REFERENCE_COUNT {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    let refs: cl_uint = if q as usize == ONE_REFERENCE { 1 } else { 2 };
+    // SAFETY: the caller's buffer (the query protocol).
+    unsafe { answer(refs, size, value, size_ret) }
+}
+
+unsafe extern "C" fn retain_event(ev: cl_event) -> cl_int {
+    if ours(ev as usize) {
+        CL_SUCCESS
+    } else {
+        CL_INVALID_EVENT
+    }
+}
+
+unsafe extern "C" fn release_event(ev: cl_event) -> cl_int {
+    // SAFETY: no pointer is read.
+    unsafe { retain_event(ev) }
+}
+
+unsafe extern "C" fn flush(q: cl_command_queue) -> cl_int {
+    count("flush", q);
+    CL_SUCCESS
+}
+
+unsafe extern "C" fn retain_queue(q: cl_command_queue) -> cl_int {
+    count("retain", q);
+    CL_SUCCESS
+}
+
+unsafe extern "C" fn release_queue(q: cl_command_queue) -> cl_int {
+    count("release", q);
+    CL_SUCCESS
+}
+
+/// Makes the fake the table below the layer.
+pub(crate) fn install() {
+    // SAFETY: every slot of the table is an Option of a function pointer: zero is None.
+    let mut t: Box<cl_icd_dispatch> = Box::new(unsafe { std::mem::zeroed() });
+    t.clGetEventInfo = Some(event_info);
+    t.clGetCommandQueueInfo = Some(queue_info);
+    t.clRetainEvent = Some(retain_event);
+    t.clReleaseEvent = Some(release_event);
+    t.clFlush = Some(flush);
+    t.clRetainCommandQueue = Some(retain_queue);
+    t.clReleaseCommandQueue = Some(release_queue);
+    super::set_target(t);
+}

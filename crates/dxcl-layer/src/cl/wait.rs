@@ -1,0 +1,107 @@
+//! Wait lists of the layer's own commands, given to the platform so that an event of the list
+//! that has already failed terminates the command instead of holding it for ever.
+//!
+//! The core spec: "a negative integer value causes all enqueued commands that wait on this user
+//! event to be terminated". PoCL 3.1 terminates the commands that already wait when an event
+//! fails, but a command enqueued after an event of its wait list failed never completes, nor
+//! does anything after it (`tests/platform/failed_event.c`, cases "before" and "after"). An
+//! application's acquire whose wait list holds a user event it then sets to -1 fails the
+//! acquire's copy; the release's read-back, enqueued later and waiting for that copy, held the
+//! queue for ever, and `clFinish` with it. So each failed event is replaced by a user event of
+//! the layer's, set to the same status once the command is enqueued: the command is terminated
+//! the way the platform handles, with the same status.
+
+use opencl_sys::{cl_context, cl_event, cl_int, cl_uint, CL_EVENT_CONTEXT};
+
+use super::{events, info::query_value};
+
+/// A wait list for one enqueue call: hold it until the call has returned.
+pub(crate) struct WaitList {
+    events: Vec<cl_event>,
+    /// User events of the layer's standing in for failed ones, with the status each gets once
+    /// the command is enqueued (owned).
+    stand_ins: Vec<(cl_event, cl_int)>,
+}
+
+impl WaitList {
+    /// `wait`, with each event that has failed already replaced by a stand-in (kept as it is
+    /// where no stand-in can be made).
+    pub(crate) fn new(wait: &[cl_event]) -> WaitList {
+        let mut list = WaitList {
+            events: wait.to_vec(),
+            stand_ins: Vec::new(),
+        };
+        for ev in list.events.iter_mut() {
+            let Some(status) = failed(*ev) else {
+                continue;
+            };
+            if let Some(stand_in) = context_of(*ev).and_then(|c| events::user_event(c).ok()) {
+                list.stand_ins.push((stand_in, status));
+                *ev = stand_in;
+            }
+        }
+        list
+    }
+
+    /// The list as OpenCL takes it: (count, pointer), with NULL for an empty list.
+    pub(crate) fn raw(&self) -> (cl_uint, *const cl_event) {
+        super::wait_list(&self.events)
+    }
+}
+
+impl Drop for WaitList {
+    /// The command is enqueued (or the call failed): the stand-ins fail, and with them the
+    /// command.
+    fn drop(&mut self) {
+        for (ev, status) in self.stand_ins.drain(..) {
+            events::set_user_status(ev, status);
+            events::release(ev);
+        }
+    }
+}
+
+/// `wait` without the events that have failed already: for the platform's external memory and
+/// semaphore commands, which NVIDIA's driver makes block the calling thread while their wait
+/// list holds an unset user event (so a stand-in set after the call would never be set). The
+/// call's own event, a marker given [`WaitList`], still fails with them.
+pub(crate) fn without_failed(wait: &[cl_event]) -> Vec<cl_event> {
+    wait.iter()
+        .copied()
+        .filter(|&ev| failed(ev).is_none())
+        .collect()
+}
+
+/// The negative execution status of an event that has failed; None for any other, and for an
+/// invalid event (left for the platform to reject with CL_INVALID_EVENT_WAIT_LIST).
+fn failed(ev: cl_event) -> Option<cl_int> {
+    let get = super::target().and_then(|t| t.clGetEventInfo)?;
+    // SAFETY: an event of the caller's list; query_value passes a buffer of the size it names,
+    // and an invalid event just fails the query.
+    let status: cl_int = query_value(|n, p, r| unsafe {
+        get(ev, opencl_sys::CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r)
+    })
+    .ok()?;
+    (status < 0).then_some(status)
+}
+
+/// A marker (owned by the caller) that completes once `ev` has ended, completed or terminated:
+/// one with an empty wait list, enqueued on `ev`'s in-order queue right after it. Neither PoCL
+/// 3.1 nor rusticl 22.3 calls a completion callback of a command terminated after the callback
+/// was registered (`tests/platform/failed_event.c`, case "callback"), but both run a command
+/// with no wait list that follows terminated ones in an in-order queue (case "inorder"). None
+/// for a user event, an out-of-order queue, or a failed enqueue: watch `ev` itself then.
+pub(crate) fn end_marker(ev: cl_event) -> Option<cl_event> {
+    let queue = events::queue_of(ev)?;
+    if !super::queue_in_order(queue).ok()? {
+        return None;
+    }
+    events::marker(queue, &[]).ok()
+}
+
+fn context_of(ev: cl_event) -> Option<cl_context> {
+    let get = super::target().and_then(|t| t.clGetEventInfo)?;
+    // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
+    let c: cl_context =
+        query_value(|n, p, r| unsafe { get(ev, CL_EVENT_CONTEXT, n, p, r) }).ok()?;
+    (!c.is_null()).then_some(c)
+}
