@@ -10,6 +10,7 @@ use opencl_sys::{
     cl_command_queue, cl_command_type, cl_event, cl_int, cl_uint, CL_EVENT_REFERENCE_COUNT,
 };
 
+pub(crate) use super::wait::{set_user_status, user_event};
 use super::{check, down};
 use crate::cl::info::query_value;
 use crate::trace::{self, Step};
@@ -188,26 +189,6 @@ pub(crate) fn release(event: cl_event) {
     }
 }
 
-/// A new user event of `context` (owned by the caller): stands for work the layer does on the
-/// host, which commands and the application's event can wait for.
-pub(crate) fn user_event(context: opencl_sys::cl_context) -> Result<cl_event, cl_int> {
-    let create = down!(clCreateUserEvent);
-    let mut err = opencl_sys::CL_SUCCESS;
-    // SAFETY: the caller's context (the platform validates it); our own out pointer.
-    let ev = unsafe { create(context, &mut err) };
-    check(err)?;
-    Ok(ev)
-}
-
-/// Completes a user event of the layer's: `CL_COMPLETE`, or a negative status for work that
-/// failed (commands waiting for it then fail too).
-pub(crate) fn set_user_status(ev: cl_event, status: cl_int) {
-    if let Some(set) = super::target().and_then(|t| t.clSetUserEventStatus) {
-        // SAFETY: a user event the caller holds, set once.
-        unsafe { set(ev, status) };
-    }
-}
-
 /// The execution status of `ev` (`CL_COMPLETE`, a negative error, or a stage before it); an
 /// error when the query fails.
 pub(crate) fn status(ev: cl_event) -> cl_int {
@@ -347,6 +328,20 @@ fn take_pin(ev: cl_event) -> Option<cl_command_queue> {
         None => None,
     })
     .map(|q| q as cl_command_queue)
+}
+
+/// A marker (owned by the caller) that completes once `ev` has ended, completed or terminated:
+/// one with an empty wait list, enqueued on `ev`'s in-order queue right after it. Neither PoCL
+/// 3.1 nor rusticl 22.3 calls a completion callback of a command terminated after the callback
+/// was registered (`tests/platform/failed_event.c`, case "callback"), but both run a command
+/// with no wait list that follows terminated ones in an in-order queue (case "inorder"). None
+/// for a user event, an out-of-order queue, or a failed enqueue: watch `ev` itself then.
+pub(crate) fn end_marker(ev: cl_event) -> Option<cl_event> {
+    let queue = queue_of(ev)?;
+    if !super::queue_in_order(queue).ok()? {
+        return None;
+    }
+    marker(queue, &[]).ok()
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 
 use opencl_sys::{cl_context, cl_event, cl_int, cl_uint, CL_EVENT_CONTEXT};
 
-use super::{events, info::query_value};
+use super::{check, down, info::query_value};
 
 /// A wait list for one enqueue call: hold it until the call has returned.
 pub(crate) struct WaitList {
@@ -35,7 +35,7 @@ impl WaitList {
             let Some(status) = failed(*ev) else {
                 continue;
             };
-            if let Some(stand_in) = context_of(*ev).and_then(|c| events::user_event(c).ok()) {
+            if let Some(stand_in) = context_of(*ev).and_then(|c| user_event(c).ok()) {
                 list.stand_ins.push((stand_in, status));
                 *ev = stand_in;
             }
@@ -54,8 +54,12 @@ impl Drop for WaitList {
     /// command.
     fn drop(&mut self) {
         for (ev, status) in self.stand_ins.drain(..) {
-            events::set_user_status(ev, status);
-            events::release(ev);
+            set_user_status(ev, status);
+            if let Some(release) = super::target().and_then(|t| t.clReleaseEvent) {
+                // SAFETY: our own stand-in, created in `new` and released once (no table of the
+                // layer's holds it).
+                unsafe { release(ev) };
+            }
         }
     }
 }
@@ -84,24 +88,30 @@ fn failed(ev: cl_event) -> Option<cl_int> {
     (status < 0).then_some(status)
 }
 
-/// A marker (owned by the caller) that completes once `ev` has ended, completed or terminated:
-/// one with an empty wait list, enqueued on `ev`'s in-order queue right after it. Neither PoCL
-/// 3.1 nor rusticl 22.3 calls a completion callback of a command terminated after the callback
-/// was registered (`tests/platform/failed_event.c`, case "callback"), but both run a command
-/// with no wait list that follows terminated ones in an in-order queue (case "inorder"). None
-/// for a user event, an out-of-order queue, or a failed enqueue: watch `ev` itself then.
-pub(crate) fn end_marker(ev: cl_event) -> Option<cl_event> {
-    let queue = events::queue_of(ev)?;
-    if !super::queue_in_order(queue).ok()? {
-        return None;
-    }
-    events::marker(queue, &[]).ok()
-}
-
 fn context_of(ev: cl_event) -> Option<cl_context> {
     let get = super::target().and_then(|t| t.clGetEventInfo)?;
     // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
     let c: cl_context =
         query_value(|n, p, r| unsafe { get(ev, CL_EVENT_CONTEXT, n, p, r) }).ok()?;
     (!c.is_null()).then_some(c)
+}
+
+/// A new user event of `context` (owned by the caller): stands for work the layer does on the
+/// host, which commands and the application's event can wait for.
+pub(crate) fn user_event(context: opencl_sys::cl_context) -> Result<cl_event, cl_int> {
+    let create = down!(clCreateUserEvent);
+    let mut err = opencl_sys::CL_SUCCESS;
+    // SAFETY: the caller's context (the platform validates it); our own out pointer.
+    let ev = unsafe { create(context, &mut err) };
+    check(err)?;
+    Ok(ev)
+}
+
+/// Completes a user event of the layer's: `CL_COMPLETE`, or a negative status for work that
+/// failed (commands waiting for it then fail too).
+pub(crate) fn set_user_status(ev: cl_event, status: cl_int) {
+    if let Some(set) = super::target().and_then(|t| t.clSetUserEventStatus) {
+        // SAFETY: a user event the caller holds, set once.
+        unsafe { set(ev, status) };
+    }
 }

@@ -113,10 +113,10 @@ unsafe extern "system" fn pending_release(context: *mut c_void) {
 ///
 /// The callback watches a marker right after the event where it can (its end, whether it
 /// completes or is terminated: a platform may never call back for a terminated command, and
-/// Direct3D would wait for ever; see cl::wait::end_marker).
+/// Direct3D would wait for ever; see cl::events::end_marker).
 pub(crate) fn add_pending_work(interop: &ComPtr<IDxclInteropResource>, event: cl_event) {
     let _pending = crate::trace::span(crate::trace::Step::PendingWork);
-    let watched = match crate::cl::wait::end_marker(event) {
+    let watched = match crate::cl::events::end_marker(event) {
         Some(marker) => marker,
         None if crate::cl::events::retain(event).is_ok() => event,
         None => return,
