@@ -2,12 +2,14 @@
 //! - the Rust ABI: `crates/dxcl-abi/src/gen/*.rs`,
 //! - the C/C++ headers: `include/**.h`,
 //! - the layout test's table: `crates/dxcl-abi/tests/layout/checks.rs`;
-//! - from the Khronos `CL/cl.h`, the Wine bridge's thunks (`opencl.rs`).
+//! - from the Khronos `CL/cl.h`, the Wine bridge's thunks (`opencl.rs`);
+//! - the Wine bridge's COM stand-ins' method tables (`com_remote.rs`).
 //!
 //! `cargo run -p dxcl-gen` writes them; `cargo run -p dxcl-gen -- --check` exits 1 when a committed
 //! output differs from what the description gives.
 
 mod c;
+mod com_remote;
 mod ctype;
 mod layout;
 mod lit;
@@ -68,6 +70,7 @@ fn outputs(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
         layout::checks(&reg, &modules),
     ));
     out.extend(opencl::outputs(root)?);
+    out.extend(com_remote::outputs(&reg, &modules)?);
     Ok(out)
 }
 

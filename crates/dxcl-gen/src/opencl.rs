@@ -18,10 +18,12 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 /// Entry points whose unix side is written by hand (crates/dxcl-wine/src/special.rs): they take
-/// callbacks into the program, report extensions, or return function addresses.
+/// callbacks into the program, report extensions, or take or return Direct3D objects.
 pub const SPECIAL: &[&str] = &[
     "clGetPlatformInfo",
     "clGetDeviceInfo",
+    "clGetContextInfo",
+    "clGetMemObjectInfo",
     "clCreateContext",
     "clCreateContextFromType",
     "clSetContextDestructorCallback",

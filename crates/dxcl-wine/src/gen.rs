@@ -127,7 +127,7 @@ pub const NAMES: [&str; 114] = [
 ];
 
 /// Entry points whose unix side is written by hand (special.rs).
-pub const SPECIAL: [&str; 13] = ["clGetPlatformInfo", "clGetDeviceInfo", "clCreateContext", "clCreateContextFromType", "clSetContextDestructorCallback", "clSetMemObjectDestructorCallback", "clBuildProgram", "clCompileProgram", "clLinkProgram", "clSetProgramReleaseCallback", "clSetEventCallback", "clEnqueueSVMFree", "clEnqueueNativeKernel"];
+pub const SPECIAL: [&str; 15] = ["clGetPlatformInfo", "clGetDeviceInfo", "clGetContextInfo", "clGetMemObjectInfo", "clCreateContext", "clCreateContextFromType", "clSetContextDestructorCallback", "clSetMemObjectDestructorCallback", "clBuildProgram", "clCompileProgram", "clLinkProgram", "clSetProgramReleaseCallback", "clSetEventCallback", "clEnqueueSVMFree", "clEnqueueNativeKernel"];
 
 /// Each entry point's number.
 pub mod index {
@@ -455,14 +455,6 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let r = unsafe { f(a[0] as usize as *mut c_void) };
             r as i64 as u64
         }
-        14 => {
-            // SAFETY: the caller's contract: `ptr` is the host's `clGetContextInfo`, whose C signature
-            // (CL/cl.h) this type spells in unix-side types.
-            let f: sig::clGetContextInfo = unsafe { std::mem::transmute::<*const c_void, sig::clGetContextInfo>(ptr) };
-            // SAFETY: the arguments are the program's, narrowed back to their declared types.
-            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void) };
-            r as i64 as u64
-        }
         16 => {
             // SAFETY: the caller's contract: `ptr` is the host's `clCreateCommandQueueWithProperties`, whose C signature
             // (CL/cl.h) this type spells in unix-side types.
@@ -565,14 +557,6 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let f: sig::clGetSupportedImageFormats = unsafe { std::mem::transmute::<*const c_void, sig::clGetSupportedImageFormats>(ptr) };
             // SAFETY: the arguments are the program's, narrowed back to their declared types.
             let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u64, a[2] as u32, a[3] as u32, a[4] as usize as *mut c_void, a[5] as usize as *mut c_void) };
-            r as i64 as u64
-        }
-        29 => {
-            // SAFETY: the caller's contract: `ptr` is the host's `clGetMemObjectInfo`, whose C signature
-            // (CL/cl.h) this type spells in unix-side types.
-            let f: sig::clGetMemObjectInfo = unsafe { std::mem::transmute::<*const c_void, sig::clGetMemObjectInfo>(ptr) };
-            // SAFETY: the arguments are the program's, narrowed back to their declared types.
-            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void) };
             r as i64 as u64
         }
         30 => {
