@@ -10,10 +10,14 @@
 
 mod adapter;
 mod callbacks;
+mod d3d;
 mod extensions;
 #[rustfmt::skip]
 mod gen;
+#[rustfmt::skip]
+mod gen_com;
 mod host;
+mod remote;
 mod special;
 mod unixlib;
 
@@ -103,7 +107,7 @@ unsafe extern "C" fn extension(args: *mut c_void) -> u32 {
 }
 
 /// The first platform, for `clGetExtensionFunctionAddress` (no platform argument).
-fn first_platform(host: &host::Host) -> *mut c_void {
+pub(crate) fn first_platform(host: &host::Host) -> *mut c_void {
     let f = host.function(gen::index::clGetPlatformIDs);
     if f.is_null() {
         return std::ptr::null_mut();
@@ -116,17 +120,73 @@ fn first_platform(host: &host::Host) -> *mut c_void {
     p
 }
 
+/// Unix call `START`: the Windows side's servers for stand-ins' calls are starting.
+unsafe extern "C" fn start(args: *mut c_void) -> u32 {
+    guarded(|| {
+        // SAFETY: Wine passes the Windows side's `struct dxcl_start`.
+        remote::start(unsafe { &*args.cast::<unixlib::Start>() }.wrapper_vtbl);
+        0
+    })
+}
+
+/// Unix call `STOP`: `dxclcl.dll` detaches; calls through stand-ins fail from now on.
+unsafe extern "C" fn stop(_args: *mut c_void) -> u32 {
+    guarded(|| {
+        remote::stop();
+        0
+    })
+}
+
+/// Unix call `NEXT_REQUEST`: a server thread waits here for a stand-in's call to make.
+unsafe extern "C" fn next_request(args: *mut c_void) -> u32 {
+    guarded(|| {
+        // SAFETY: Wine passes the Windows side's `struct dxcl_request`.
+        if remote::next_request(unsafe { &mut *args.cast::<unixlib::Request>() }) {
+            0
+        } else {
+            STATUS_UNSUCCESSFUL
+        }
+    })
+}
+
+/// Unix call `REVERSE`: Windows code's AddRef or Release of a wrapper of a unix object.
+unsafe extern "C" fn reverse(args: *mut c_void) -> u32 {
+    guarded(|| {
+        // SAFETY: Wine passes the Windows side's `struct dxcl_reverse`.
+        remote::reverse(unsafe { &mut *args.cast::<unixlib::Reverse>() });
+        0
+    })
+}
+
+/// Unix call `D3D_CALL`: `clCreateFromD3D1x*` and `clEnqueueAcquire/ReleaseD3D1xObjects*`.
+unsafe extern "C" fn d3d_call(args: *mut c_void) -> u32 {
+    guarded(|| {
+        let Some(host) = host::host() else {
+            return STATUS_UNSUCCESSFUL;
+        };
+        // SAFETY: Wine passes the Windows side's `struct dxcl_d3d_call`, with the program's
+        // arguments in it.
+        unsafe { d3d::call(host, &mut *args.cast::<unixlib::D3dCall>()) };
+        0
+    })
+}
+
 type UnixCall = unsafe extern "C" fn(*mut c_void) -> u32;
 
 /// The unix calls, by the numbers of `enum dxcl_unix_call` (wine/dxclcl/unixlib.h).
 #[no_mangle]
 #[used]
-pub static __wine_unix_call_funcs: [UnixCall; 4] = {
-    let mut t: [UnixCall; 4] = [call; 4];
+pub static __wine_unix_call_funcs: [UnixCall; unixlib::COUNT] = {
+    let mut t: [UnixCall; unixlib::COUNT] = [call; unixlib::COUNT];
     t[unixlib::CALL] = call;
     t[unixlib::NEXT_CALLBACK] = next_callback;
     t[unixlib::DEVICE_IDS] = device_ids;
     t[unixlib::EXTENSION] = extension;
+    t[unixlib::START] = start;
+    t[unixlib::STOP] = stop;
+    t[unixlib::NEXT_REQUEST] = next_request;
+    t[unixlib::REVERSE] = reverse;
+    t[unixlib::D3D_CALL] = d3d_call;
     t
 };
 
@@ -134,9 +194,21 @@ pub static __wine_unix_call_funcs: [UnixCall; 4] = {
 mod tests {
     #[test]
     fn the_table_follows_the_header_numbers() {
-        use crate::unixlib::{CALL, DEVICE_IDS, EXTENSION, NEXT_CALLBACK};
+        use crate::unixlib::*;
         // enum dxcl_unix_call in wine/dxclcl/unixlib.h.
-        assert_eq!([CALL, NEXT_CALLBACK, DEVICE_IDS, EXTENSION], [0, 1, 2, 3]);
+        let numbers = [
+            CALL,
+            NEXT_CALLBACK,
+            DEVICE_IDS,
+            EXTENSION,
+            START,
+            STOP,
+            NEXT_REQUEST,
+            REVERSE,
+            D3D_CALL,
+        ];
+        assert_eq!(numbers, [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(COUNT, numbers.len());
     }
 
     #[test]

@@ -19,8 +19,9 @@ const CL_INVALID_OPERATION: i32 = -59;
 /// Context properties that name a Direct3D device (KHR and NV share the values).
 const CL_CONTEXT_D3D10_DEVICE: isize = 0x4014;
 const CL_CONTEXT_D3D11_DEVICE: isize = 0x401D;
-const CL_INVALID_D3D10_DEVICE: i32 = -1002;
-const CL_INVALID_D3D11_DEVICE: i32 = -1006;
+const CL_CONTEXT_PROPERTIES: u32 = 0x1082;
+const CL_MEM_D3D10_RESOURCE: u32 = 0x4015;
+const CL_MEM_D3D11_RESOURCE: u32 = 0x401E;
 
 fn ptr(v: u64) -> *mut c_void {
     v as usize as *mut c_void
@@ -49,27 +50,68 @@ fn settle(target: *mut c_void, code: i32, calls_back: &[i32]) {
     }
 }
 
-/// The D3D device property in a context's property list, if any, with the error its extension
-/// gives for a device it cannot share with.
+/// Context properties that name a Direct3D device (KHR and NV share the values).
+fn is_d3d_device_property(name: isize) -> bool {
+    name == CL_CONTEXT_D3D10_DEVICE || name == CL_CONTEXT_D3D11_DEVICE
+}
+
+/// A copy of a context's property list with each Direct3D device replaced by a stand-in
+/// (remote.rs), and those stand-ins; `None` when the list names no Direct3D device.
 ///
 /// # Safety
 /// `props` is null or a zero-terminated property list (the program's contract).
-unsafe fn d3d_device_property(props: *const isize) -> Option<i32> {
+unsafe fn d3d_properties(props: *const isize) -> Option<(Vec<isize>, Vec<*mut c_void>)> {
     if props.is_null() {
         return None;
     }
+    let mut list = Vec::new();
     let mut p = props;
     // SAFETY: a zero-terminated list of (name, value) pairs.
     while unsafe { *p } != 0 {
         // SAFETY: as above: each name is followed by its value.
-        match unsafe { *p } {
-            CL_CONTEXT_D3D10_DEVICE => return Some(CL_INVALID_D3D10_DEVICE),
-            CL_CONTEXT_D3D11_DEVICE => return Some(CL_INVALID_D3D11_DEVICE),
-            // SAFETY: as above.
-            _ => p = unsafe { p.add(2) },
+        list.extend_from_slice(unsafe { std::slice::from_raw_parts(p, 2) });
+        // SAFETY: as above.
+        p = unsafe { p.add(2) };
+    }
+    list.push(0);
+    let mut stand_ins = Vec::new();
+    for pair in list.chunks_exact_mut(2) {
+        if is_d3d_device_property(pair[0]) && pair[1] != 0 {
+            let s = crate::remote::borrow(pair[1] as u64);
+            stand_ins.push(s);
+            pair[1] = s as isize;
         }
     }
-    None
+    (!stand_ins.is_empty()).then_some((list, stand_ins))
+}
+
+/// Puts the program's own Direct3D pointers back where the layer answers with a stand-in: a
+/// context's property list, a memory object's `CL_MEM_D3D1x_RESOURCE`.
+///
+/// # Safety
+/// `value` is null or holds `size` bytes the host just wrote.
+unsafe fn windows_pointers(i: u32, param: u32, value: u64, size: usize) {
+    if value == 0 {
+        return;
+    }
+    let words = size / 8;
+    // SAFETY: the caller's contract: `size` bytes at `value`, 8-byte aligned (pointer-sized data).
+    let slice = unsafe { std::slice::from_raw_parts_mut(value as usize as *mut u64, words) };
+    match (i, param) {
+        (index::clGetContextInfo, CL_CONTEXT_PROPERTIES) => {
+            for pair in slice.chunks_exact_mut(2) {
+                if is_d3d_device_property(pair[0] as isize) {
+                    pair[1] = crate::remote::windows_of(pair[1]);
+                }
+            }
+        }
+        (index::clGetMemObjectInfo, CL_MEM_D3D10_RESOURCE | CL_MEM_D3D11_RESOURCE) => {
+            if let Some(first) = slice.first_mut() {
+                *first = crate::remote::windows_of(*first);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Calls entry point `i` through the generated table with (possibly rewritten) arguments.
@@ -101,6 +143,14 @@ unsafe fn raw(i: u32, f: *const c_void, a: &[u64; MAX_ARGS]) -> u64 {
             }
             index::clGetDeviceInfo => {
                 let f: sig::clGetDeviceInfo = std::mem::transmute(f);
+                f(p(0), a[1] as u32, a[2] as usize, p(3), p(4)) as i64 as u64
+            }
+            index::clGetContextInfo => {
+                let f: sig::clGetContextInfo = std::mem::transmute(f);
+                f(p(0), a[1] as u32, a[2] as usize, p(3), p(4)) as i64 as u64
+            }
+            index::clGetMemObjectInfo => {
+                let f: sig::clGetMemObjectInfo = std::mem::transmute(f);
                 f(p(0), a[1] as u32, a[2] as usize, p(3), p(4)) as i64 as u64
             }
             index::clCreateContext => {
@@ -197,44 +247,32 @@ pub unsafe fn call(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> Option<u64> 
                 None => forward(host, i, a),
             }
         }
-        index::clCreateContext | index::clCreateContextFromType => {
-            // SAFETY: the program's property list (argument 0 of both).
-            if let Some(e) = unsafe { d3d_device_property(ptr(a[0]) as *const isize) } {
-                // Contexts on a Direct3D device are not bridged yet (docs/wine.md, "Next").
-                let err = if i == index::clCreateContext {
-                    a[5]
-                } else {
-                    a[4]
-                };
-                if err != 0 {
-                    // SAFETY: the program's errcode_ret.
-                    unsafe { *(ptr(err) as *mut i32) = e };
-                }
-                return Some(0);
+        index::clGetContextInfo | index::clGetMemObjectInfo => {
+            let (value, size_ret) = (a[3], a[4]);
+            let mut written = 0usize;
+            a[4] = &mut written as *mut usize as u64;
+            let r = forward(host, i, a);
+            if size_ret != 0 {
+                // SAFETY: the program's size_t out pointer.
+                unsafe { *(ptr(size_ret) as *mut usize) = written };
             }
-            let (f, u) = if i == index::clCreateContext {
-                (3, 4)
-            } else {
-                (2, 3)
-            };
-            let t = wrap(a, f, u, callbacks::context_notify as *const () as usize);
-            let ctx = forward(host, i, a);
-            if ctx == 0 {
-                settle(t, CL_INVALID_VALUE, &[]);
-            } else if !t.is_null() {
-                let d = host.function(index::clSetContextDestructorCallback);
-                if !d.is_null() {
-                    // SAFETY: the host's clSetContextDestructorCallback on the context it made.
-                    let d: sig::clSetContextDestructorCallback = unsafe { std::mem::transmute(d) };
-                    // SAFETY: a live context; our trampoline frees the Target when it goes.
-                    unsafe {
-                        d(
-                            ptr(ctx),
-                            callbacks::context_gone as *const () as *mut c_void,
-                            t,
-                        )
-                    };
-                }
+            if r == 0 {
+                // SAFETY: the host wrote `written` bytes at the program's `value` (if any).
+                unsafe { windows_pointers(i, a[1] as u32, value, written.min(a[2] as usize)) };
+            }
+            r
+        }
+        index::clCreateContext | index::clCreateContextFromType => {
+            // A Direct3D device crosses as a stand-in, which the layer keeps (with a reference of
+            // its own) while the context lives.
+            // SAFETY: the program's property list (argument 0 of both).
+            let d3d = unsafe { d3d_properties(ptr(a[0]) as *const isize) };
+            if let Some((list, _)) = &d3d {
+                a[0] = list.as_ptr() as u64;
+            }
+            let ctx = context(host, i, a);
+            if let Some((_, stand_ins)) = d3d {
+                keep_for_context(host, ctx, stand_ins);
             }
             ctx
         }
@@ -294,6 +332,62 @@ pub unsafe fn call(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> Option<u64> 
         index::clEnqueueNativeKernel => unsafe { native_kernel(host, a) },
         _ => return None,
     })
+}
+
+/// The stand-ins of a context's Direct3D devices live as long as the context: its property list
+/// (`CL_CONTEXT_PROPERTIES`) names them, and the bridge answers with their Windows objects. They
+/// go with the context's destructor callback; on a platform without one (before OpenCL 3.0) they
+/// stay for the process's life.
+fn keep_for_context(host: &Host, ctx: u64, stand_ins: Vec<*mut c_void>) {
+    let d = host.function(index::clSetContextDestructorCallback);
+    if ctx == 0 || d.is_null() {
+        if ctx == 0 {
+            stand_ins.into_iter().for_each(crate::d3d::release);
+        }
+        return;
+    }
+    unsafe extern "C" fn gone(_context: *mut c_void, user_data: *mut c_void) {
+        // SAFETY: the Box leaked below, given back once by the host's destructor callback.
+        let stand_ins = unsafe { Box::from_raw(user_data.cast::<Vec<*mut c_void>>()) };
+        stand_ins.into_iter().for_each(crate::d3d::release);
+    }
+    let boxed = Box::into_raw(Box::new(stand_ins));
+    // SAFETY: the host's clSetContextDestructorCallback.
+    let d: sig::clSetContextDestructorCallback = unsafe { std::mem::transmute(d) };
+    // SAFETY: a live context; `gone` takes the box back once.
+    if unsafe { d(ptr(ctx), gone as *const () as *mut c_void, boxed.cast()) } != CL_SUCCESS {
+        // SAFETY: the host did not take it: still ours. The stand-ins stay (see above).
+        std::mem::forget(unsafe { Box::from_raw(boxed) });
+    }
+}
+
+/// `clCreateContext` / `clCreateContextFromType` with the program's error callback wrapped.
+fn context(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> u64 {
+    let (f, u) = if i == index::clCreateContext {
+        (3, 4)
+    } else {
+        (2, 3)
+    };
+    let t = wrap(a, f, u, callbacks::context_notify as *const () as usize);
+    let ctx = forward(host, i, a);
+    if ctx == 0 {
+        settle(t, CL_INVALID_VALUE, &[]);
+    } else if !t.is_null() {
+        let d = host.function(index::clSetContextDestructorCallback);
+        if !d.is_null() {
+            // SAFETY: the host's clSetContextDestructorCallback on the context it made.
+            let d: sig::clSetContextDestructorCallback = unsafe { std::mem::transmute(d) };
+            // SAFETY: a live context; our trampoline frees the Target when it goes.
+            unsafe {
+                d(
+                    ptr(ctx),
+                    callbacks::context_gone as *const () as *mut c_void,
+                    t,
+                )
+            };
+        }
+    }
+    ctx
 }
 
 /// `clEnqueueNativeKernel`: the host copies the argument block and passes its copy to the

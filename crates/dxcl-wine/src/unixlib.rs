@@ -1,11 +1,19 @@
 //! The parameter blocks of the unix calls, as `wine/dxclcl/unixlib.h` lays them out.
 
 use crate::gen::MAX_ARGS;
+use crate::gen_com::MAX_METHOD_ARGS;
 
 pub const CALL: usize = 0;
 pub const NEXT_CALLBACK: usize = 1;
 pub const DEVICE_IDS: usize = 2;
 pub const EXTENSION: usize = 3;
+pub const START: usize = 4;
+pub const STOP: usize = 5;
+pub const NEXT_REQUEST: usize = 6;
+pub const REVERSE: usize = 7;
+pub const D3D_CALL: usize = 8;
+/// How many unix calls there are.
+pub const COUNT: usize = 9;
 
 #[repr(C)]
 pub struct Call {
@@ -85,6 +93,42 @@ pub struct Extension {
     pub pad: u32,
 }
 
+/// `START`: the Windows side's vtable for wrappers of unix objects.
+#[repr(C)]
+pub struct Start {
+    pub wrapper_vtbl: u64,
+}
+
+/// `NEXT_REQUEST`: a server thread reports a finished method call and takes the next one.
+#[repr(C)]
+pub struct Request {
+    pub done_id: u64,
+    pub done_ret: u64,
+    pub id: u64,
+    pub object: u64,
+    pub slot: u32,
+    pub nargs: u32,
+    pub args: [u64; MAX_METHOD_ARGS],
+}
+
+/// `REVERSE`: Windows code's AddRef (1) or Release (2) of a wrapper of a unix object.
+#[repr(C)]
+pub struct Reverse {
+    pub wrapper: u64,
+    pub method: u32,
+    pub ret: u32,
+}
+
+/// `D3D_CALL`: one of the sharing entry points other than `clGetDeviceIDsFromD3D1x*`, by its
+/// number in `d3d::ENTRY_POINTS`.
+#[repr(C)]
+pub struct D3dCall {
+    pub function: u32,
+    pub pad: u32,
+    pub args: [u64; 8],
+    pub ret: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +146,8 @@ mod tests {
         assert_eq!(offset_of!(AdapterFacts, vulkan), 368);
         assert_eq!(offset_of!(DeviceIds, facts), 56);
         assert_eq!(size_of::<Extension>(), 24);
+        assert_eq!(offset_of!(Request, args), 40);
+        assert_eq!(size_of::<Reverse>(), 16);
+        assert_eq!(size_of::<D3dCall>(), 80);
     }
 }

@@ -1,0 +1,408 @@
+//! Stand-ins for a Windows program's COM objects (its Direct3D device, context, resources): unix
+//! objects whose methods run the real ones on a Windows thread of the bridge.
+//!
+//! Unix code must not call Windows code. A stand-in's method queues the call (the Windows
+//! object, the method's vtable slot, its arguments) and waits; a server thread of `dxclcl.dll`,
+//! waiting in the unix call `NEXT_REQUEST`, makes it and reports the result. Interface pointers
+//! cross both ways: a stand-in passed to a method becomes its Windows object, a Windows object a
+//! method returns becomes a stand-in of the interface it was asked as, and a unix COM object of
+//! the layer's (private data it attaches) becomes a Windows-side wrapper whose `IUnknown` methods
+//! call back into it. The method tables are generated from dxcl-gen's interface description
+//! (`gen_com.rs`).
+
+use std::ffi::c_void;
+
+use dxcl_abi::GUID;
+
+/// How one argument of a remoted method crosses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Passed as it is: integers, enums, pointers to plain data (the same layout on both sides).
+    Value,
+    /// An interface pointer passed in (`ID3D11Resource *pResource`).
+    InIface,
+    /// An out interface pointer of interface `iid` (`ID3D11Buffer **ppBuffer`).
+    OutIface(&'static GUID),
+    /// `void **ppv` whose interface is named by the `REFIID` argument at this index.
+    OutIfaceRiid(usize),
+}
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use dxcl_abi::{IUnknown, IUnknownVtbl, E_FAIL, E_NOINTERFACE, E_POINTER, HRESULT, REFIID, ULONG};
+
+use crate::gen_com::{remote_vtable, IUNKNOWN_REMOTE, MAX_METHOD_ARGS};
+use crate::unixlib::{Request, Reverse};
+
+/// A stand-in: the vtable of the interface it stands for, then its Windows object.
+#[repr(C)]
+struct StandIn {
+    vtbl: *const c_void,
+    windows: u64,
+    /// References the layer holds on the stand-in.
+    refs: AtomicU32,
+    /// References the stand-in holds on its Windows object, released when `refs` reaches zero.
+    windows_refs: AtomicU32,
+}
+
+/// A Windows-side wrapper of a unix COM object (the layer's), laid out as `dxclcl.dll`'s reverse
+/// vtable expects: the vtable (Windows functions, given at start-up), then the unix object.
+#[repr(C)]
+struct Wrapper {
+    vtbl: u64,
+    unix: *mut IUnknown,
+    refs: AtomicU32,
+}
+
+struct Pending {
+    id: u64,
+    object: u64,
+    slot: u32,
+    args: Vec<u64>,
+}
+
+#[derive(Default)]
+struct Queue {
+    next_id: u64,
+    queued: VecDeque<Pending>,
+    /// Results of finished calls by id, until their callers take them.
+    done: HashMap<u64, u64>,
+    /// Set when the Windows side goes away: calls fail at once from then on.
+    closed: bool,
+}
+
+struct Remote {
+    queue: Mutex<Queue>,
+    request: Condvar,
+    finished: Condvar,
+    /// Stand-ins by (Windows object, vtable), never freed (see `release`).
+    stand_ins: Mutex<HashMap<(u64, usize), usize>>,
+    /// The same stand-ins' addresses, to tell a stand-in from any other pointer.
+    addresses: Mutex<std::collections::HashSet<usize>>,
+    /// Wrappers by unix object.
+    wrappers: Mutex<HashMap<usize, usize>>,
+    /// The Windows side's vtable for wrappers; 0 until `dxclcl.dll` started its servers.
+    wrapper_vtbl: std::sync::atomic::AtomicU64,
+    started: AtomicBool,
+}
+
+static REMOTE: std::sync::LazyLock<Remote> = std::sync::LazyLock::new(|| Remote {
+    queue: Mutex::new(Queue::default()),
+    request: Condvar::new(),
+    finished: Condvar::new(),
+    stand_ins: Mutex::new(HashMap::new()),
+    addresses: Mutex::new(std::collections::HashSet::new()),
+    wrappers: Mutex::new(HashMap::new()),
+    wrapper_vtbl: std::sync::atomic::AtomicU64::new(0),
+    started: AtomicBool::new(false),
+});
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Plain data behind the locks: carry on after a panic elsewhere.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Unix call `START`: the Windows side's servers are about to wait for requests; `vtbl` is its
+/// vtable for wrappers of unix objects.
+pub fn start(vtbl: u64) {
+    REMOTE.wrapper_vtbl.store(vtbl, Ordering::Release);
+    REMOTE.started.store(true, Ordering::Release);
+}
+
+/// Unix call `STOP` (the process detaches `dxclcl.dll`): waiting and later calls fail at once.
+pub fn stop() {
+    lock(&REMOTE.queue).closed = true;
+    REMOTE.finished.notify_all();
+    REMOTE.request.notify_all();
+}
+
+/// Runs method `slot` of `object` on a server thread; the value its `rax` held. `None` when no
+/// Windows side serves (not under Wine, or after `stop`).
+fn run(object: u64, slot: u32, args: Vec<u64>) -> Option<u64> {
+    if !REMOTE.started.load(Ordering::Acquire) {
+        return None;
+    }
+    let mut q = lock(&REMOTE.queue);
+    if q.closed {
+        return None;
+    }
+    q.next_id += 1;
+    let id = q.next_id;
+    q.queued.push_back(Pending {
+        id,
+        object,
+        slot,
+        args,
+    });
+    REMOTE.request.notify_one();
+    loop {
+        if let Some(ret) = q.done.remove(&id) {
+            return Some(ret);
+        }
+        if q.closed {
+            return None;
+        }
+        q = REMOTE.finished.wait(q).unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+/// Unix call `NEXT_REQUEST`: reports the finished call `done_id`, then waits for the next one.
+/// Returns false when the bridge is closing (the server thread ends).
+pub fn next_request(r: &mut Request) -> bool {
+    let mut q = lock(&REMOTE.queue);
+    if r.done_id != 0 {
+        q.done.insert(r.done_id, r.done_ret);
+        REMOTE.finished.notify_all();
+    }
+    let p = loop {
+        if q.closed {
+            return false;
+        }
+        if let Some(p) = q.queued.pop_front() {
+            break p;
+        }
+        q = REMOTE.request.wait(q).unwrap_or_else(|e| e.into_inner());
+    };
+    r.id = p.id;
+    r.object = p.object;
+    r.slot = p.slot;
+    r.nargs = p.args.len() as u32;
+    r.args = [0; MAX_METHOD_ARGS];
+    r.args[..p.args.len()].copy_from_slice(&p.args);
+    true
+}
+
+fn stand_in_of(ptr: usize) -> Option<&'static StandIn> {
+    lock(&REMOTE.addresses).contains(&ptr).then(|| {
+        // SAFETY: a stand-in's address (stand-ins are never freed).
+        unsafe { &*(ptr as *const StandIn) }
+    })
+}
+
+/// The stand-in of Windows object `windows` as interface `vtbl`, taking over one reference the
+/// caller owns on the Windows object.
+fn wrap_owned(windows: u64, vtbl: *const c_void) -> *mut c_void {
+    let mut map = lock(&REMOTE.stand_ins);
+    if let Some(&s) = map.get(&(windows, vtbl as usize)) {
+        // SAFETY: a stand-in of the map (never freed), resting or not; we hold the lock.
+        let s = unsafe { &*(s as *const StandIn) };
+        s.refs.fetch_add(1, Ordering::Relaxed);
+        s.windows_refs.fetch_add(1, Ordering::Relaxed);
+        return (s as *const StandIn).cast_mut().cast();
+    }
+    let s = Box::into_raw(Box::new(StandIn {
+        vtbl,
+        windows,
+        refs: AtomicU32::new(1),
+        windows_refs: AtomicU32::new(1),
+    }));
+    map.insert((windows, vtbl as usize), s as usize);
+    lock(&REMOTE.addresses).insert(s as usize);
+    s.cast()
+}
+
+/// A stand-in (IUnknown face) for a Windows object the program passed to an entry point, with one
+/// reference of the caller's: release it with [`release`] once the layer's call returned (the
+/// layer holds references of its own for what it keeps). Null for null.
+pub fn borrow(windows: u64) -> *mut c_void {
+    if windows == 0 {
+        return std::ptr::null_mut();
+    }
+    // The stand-in holds a Windows reference of its own: IUnknown::AddRef is slot 1.
+    if run(windows, 1, vec![]).is_none() {
+        return std::ptr::null_mut();
+    }
+    wrap_owned(windows, (&IUNKNOWN_REMOTE as *const IUnknownVtbl).cast())
+}
+
+/// The Windows object behind a stand-in (`ptr` itself when it is not one: a program's pointer).
+pub fn windows_of(ptr: u64) -> u64 {
+    stand_in_of(ptr as usize).map_or(ptr, |s| s.windows)
+}
+
+/// A Windows-side wrapper for a unix COM object (null for null).
+fn wrapper_of(unix: *mut IUnknown) -> u64 {
+    if unix.is_null() {
+        return 0;
+    }
+    let mut map = lock(&REMOTE.wrappers);
+    if let Some(&w) = map.get(&(unix as usize)) {
+        return w as u64;
+    }
+    let w = Box::into_raw(Box::new(Wrapper {
+        vtbl: REMOTE.wrapper_vtbl.load(Ordering::Acquire),
+        unix,
+        refs: AtomicU32::new(0),
+    }));
+    map.insert(unix as usize, w as usize);
+    w as u64
+}
+
+/// Frees the wrappers no Windows code holds (after the call that handed them over).
+fn drop_unheld_wrappers(wrappers: &[u64]) {
+    let mut map = lock(&REMOTE.wrappers);
+    for &w in wrappers {
+        // SAFETY: a wrapper made by wrapper_of, still in the map while we hold the lock.
+        let held = unsafe { &*(w as *const Wrapper) }
+            .refs
+            .load(Ordering::Acquire);
+        if held == 0 {
+            // SAFETY: as above.
+            let unix = unsafe { &*(w as *const Wrapper) }.unix;
+            if map.remove(&(unix as usize)).is_some() {
+                // SAFETY: unheld and out of the map: ours to free.
+                drop(unsafe { Box::from_raw(w as *mut Wrapper) });
+            }
+        }
+    }
+}
+
+/// Unix call `REVERSE`: a Windows caller's AddRef (1) or Release (2) of a wrapper.
+pub fn reverse(p: &mut Reverse) {
+    let w = p.wrapper as *const Wrapper;
+    // SAFETY: a wrapper of ours (the Windows side calls only through wrappers we made), alive
+    // while Windows code holds references to it.
+    let (unix, refs) = unsafe { ((*w).unix, &(*w).refs) };
+    // SAFETY: the layer's live COM object, whose IUnknown methods take these arguments.
+    let vt = unsafe { &*(*unix).lpVtbl };
+    p.ret = match p.method {
+        1 => {
+            refs.fetch_add(1, Ordering::AcqRel);
+            // SAFETY: as above.
+            unsafe { (vt.AddRef)(unix) }
+        }
+        _ => {
+            let left = refs.fetch_sub(1, Ordering::AcqRel) - 1;
+            // SAFETY: as above; the layer's object stays alive until its own count says so.
+            let r = unsafe { (vt.Release)(unix) };
+            if left == 0 {
+                drop_unheld_wrappers(&[p.wrapper]);
+            }
+            r
+        }
+    };
+}
+
+/// Calls method `slot` of the Windows object behind the stand-in `this` (generated methods).
+///
+/// # Safety
+/// `this` is a live stand-in; `args` are the method's arguments and `kinds` say how each crosses.
+pub unsafe fn call(this: *mut c_void, slot: usize, args: &[u64], kinds: &[Kind]) -> u64 {
+    // SAFETY: the caller's contract.
+    let s = unsafe { &*(this as *const StandIn) };
+    let mut crossing = Vec::with_capacity(args.len());
+    let mut wrappers = Vec::new();
+    for (&a, kind) in args.iter().zip(kinds) {
+        crossing.push(match kind {
+            Kind::Value => a,
+            Kind::InIface => match stand_in_of(a as usize) {
+                Some(inner) => inner.windows,
+                None if a == 0 => 0,
+                None => {
+                    let w = wrapper_of(a as *mut IUnknown);
+                    wrappers.push(w);
+                    w
+                }
+            },
+            Kind::OutIface(_) | Kind::OutIfaceRiid(_) => {
+                if let Kind::OutIfaceRiid(k) = kind {
+                    // SAFETY: the REFIID argument of the method, a GUID the caller passes.
+                    let iid = unsafe { (args[*k] as *const GUID).as_ref() };
+                    if iid.and_then(remote_vtable).is_none() {
+                        if a != 0 {
+                            // SAFETY: the caller's out pointer.
+                            unsafe { *(a as *mut u64) = 0 };
+                        }
+                        return E_NOINTERFACE as u32 as u64;
+                    }
+                }
+                if a != 0 {
+                    // SAFETY: the caller's out pointer: cleared, so a failed call leaves null.
+                    unsafe { *(a as *mut u64) = 0 };
+                }
+                a
+            }
+        });
+    }
+    let ret = run(s.windows, slot as u32, crossing).unwrap_or(E_FAIL as u32 as u64);
+    for (&a, kind) in args.iter().zip(kinds) {
+        let iid = match kind {
+            Kind::OutIface(iid) => Some(*iid),
+            // SAFETY: as above.
+            Kind::OutIfaceRiid(k) => unsafe { (args[*k] as *const GUID).as_ref() },
+            _ => None,
+        };
+        let (Some(iid), true) = (iid, a != 0) else {
+            continue;
+        };
+        // SAFETY: the caller's out pointer, written by the Windows method.
+        let out = unsafe { &mut *(a as *mut u64) };
+        if *out != 0 {
+            match remote_vtable(iid) {
+                Some(vtbl) => *out = wrap_owned(*out, vtbl) as u64,
+                None => {
+                    // An interface the stand-ins do not cover: give back the reference.
+                    let _ = run(*out, 2, vec![]);
+                    *out = 0;
+                }
+            }
+        }
+    }
+    drop_unheld_wrappers(&wrappers);
+    ret
+}
+
+/// `IUnknown::QueryInterface` of every stand-in.
+pub unsafe extern "system" fn query_interface(
+    this: *mut IUnknown,
+    riid: REFIID,
+    ppv: *mut *mut c_void,
+) -> HRESULT {
+    if ppv.is_null() || riid.is_null() {
+        return E_POINTER;
+    }
+    // SAFETY: a live stand-in; QueryInterface is slot 0 with (REFIID, void **).
+    (unsafe {
+        call(
+            this.cast(),
+            0,
+            &[riid as u64, ppv as u64],
+            &[Kind::Value, Kind::OutIfaceRiid(0)],
+        )
+    }) as u32 as HRESULT
+}
+
+/// `IUnknown::AddRef` of every stand-in: the layer's count (the Windows object keeps one reference
+/// for the stand-in as a whole).
+pub unsafe extern "system" fn add_ref(this: *mut IUnknown) -> ULONG {
+    // SAFETY: a live stand-in.
+    unsafe { &*(this as *const StandIn) }
+        .refs
+        .fetch_add(1, Ordering::Relaxed)
+        + 1
+}
+
+/// `IUnknown::Release` of every stand-in: at zero, the stand-in gives back its references to its
+/// Windows object and rests. It is not freed: a COM object's identity is its address, which the
+/// layer keeps and compares (a device's `IUnknown`, a resource), so a Windows object keeps one
+/// stand-in address per interface for as long as it lives, and an object at the same address
+/// later gets the same stand-in. What stays is one small record per Windows address and
+/// interface the layer has seen.
+pub unsafe extern "system" fn release(this: *mut IUnknown) -> ULONG {
+    let map = lock(&REMOTE.stand_ins);
+    // SAFETY: a stand-in (they are never freed); the lock orders this with a concurrent wrap.
+    let s = unsafe { &*(this as *const StandIn) };
+    let left = s.refs.fetch_sub(1, Ordering::AcqRel) - 1;
+    if left > 0 {
+        return left;
+    }
+    let windows_refs = s.windows_refs.swap(0, Ordering::AcqRel);
+    drop(map);
+    for _ in 0..windows_refs {
+        // IUnknown::Release is slot 2.
+        let _ = run(s.windows, 2, vec![]);
+    }
+    0
+}
