@@ -181,7 +181,7 @@ $(WINE_INC):
 $(WINE_DIST)/x86_64-windows/dxclcl.dll: $(WINE_BRIDGE_SRC) | $(WINE_INC)
 	mkdir -p $(dir $@)
 	$(MINGW_CC) $(WINE_CFLAGS) -Iwine/dxclcl -shared -static-libgcc -o $@ wine/dxclcl/main.c wine/gen/thunks.c \
-	    wine/gen/dxclcl.def -lsetupapi
+	    wine/gen/dxclcl.def -lsetupapi -luuid
 	$(WINEBUILD) --builtin $@
 
 $(WINE_DIST)/opencl.dll: wine/opencl/forward.c wine/gen/opencl.def | $(WINE_INC)

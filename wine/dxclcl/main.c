@@ -37,6 +37,94 @@ static NTSTATUS call_unix(unsigned int code, void *params)
     return unix_call(unix_handle, code, params);
 }
 
+/* --- Servers for the unix side's stand-ins of the program's COM objects ------------------- */
+
+/* Calls method `slot` of `object` with `n` integer or pointer arguments (the generator leaves
+ * out methods with floating-point arguments, which would travel in other registers). */
+static UINT64 call_method(UINT64 object, UINT32 slot, UINT32 n, const UINT64 *a)
+{
+    void *self = (void *)(ULONG_PTR)object;
+    void *fn = (*(void ***)self)[slot];
+    typedef UINT64 u;
+    switch (n)
+    {
+    case 0: return ((u (WINAPI *)(void *))fn)(self);
+    case 1: return ((u (WINAPI *)(void *, u))fn)(self, a[0]);
+    case 2: return ((u (WINAPI *)(void *, u, u))fn)(self, a[0], a[1]);
+    case 3: return ((u (WINAPI *)(void *, u, u, u))fn)(self, a[0], a[1], a[2]);
+    case 4: return ((u (WINAPI *)(void *, u, u, u, u))fn)(self, a[0], a[1], a[2], a[3]);
+    case 5: return ((u (WINAPI *)(void *, u, u, u, u, u))fn)(self, a[0], a[1], a[2], a[3], a[4]);
+    case 6: return ((u (WINAPI *)(void *, u, u, u, u, u, u))fn)(self, a[0], a[1], a[2], a[3], a[4], a[5]);
+    case 7: return ((u (WINAPI *)(void *, u, u, u, u, u, u, u))fn)(self, a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+    case 8: return ((u (WINAPI *)(void *, u, u, u, u, u, u, u, u))fn)(self, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+    case 9: return ((u (WINAPI *)(void *, u, u, u, u, u, u, u, u, u))fn)(self, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+#if DXCL_MAX_METHOD_ARGS >= 10
+    case 10: return ((u (WINAPI *)(void *, u, u, u, u, u, u, u, u, u, u))fn)(self, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+#endif
+#if DXCL_MAX_METHOD_ARGS >= 11
+    case 11: return ((u (WINAPI *)(void *, u, u, u, u, u, u, u, u, u, u, u))fn)(self, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+#endif
+#if DXCL_MAX_METHOD_ARGS >= 12
+    case 12: return ((u (WINAPI *)(void *, u, u, u, u, u, u, u, u, u, u, u, u))fn)(self, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+#endif
+    }
+    return (UINT64)E_NOTIMPL;
+}
+_Static_assert(DXCL_MAX_METHOD_ARGS <= 12, "call_method takes at most 12 arguments");
+
+static DWORD WINAPI server_thread(void *unused)
+{
+    struct dxcl_request r = {0};
+    (void)unused;
+    while (!call_unix(DXCL_UNIX_NEXT_REQUEST, &r))
+    {
+        r.done_ret = call_method(r.object, r.slot, r.nargs, r.args);
+        r.done_id = r.id;
+    }
+    return 0;
+}
+
+/* Wrappers of the layer's own COM objects that the program's objects hold (private data). */
+static HRESULT WINAPI wrapper_query(IUnknown *self, REFIID riid, void **out)
+{
+    if (!out) return E_POINTER;
+    if (IsEqualGUID(riid, &IID_IUnknown))
+    {
+        *out = self;
+        IUnknown_AddRef(self);
+        return S_OK;
+    }
+    *out = NULL;
+    return E_NOINTERFACE;
+}
+
+static ULONG wrapper_call(IUnknown *self, UINT32 method)
+{
+    struct dxcl_reverse p = {(ULONG_PTR)self, method, 0};
+    call_unix(DXCL_UNIX_REVERSE, &p);
+    return p.ret;
+}
+
+static ULONG WINAPI wrapper_add_ref(IUnknown *self) { return wrapper_call(self, 1); }
+static ULONG WINAPI wrapper_release(IUnknown *self) { return wrapper_call(self, 2); }
+
+static const IUnknownVtbl wrapper_vtbl = {wrapper_query, wrapper_add_ref, wrapper_release};
+
+/* Several servers: a method may call back into the layer (a wrapper's Release), which may call
+ * another method before the first returns. */
+#define SERVERS 4
+
+static void start_servers(void)
+{
+    struct dxcl_start start = {(ULONG_PTR)&wrapper_vtbl};
+    if (call_unix(DXCL_UNIX_START, &start)) return;
+    for (int i = 0; i < SERVERS; i++)
+    {
+        HANDLE thread = CreateThread(NULL, 0, server_thread, NULL, 0, NULL);
+        if (thread) CloseHandle(thread);
+    }
+}
+
 BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, void *reserved)
 {
     (void)reserved;
@@ -52,7 +140,11 @@ BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, void *reserved)
             || query(GetCurrentProcess(), instance, MEMORY_WINE_UNIX_FUNCS, &unix_handle,
                      sizeof(unix_handle), NULL))
             unix_call = NULL;
+        else
+            start_servers();
     }
+    else if (reason == DLL_PROCESS_DETACH)
+        call_unix(DXCL_UNIX_STOP, NULL);
     return TRUE;
 }
 
@@ -290,6 +382,40 @@ DEVICE_IDS(get_device_ids_d3d11_khr, 1)
 DEVICE_IDS(get_device_ids_d3d10_nv, 2)
 DEVICE_IDS(get_device_ids_d3d11_nv, 3)
 
+/* The other sharing entry points: the unix side gives the layer stand-ins for the program's
+ * Direct3D objects (crates/dxcl-wine/src/d3d.rs, ENTRY_POINTS numbers them). */
+static UINT64 d3d_call(UINT32 function, UINT64 a0, UINT64 a1, UINT64 a2, UINT64 a3, UINT64 a4, UINT64 a5)
+{
+    struct dxcl_d3d_call p = {function, 0, {a0, a1, a2, a3, a4, a5}, 0};
+    UINT64 errcode = function % 5 == 0 ? a3 : a4;
+    if (!call_unix(DXCL_UNIX_D3D_CALL, &p)) return p.ret;
+    /* No unix side: creation fails, acquire and release too. */
+    if (function % 5 >= 3) return (UINT64)(INT64)CL_INVALID_OPERATION;
+    if (errcode) *(cl_int *)(ULONG_PTR)errcode = CL_INVALID_OPERATION;
+    return 0;
+}
+
+#define P(x) ((UINT64)(ULONG_PTR)(x))
+#define CREATE_BUFFER(name, n) \
+    static cl_mem WINAPI name(cl_context c, cl_mem_flags f, void *r, cl_int *e) \
+    { return (cl_mem)(ULONG_PTR)d3d_call(n, P(c), f, P(r), P(e), 0, 0); }
+#define CREATE_TEXTURE(name, n) \
+    static cl_mem WINAPI name(cl_context c, cl_mem_flags f, void *r, UINT s, cl_int *e) \
+    { return (cl_mem)(ULONG_PTR)d3d_call(n, P(c), f, P(r), s, P(e), 0); }
+#define ENQUEUE(name, n) \
+    static cl_int WINAPI name(cl_command_queue q, cl_uint k, const cl_mem *m, cl_uint w, const cl_event *l, cl_event *e) \
+    { return (cl_int)d3d_call(n, P(q), k, P(m), w, P(l), P(e)); }
+#define EXTENSION(ext, base) \
+    CREATE_BUFFER(create_buffer_##ext, base) \
+    CREATE_TEXTURE(create_texture2d_##ext, base + 1) \
+    CREATE_TEXTURE(create_texture3d_##ext, base + 2) \
+    ENQUEUE(acquire_##ext, base + 3) \
+    ENQUEUE(release_##ext, base + 4)
+EXTENSION(d3d10_khr, 0)
+EXTENSION(d3d11_khr, 5)
+EXTENSION(d3d10_nv, 10)
+EXTENSION(d3d11_nv, 15)
+
 /* The extension functions a Windows program can get: those wrapped here. */
 static const struct { const char *name; void *function; } extension_functions[] =
 {
@@ -297,6 +423,26 @@ static const struct { const char *name; void *function; } extension_functions[] 
     {"clGetDeviceIDsFromD3D11KHR", get_device_ids_d3d11_khr},
     {"clGetDeviceIDsFromD3D10NV", get_device_ids_d3d10_nv},
     {"clGetDeviceIDsFromD3D11NV", get_device_ids_d3d11_nv},
+    {"clCreateFromD3D10BufferKHR", create_buffer_d3d10_khr},
+    {"clCreateFromD3D10Texture2DKHR", create_texture2d_d3d10_khr},
+    {"clCreateFromD3D10Texture3DKHR", create_texture3d_d3d10_khr},
+    {"clEnqueueAcquireD3D10ObjectsKHR", acquire_d3d10_khr},
+    {"clEnqueueReleaseD3D10ObjectsKHR", release_d3d10_khr},
+    {"clCreateFromD3D11BufferKHR", create_buffer_d3d11_khr},
+    {"clCreateFromD3D11Texture2DKHR", create_texture2d_d3d11_khr},
+    {"clCreateFromD3D11Texture3DKHR", create_texture3d_d3d11_khr},
+    {"clEnqueueAcquireD3D11ObjectsKHR", acquire_d3d11_khr},
+    {"clEnqueueReleaseD3D11ObjectsKHR", release_d3d11_khr},
+    {"clCreateFromD3D10BufferNV", create_buffer_d3d10_nv},
+    {"clCreateFromD3D10Texture2DNV", create_texture2d_d3d10_nv},
+    {"clCreateFromD3D10Texture3DNV", create_texture3d_d3d10_nv},
+    {"clEnqueueAcquireD3D10ObjectsNV", acquire_d3d10_nv},
+    {"clEnqueueReleaseD3D10ObjectsNV", release_d3d10_nv},
+    {"clCreateFromD3D11BufferNV", create_buffer_d3d11_nv},
+    {"clCreateFromD3D11Texture2DNV", create_texture2d_d3d11_nv},
+    {"clCreateFromD3D11Texture3DNV", create_texture3d_d3d11_nv},
+    {"clEnqueueAcquireD3D11ObjectsNV", acquire_d3d11_nv},
+    {"clEnqueueReleaseD3D11ObjectsNV", release_d3d11_nv},
 };
 
 static void *extension_function(cl_platform_id platform, const char *name)

@@ -6,6 +6,7 @@
 #define DXCL_WINE_UNIXLIB_H
 
 #include "../gen/calls.h"
+#include "../gen/remote.h"
 
 enum dxcl_unix_call
 {
@@ -13,6 +14,11 @@ enum dxcl_unix_call
     DXCL_UNIX_NEXT_CALLBACK = 1,  /* struct dxcl_callback: wait for the next callback to run */
     DXCL_UNIX_DEVICE_IDS = 2,     /* struct dxcl_device_ids: clGetDeviceIDsFromD3D1x{KHR,NV} */
     DXCL_UNIX_EXTENSION = 3,      /* struct dxcl_extension: does the host have an extension function */
+    DXCL_UNIX_START = 4,          /* struct dxcl_start: the servers of stand-ins' calls start */
+    DXCL_UNIX_STOP = 5,           /* no parameters: the DLL detaches, stand-ins' calls fail */
+    DXCL_UNIX_NEXT_REQUEST = 6,   /* struct dxcl_request: a server waits for a method to call */
+    DXCL_UNIX_REVERSE = 7,        /* struct dxcl_reverse: AddRef/Release of a unix object's wrapper */
+    DXCL_UNIX_D3D_CALL = 8,       /* struct dxcl_d3d_call: clCreateFromD3D1x*, acquire, release */
 };
 
 struct dxcl_call
@@ -90,6 +96,46 @@ struct dxcl_extension
     UINT64 name;                  /* const char * */
     UINT32 present;               /* out: the host's address is not NULL */
     UINT32 pad;
+};
+
+/* The unix side's stand-ins for the program's COM objects call their methods through servers:
+ * threads of this side that wait in DXCL_UNIX_NEXT_REQUEST and call method `slot` of `object`. */
+struct dxcl_start
+{
+    UINT64 wrapper_vtbl;          /* the vtable of wrappers of unix objects (IUnknown methods) */
+};
+
+struct dxcl_request
+{
+    UINT64 done_id;               /* in: the request just served, 0 for none */
+    UINT64 done_ret;              /* in: what its method returned (rax) */
+    UINT64 id;                    /* out: this request */
+    UINT64 object;                /* out: the Windows COM object */
+    UINT32 slot;                  /* out: the method's vtable slot */
+    UINT32 nargs;                 /* out: how many of args the method takes after `this` */
+    UINT64 args[DXCL_MAX_METHOD_ARGS];
+};
+
+/* A Windows-side wrapper of a unix COM object, as the unix side lays it out. */
+struct dxcl_wrapper
+{
+    const void *vtbl;
+    UINT64 unix_object;
+};
+
+struct dxcl_reverse
+{
+    UINT64 wrapper;               /* struct dxcl_wrapper * */
+    UINT32 method;                /* 1 AddRef, 2 Release */
+    UINT32 ret;                   /* out: the unix object's count */
+};
+
+struct dxcl_d3d_call
+{
+    UINT32 function;              /* 0-19: crates/dxcl-wine/src/d3d.rs ENTRY_POINTS */
+    UINT32 pad;
+    UINT64 args[8];
+    UINT64 ret;
 };
 
 #endif
