@@ -18,6 +18,7 @@ mod gen;
 mod gen_com;
 mod host;
 mod remote;
+mod signals;
 mod special;
 mod unixlib;
 
@@ -28,7 +29,10 @@ const STATUS_UNSUCCESSFUL: u32 = 0xC000_0001;
 
 /// Runs `f`, catching a panic (none may cross into Wine).
 fn guarded(f: impl FnOnce() -> u32) -> u32 {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(STATUS_UNSUCCESSFUL)
+    let status =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(STATUS_UNSUCCESSFUL);
+    signals::keep_wines();
+    status
 }
 
 /// Unix call `CALL`: one core entry point.
