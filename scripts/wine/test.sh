@@ -12,8 +12,12 @@ mkdir -p "$out"
 # A crash must fail the run, not wait in Wine's debugger.
 export WINEPREFIX=$root/build/wine/prefix WINEDEBUG=-all WINEDLLOVERRIDES="winedbg.exe=d"
 cflags=(-O1 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type -I"$root/build/wine/inc")
-x86_64-w64-mingw32-gcc "${cflags[@]}" -o "$out/bridge.exe" tests/wine/bridge.c -ld3d10 -ld3d11 -ldxgi \
-    -L"$root/build/wine/dist" -l:opencl.dll
+link=(-L"$root/build/wine/dist" -l:opencl.dll)
+x86_64-w64-mingw32-gcc "${cflags[@]}" -o "$out/bridge.exe" tests/wine/bridge.c -ld3d10 -ld3d11 -ldxgi "${link[@]}"
+x86_64-w64-mingw32-gcc "${cflags[@]}" -o "$out/affinity.exe" tests/wine/affinity.c -ld3d10 -ldxgi "${link[@]}"
+# The Windows-idiom example, unchanged (as sdk-check.sh builds it against MinGW-w64's SDK headers).
+x86_64-w64-mingw32-g++ -std=c++17 -O1 -Wall -Wextra -Werror -I"$root/build/wine/inc" -o "$out/d3d11_cl.exe" \
+    tests/windows/d3d11_cl.cpp -ld3d11 -ldxgi "${link[@]}" -static-libgcc -static-libstdc++
 # Wine keeps a server per prefix; stop ours however this script ends.
 wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
 trap '"$wineserver" -k >/dev/null 2>&1 || true' EXIT
@@ -24,8 +28,11 @@ echo "test-wine: prefix made and bridge installed in $(($(date +%s) - start)) s"
 timeout 120 xvfb-run -a "$dxcl" wine info "$WINEPREFIX" | tee "$out/info.log"
 grep -q "extensions a Windows program can use:.*cl_khr_d3d11_sharing" "$out/info.log"
 grep -q "preferred OpenCL device: " "$out/info.log"
-timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$out/bridge.exe" | tee "$out/bridge.log"
-tr -d "\r" < "$out/bridge.log" | grep -q "^bridge: [0-9]* passed, 0 failed$"
+# Each program must print its pass line with no failure and exit with status 0.
+for p in bridge affinity d3d11_cl; do
+    timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$out/$p.exe" | tee "$out/$p.log"
+    tr -d "\r" < "$out/$p.log" | grep -q "^$p: [0-9]* passed, 0 failed$"
+done
 "$dxcl" wine uninstall "$WINEPREFIX"
 sys=$WINEPREFIX/drive_c/windows/system32
 if [ -e "$sys/dxclcl.dll" ] || [ -e "$sys/opencl.dll.dxcl-saved" ] || cmp -s "$sys/opencl.dll" build/wine/dist/opencl.dll; then
