@@ -344,6 +344,24 @@ pub(crate) fn end_marker(ev: cl_event) -> Option<cl_event> {
     marker(queue, &[]).ok()
 }
 
+/// A command of `queue` that ends terminated with `status`: a marker behind a user event failed
+/// right after the marker is enqueued ("a negative integer value causes all enqueued commands
+/// that wait on this user event to be terminated"). For a command the platform refused because
+/// it follows a terminated one: a wait on the marker gives
+/// `CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST` on every platform tested, where NVIDIA's
+/// `clWaitForEvents` on the failed user event itself returns `CL_SUCCESS`.
+pub(crate) fn terminated(
+    context: opencl_sys::cl_context,
+    queue: opencl_sys::cl_command_queue,
+    status: cl_int,
+) -> Result<cl_event, cl_int> {
+    let gate = user_event(context)?;
+    let ended = marker(queue, &[gate]);
+    set_user_status(gate, status);
+    release(gate);
+    ended
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -237,12 +237,31 @@ impl<'a> HandOff<'a> {
     }
 
     /// `clEnqueueReleaseExternalMemObjectsKHR` after the wait list and earlier work.
+    ///
+    /// An acquire whose wait list held an event that then failed was terminated ("a negative
+    /// integer value causes all enqueued commands that wait on this user event to be
+    /// terminated"), so the platform never acquired the objects. The extension's release of them
+    /// still succeeds and its commands are terminated with the acquire's: NVIDIA's OpenCL
+    /// (580.159.04) refuses the external release then with `CL_DEVICE_NOT_FOUND`, its answer for
+    /// work that depends on a terminated command (a blocking read after one gives it too:
+    /// `tests/platform/failed_event.c`, case "blocking"), which no release spec names. The
+    /// release's part is then a command terminated with
+    /// `CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST` ([`events::terminated`]), and the objects are
+    /// the application's again.
     fn release_imported(&mut self) -> Result<cl_event, cl_int> {
         let fns = self.memory_fns()?;
         let after = self.external_wait();
-        trace::time(Step::ClReleaseExternal, || {
+        let released = trace::time(Step::ClReleaseExternal, || {
             self.enqueue(fns.release, &after)
-        })
+        });
+        match released {
+            Err(opencl_sys::CL_DEVICE_NOT_FOUND) => events::terminated(
+                self.context,
+                self.queue,
+                opencl_sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+            ),
+            other => other,
+        }
     }
 
     fn enqueue(

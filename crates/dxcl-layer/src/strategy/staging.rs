@@ -310,6 +310,15 @@ impl SharingStrategy for StagingCopy {
         };
         let read = match read {
             Ok(read) => read,
+            // NVIDIA refuses a command behind one terminated by a failed event with
+            // CL_DEVICE_NOT_FOUND (HandOff's release of imported objects meets it too): the
+            // read-back is terminated with the acquire's copy, and the write-back then writes
+            // nothing. The release itself succeeds, as the core rules have it.
+            Err(opencl_sys::CL_DEVICE_NOT_FOUND) => events::terminated(
+                h.context,
+                h.queue,
+                opencl_sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+            )?,
             Err(e) => {
                 if let Some(ev) = written {
                     events::release(ev);
