@@ -25,10 +25,11 @@ out=.carry/gpu
 make --no-print-directory stage
 make --no-print-directory -C tests/conformance all STAGE="$root/build/stage"
 make --no-print-directory -C tests/gpu probe
+make --no-print-directory -C tests/platform
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/bin" "$out/conformance"
 cp build/stage/lib/libdxcl_d3d.so build/stage/lib/libdxcl_layer.so "$out/lib/"
-cp build/stage/bin/dxcl build/gpu/probe "$out/bin/"
+cp build/stage/bin/dxcl build/gpu/probe build/platform/failed_event "$out/bin/"
 # The GPU machine's default libOpenCL.so.1 may be a loader without layer support (CUDA's copy):
 # pack this machine's ocl-icd, which loads OPENCL_LAYERS and honours OCL_ICD_VENDORS.
 cp -L "$(ldconfig -p | sed -n 's/.*libOpenCL.so.1 (libc6,x86-64) => //p' | head -1)" "$out/lib/libOpenCL.so.1"

@@ -132,6 +132,22 @@ if named uploads; then
         grep -E "^\| (a|c|d)\. " "$out/frames-$1-$2.md" | grep -v "sync=gpu\|sync=cpu" | cut -d'|' -f2,6,7,8,9,11
     done
 fi
+# A user event that fails (asked for by name; docs/conformance.md, "A user event that fails"): the
+# platform's own behaviour with plain objects (no layer), then acquire's failed_wait_list (the
+# event fails before the release) and failed_late (after it) through the layer, each under a limit.
+if named failed; then
+    env -u OPENCL_LAYERS timeout 120 "$g/bin/failed_event" > "$out/failed-platform.log" 2>&1
+    echo "failed: platform (no layer): exit status $?"
+    grep -E "RESULT|HUNG|case|returned" "$out/failed-platform.log" | head -40
+    for part in failed failed_late; do
+        for strategy in "" staging; do
+            (cd "$g/conformance" && DXCL_CONFORMANCE_PART=$part DXCL_STRATEGY=$strategy timeout 120 ./acquire) \
+                > "$out/failed-$part-${strategy:-default}.log" 2>&1
+            echo "failed: acquire part=$part strategy=${strategy:-default}: exit status $?"
+            grep -E "^FAIL|passed, .* failed" "$out/failed-$part-${strategy:-default}.log" | head -8
+        done
+    done
+fi
 # NVIDIA's context teardown defect (asked for by name; docs/gpu.md, "NVIDIA's context teardown defect"): the probe's
 # plain-OpenCL repetition of contexts.c's "context dies with its objects", three processes of four
 # rounds each, the marker's event let go of alone (0) or before a kept queue reference (1), without
