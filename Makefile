@@ -202,6 +202,11 @@ test-wine: wine build/icd-pocl
 	@$(MAKE) --no-print-directory stage
 	scripts/wine/test.sh
 
+# A 4K texture's hand-off under Wine against the same program on Linux (scripts/wine/bench.sh).
+wine-bench: wine build/icd-pocl
+	@$(MAKE) --no-print-directory stage
+	scripts/wine/bench.sh
+
 clean:
 	$(CARGO) clean
 	rm -rf build

@@ -1,0 +1,119 @@
+/* The hand-off of a 3840x2160 R8G8B8A8_UNORM texture (acquire + release + clFinish), the median of
+ * ROUNDS after WARMUP: one C source built twice, for Windows (MinGW-w64, run under Wine with dxcl's
+ * bridge and the program's Direct3D: wined3d) and for Linux (dxcl's runtime and headers), so that
+ * scripts/wine/bench.sh compares the two in one run. Direct3D writes one texel between hand-offs,
+ * so each acquire has new data to take. Prints "handoff: <median µs> µs (<rounds> rounds)". */
+#ifndef _WIN32
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#endif
+#define COBJMACROS
+#define CL_TARGET_OPENCL_VERSION 300
+#include <windows.h>
+#include <d3d11.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <CL/cl.h>
+#include <CL/cl_d3d11.h>
+#ifndef _WIN32
+#include <time.h>
+#endif
+
+#define WIDTH 3840
+#define HEIGHT 2160
+#define WARMUP 3
+#define ROUNDS 15
+
+static double now_us(void)
+{
+#ifdef _WIN32
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (double)c.QuadPart * 1e6 / (double)f.QuadPart;
+#else
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+#endif
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(void)
+{
+    ID3D11Device *device;
+    ID3D11DeviceContext *immediate;
+    cl_platform_id platform;
+    cl_device_id cl_device;
+    cl_int err;
+    if (FAILED(D3D11CreateDevice(NULL, D3D_DRIVER_TYPE_HARDWARE, NULL, 0, NULL, 0, D3D11_SDK_VERSION, &device, NULL,
+                                 &immediate))
+        || clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS)
+    {
+        printf("handoff: no Direct3D device or OpenCL platform\n");
+        return 1;
+    }
+    clGetDeviceIDsFromD3D11KHR_fn get_ids = (clGetDeviceIDsFromD3D11KHR_fn)
+        clGetExtensionFunctionAddressForPlatform(platform, "clGetDeviceIDsFromD3D11KHR");
+    clCreateFromD3D11Texture2DKHR_fn from_texture = (clCreateFromD3D11Texture2DKHR_fn)
+        clGetExtensionFunctionAddressForPlatform(platform, "clCreateFromD3D11Texture2DKHR");
+    clEnqueueAcquireD3D11ObjectsKHR_fn acquire = (clEnqueueAcquireD3D11ObjectsKHR_fn)
+        clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueAcquireD3D11ObjectsKHR");
+    clEnqueueReleaseD3D11ObjectsKHR_fn release = (clEnqueueReleaseD3D11ObjectsKHR_fn)
+        clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueReleaseD3D11ObjectsKHR");
+    if (!get_ids || !from_texture || !acquire || !release
+        || get_ids(platform, CL_D3D11_DEVICE_KHR, device, CL_ALL_DEVICES_FOR_D3D11_KHR, 1, &cl_device, NULL))
+    {
+        printf("handoff: no cl_khr_d3d11_sharing\n");
+        return 1;
+    }
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform,
+                                     CL_CONTEXT_D3D11_DEVICE_KHR, (cl_context_properties)device, 0};
+    cl_context ctx = clCreateContext(props, 1, &cl_device, NULL, NULL, &err);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, cl_device, NULL, &err);
+    D3D11_TEXTURE2D_DESC d = {WIDTH, HEIGHT, 1, 1, DXGI_FORMAT_R8G8B8A8_UNORM, {1, 0}, D3D11_USAGE_DEFAULT,
+                              D3D11_BIND_SHADER_RESOURCE, 0, 0};
+    ID3D11Texture2D *texture;
+    if (!ctx || !q || FAILED(ID3D11Device_CreateTexture2D(device, &d, NULL, &texture)))
+    {
+        printf("handoff: no context or texture\n");
+        return 1;
+    }
+    cl_mem image = from_texture(ctx, CL_MEM_READ_WRITE, texture, 0, &err);
+    if (!image)
+    {
+        printf("handoff: clCreateFromD3D11Texture2DKHR: %d\n", err);
+        return 1;
+    }
+    double t[ROUNDS];
+    for (int i = 0; i < WARMUP + ROUNDS; i++)
+    {
+        UINT texel = 0xff000000u | (UINT)i;
+        D3D11_BOX one = {0, 0, 0, 1, 1, 1};
+        ID3D11DeviceContext_UpdateSubresource(immediate, (ID3D11Resource *)texture, 0, &one, &texel, 4, 4);
+        double start = now_us();
+        err = acquire(q, 1, &image, 0, NULL, NULL);
+        err |= release(q, 1, &image, 0, NULL, NULL);
+        err |= clFinish(q);
+        double end = now_us();
+        if (err)
+        {
+            printf("handoff: a hand-off failed\n");
+            return 1;
+        }
+        if (i >= WARMUP) t[i - WARMUP] = end - start;
+    }
+    qsort(t, ROUNDS, sizeof t[0], cmp);
+    printf("handoff: %.1f µs (%d rounds)\n", t[ROUNDS / 2], ROUNDS);
+    clReleaseMemObject(image);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+    ID3D11Texture2D_Release(texture);
+    ID3D11DeviceContext_Release(immediate);
+    ID3D11Device_Release(device);
+    return 0;
+}
