@@ -5,67 +5,20 @@
 
 #![allow(non_snake_case)] // CL and D3D names.
 
-use std::ffi::{c_char, c_void, CString};
+mod support;
+
+use std::ffi::{c_char, CString};
 use std::ptr::{null, null_mut};
 
 use dxcl_abi::*;
 use opencl_sys::{
-    cl_command_queue, cl_context, cl_context_properties, cl_device_id, cl_device_type, cl_event,
-    cl_int, cl_mem, cl_mem_flags, cl_platform_id, cl_uint, CL_CONTEXT_PLATFORM, CL_DEVICE_TYPE_ALL,
-    CL_SUCCESS,
+    clFinish, clReleaseCommandQueue, clReleaseContext, clReleaseMemObject, CL_SUCCESS,
+};
+use support::{
+    context, d3d11_device, ext, setup, Acquire, CreateBuffer, CL_CONTEXT_D3D11_DEVICE_KHR,
 };
 
-type Id = *mut c_void;
-
-#[link(name = "OpenCL")]
-extern "C" {
-    fn clGetPlatformIDs(n: cl_uint, p: *mut cl_platform_id, ret: *mut cl_uint) -> cl_int;
-    fn clGetDeviceIDs(
-        p: cl_platform_id,
-        ty: cl_device_type,
-        n: cl_uint,
-        d: *mut cl_device_id,
-        ret: *mut cl_uint,
-    ) -> cl_int;
-    fn clGetExtensionFunctionAddressForPlatform(p: cl_platform_id, name: *const c_char) -> Id;
-    fn clCreateContext(
-        props: *const cl_context_properties,
-        n: cl_uint,
-        d: *const cl_device_id,
-        f: Id,
-        u: Id,
-        err: *mut cl_int,
-    ) -> cl_context;
-    fn clReleaseContext(c: cl_context) -> cl_int;
-    fn clCreateCommandQueue(
-        c: cl_context,
-        d: cl_device_id,
-        p: u64,
-        err: *mut cl_int,
-    ) -> cl_command_queue;
-    fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int;
-    fn clReleaseMemObject(m: cl_mem) -> cl_int;
-    fn clFinish(q: cl_command_queue) -> cl_int;
-}
-
-type CreateBuffer = unsafe extern "C" fn(cl_context, cl_mem_flags, Id, *mut cl_int) -> cl_mem;
-type Enqueue = unsafe extern "C" fn(
-    cl_command_queue,
-    cl_uint,
-    *const cl_mem,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-) -> cl_int;
 type Take = unsafe extern "C" fn(*mut c_char, usize) -> usize;
-
-fn ext<T>(p: cl_platform_id, name: &std::ffi::CStr) -> T {
-    // SAFETY: valid platform and name.
-    let f = unsafe { clGetExtensionFunctionAddressForPlatform(p, name.as_ptr()) };
-    assert!(!f.is_null());
-    // SAFETY: the layer's function of that name has signature T.
-    unsafe { std::mem::transmute_copy(&f) }
-}
 
 /// The table the loaded layer hands over (through its export, as `dxcl bench` takes it).
 fn take_table(layer: &std::path::Path) -> String {
@@ -100,54 +53,16 @@ fn calls(table: &str, step: &str) -> u64 {
 
 #[test]
 fn the_table_lists_the_steps_of_a_hand_off() {
+    // Before the layer loads: it reads DXCL_TRACE once.
     std::env::set_var("DXCL_TRACE", "handoff");
-    let exe = std::env::current_exe().unwrap();
-    let layer = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("libdxcl_layer.so");
-    assert!(
-        layer.exists(),
-        "{} is missing: run `cargo build -p dxcl-layer` first",
-        layer.display()
-    );
-    std::env::set_var("OPENCL_LAYERS", &layer);
-    let (mut p, mut d) = (null_mut(), null_mut());
-    let mut device = null_mut();
-    // SAFETY: out pointers of the right size; no adapter.
-    unsafe {
-        assert_eq!(clGetPlatformIDs(1, &mut p, null_mut()), CL_SUCCESS);
-        assert_eq!(
-            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut d, null_mut()),
-            CL_SUCCESS
-        );
-        let hr = dxcl_d3d::D3D11CreateDevice(
-            null_mut(),
-            D3D_DRIVER_TYPE_HARDWARE,
-            null_mut(),
-            0,
-            null(),
-            0,
-            D3D11_SDK_VERSION,
-            &mut device,
-            null_mut(),
-            null_mut(),
-        );
-        assert!(hr >= 0, "D3D11CreateDevice {hr:#x}");
-    }
-    let props = [CL_CONTEXT_PLATFORM, p as isize, 0x401D, device as isize, 0];
+    let (p, d) = setup();
+    let layer = std::path::PathBuf::from(std::env::var("OPENCL_LAYERS").unwrap());
+    let (device, _) = d3d11_device(D3D_DRIVER_TYPE_HARDWARE, false);
+    let (ctx, q) = context(p, d, CL_CONTEXT_D3D11_DEVICE_KHR, device.cast());
     let mut err = 0;
-    // SAFETY: valid property list and device.
-    let ctx = unsafe { clCreateContext(props.as_ptr(), 1, &d, null_mut(), null_mut(), &mut err) };
-    assert_eq!(err, CL_SUCCESS);
-    // SAFETY: valid context and device.
-    let q = unsafe { clCreateCommandQueue(ctx, d, 0, &mut err) };
-    assert_eq!(err, CL_SUCCESS);
     let create: CreateBuffer = ext(p, c"clCreateFromD3D11BufferKHR");
-    let acquire: Enqueue = ext(p, c"clEnqueueAcquireD3D11ObjectsKHR");
-    let release: Enqueue = ext(p, c"clEnqueueReleaseD3D11ObjectsKHR");
+    let acquire: Acquire = ext(p, c"clEnqueueAcquireD3D11ObjectsKHR");
+    let release: Acquire = ext(p, c"clEnqueueReleaseD3D11ObjectsKHR");
     // Nothing yet: creation is not a hand-off.
     let before = take_table(&layer);
     assert_eq!(

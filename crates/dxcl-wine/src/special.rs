@@ -137,20 +137,12 @@ unsafe fn raw(i: u32, f: *const c_void, a: &[u64; MAX_ARGS]) -> u64 {
     // signature (generated from CL/cl.h), called with the program's arguments narrowed back.
     unsafe {
         match i {
-            index::clGetPlatformInfo => {
-                let f: sig::clGetPlatformInfo = std::mem::transmute(f);
-                f(p(0), a[1] as u32, a[2] as usize, p(3), p(4)) as i64 as u64
-            }
-            index::clGetDeviceInfo => {
+            // The four clGet*Info calls share one signature (object, name, size, value, size_ret).
+            index::clGetPlatformInfo
+            | index::clGetDeviceInfo
+            | index::clGetContextInfo
+            | index::clGetMemObjectInfo => {
                 let f: sig::clGetDeviceInfo = std::mem::transmute(f);
-                f(p(0), a[1] as u32, a[2] as usize, p(3), p(4)) as i64 as u64
-            }
-            index::clGetContextInfo => {
-                let f: sig::clGetContextInfo = std::mem::transmute(f);
-                f(p(0), a[1] as u32, a[2] as usize, p(3), p(4)) as i64 as u64
-            }
-            index::clGetMemObjectInfo => {
-                let f: sig::clGetMemObjectInfo = std::mem::transmute(f);
                 f(p(0), a[1] as u32, a[2] as usize, p(3), p(4)) as i64 as u64
             }
             index::clCreateContext => {
