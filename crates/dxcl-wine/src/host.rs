@@ -13,6 +13,8 @@ pub struct Host {
 static HOST: OnceLock<Option<Host>> = OnceLock::new();
 
 fn open() -> Option<Host> {
+    // Wine's signal handlers, before a host library can replace them.
+    crate::signals::save();
     // SAFETY: a constant NUL-terminated name; dlopen has no other precondition.
     let library = unsafe { libc::dlopen(c"libOpenCL.so.1".as_ptr(), libc::RTLD_NOW) };
     if library.is_null() {

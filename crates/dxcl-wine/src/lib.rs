@@ -18,6 +18,7 @@ mod gen;
 mod gen_com;
 mod host;
 mod remote;
+mod signals;
 mod special;
 mod unixlib;
 
@@ -26,9 +27,13 @@ use std::ffi::{c_void, CStr};
 /// Wine's `NTSTATUS` for a unix call that failed: the Windows side turns it into an OpenCL error.
 const STATUS_UNSUCCESSFUL: u32 = 0xC000_0001;
 
-/// Runs `f`, catching a panic (none may cross into Wine).
+/// Runs `f`, catching a panic (none may cross into Wine), then puts back Wine's signal handlers
+/// where a host library replaced them (signals.rs).
 fn guarded(f: impl FnOnce() -> u32) -> u32 {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(STATUS_UNSUCCESSFUL)
+    let r =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(STATUS_UNSUCCESSFUL);
+    signals::restore();
+    r
 }
 
 /// Unix call `CALL`: one core entry point.
