@@ -129,6 +129,12 @@ void h_begin(const char *name, unsigned watchdog_seconds)
         watchdog_seconds *= 10;
     }
 #ifdef _WIN32
+    /* Under Wine every Direct3D call of the program goes through wined3d's command thread, and each of
+     * the layer's through the bridge's server thread: textures, the longest, takes 65 to 90 s of its
+     * 120 on 2 busy cores. */
+    watchdog_seconds *= 3;
+#endif
+#ifdef _WIN32
     /* The Windows C runtime buffers _IOLBF streams fully: unbuffered, so that every line is out before
      * a crash or the watchdog. */
     setvbuf(stdout, NULL, _IONBF, 0);
