@@ -34,14 +34,8 @@ tr -d "\r" < "$out/bridge.log" | grep -q "^bridge: [0-9]* passed, 0 failed$"
 # program runs once, in the full mode (DXCL_CONFORMANCE_REDUCED=1 for the reduced one); no staging
 # or DXCL_INTEROP=0 reruns: Wine's Direct3D is a foreign device, which always takes staging copies.
 make -s -C tests/conformance windows
-# `threads` is left out unless named in DXCL_WINE_CONFORMANCE: under Wine its phase with the
-# application's own Direct3D calls fails in about half the runs (a texture's write-back at release
-# lands after the application's next Direct3D calls; docs/conformance.md, "Under Wine").
-programs=${DXCL_WINE_CONFORMANCE:-discovery contexts buffers textures acquire sync hostptr}
-case " $programs " in
-*" threads "*) ;;
-*) echo "test-wine: KNOWN FAILURE, NOT RUN: conformance 'threads' under Wine (docs/conformance.md, \"Under Wine\"); DXCL_WINE_CONFORMANCE=\"... threads\" runs it" ;;
-esac
+# DXCL_WINE_CONFORMANCE names the programs to run (default: all).
+programs=${DXCL_WINE_CONFORMANCE:-discovery contexts buffers textures acquire sync threads hostptr}
 wrap=$out/conformance
 mkdir -p "$wrap"
 for p in $programs; do
