@@ -2,7 +2,8 @@
 # make test-wine: Windows programs (MinGW-w64) run under Wine 8.0 with dxcl's bridge, in a fresh
 # prefix made and set up by `dxcl wine install`, wined3d on llvmpipe under Xvfb, PoCL (with dxcl's
 # layer) on the unix side. Then `dxcl wine uninstall` must give the prefix Wine's own opencl.dll
-# back. Run from `make test-wine`, which builds the bridge and stages dxcl first.
+# back. Between the two, the conformance suite's Windows builds run in the prefix. Run from
+# `make test-wine`, which builds the bridge and stages dxcl first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -33,6 +34,27 @@ for p in bridge affinity d3d11_cl; do
     timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$out/$p.exe" | tee "$out/$p.log"
     tr -d "\r" < "$out/$p.log" | grep -q "^$p: [0-9]* passed, 0 failed$"
 done
+# The conformance suite (tests/conformance), its Windows builds, run by the suite's own run.sh under
+# one X server: each program through `dxcl wine run` with a timeout (beyond its own watchdog), by a
+# wrapper that drops the Windows line ends from its output and dxcl's own line about a failed exit
+# status (run.sh reads the program's result line last, and reports the status itself). Every
+# program runs once, in the full mode (DXCL_CONFORMANCE_REDUCED=1 for the reduced one); no staging
+# or DXCL_INTEROP=0 reruns: Wine's Direct3D is a foreign device, which always takes staging copies.
+make -s -C tests/conformance windows
+# DXCL_WINE_CONFORMANCE names the programs to run (default: all).
+programs=${DXCL_WINE_CONFORMANCE:-discovery contexts buffers textures acquire sync threads hostptr}
+wrap=$out/conformance
+mkdir -p "$wrap"
+for p in $programs; do
+    cat >"$wrap/$p" <<EOF
+#!/usr/bin/env bash
+set -o pipefail
+timeout 900 "$dxcl" wine run --prefix "$WINEPREFIX" "$root/build/wine/conformance/$p.exe" 2>&1 | tr -d "\r" | sed "/^dxcl: the program /d"
+EOF
+    chmod +x "$wrap/$p"
+done
+conformance=0
+timeout 2400 xvfb-run -a tests/conformance/run.sh "$wrap" "" "$programs" "" | tee "$out/conformance.log" || conformance=1
 "$dxcl" wine uninstall "$WINEPREFIX"
 sys=$WINEPREFIX/drive_c/windows/system32
 if [ -e "$sys/dxclcl.dll" ] || [ -e "$sys/opencl.dll.dxcl-saved" ] || cmp -s "$sys/opencl.dll" build/wine/dist/opencl.dll; then
@@ -47,6 +69,10 @@ fi
 timeout 120 xvfb-run -a /usr/lib/wine/wine64 build/wine/dist/dxcl-wine-info.exe > "$out/after-uninstall.log" 2>&1 || true
 if grep -q "d3d1._sharing" "$out/after-uninstall.log"; then
     echo "test-wine: a program still sees the sharing extensions after uninstall" >&2
+    exit 1
+fi
+if [ "$conformance" -ne 0 ]; then
+    echo "test-wine: the conformance suite failed under Wine (see $out/conformance.log)" >&2
     exit 1
 fi
 echo "test-wine: passed ($(($(date +%s) - start)) s)"

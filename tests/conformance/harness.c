@@ -2,10 +2,15 @@
  * behind one small API, the format table, and the suite's one OpenCL program. See harness.h. */
 #include "harness.h"
 
+#ifndef _WIN32
 #include <signal.h>
+#endif
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
+#ifdef _WIN32
+#include <windows.h>
+#endif
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Checks                                                                                          */
@@ -36,6 +41,7 @@ void h_at(const char *fmt, ...)
     va_end(ap);
 }
 
+#ifndef _WIN32
 static void on_watchdog(int sig)
 {
     (void)sig;
@@ -47,6 +53,56 @@ static void on_watchdog(int sig)
         (void)!write(1, buf, (size_t)n);
     _exit(3);
 }
+#else
+/* Windows (MinGW-w64 builds run under Wine): no SIGALRM, so alarm() arms a deadline that a thread of
+ * the harness watches. On expiry it writes the same lines straight to the stdout handle (the main
+ * thread may hold the C runtime's stream lock) and ends the process without running any DLL's
+ * detach code (which could wait on the call that hangs). */
+static volatile LONG64 watchdog_deadline; /* GetTickCount64() milliseconds; 0: disarmed */
+
+static DWORD WINAPI watchdog_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        Sleep(100);
+        ULONGLONG deadline = (ULONGLONG)InterlockedCompareExchange64(&watchdog_deadline, 0, 0);
+        if (!deadline || GetTickCount64() < deadline)
+            continue;
+        char buf[256];
+        int n = snprintf(buf, sizeof buf, "FAIL watchdog: no progress [%s]\n%s: %d passed, %d failed\n", h_where,
+                         h_name, h_passed, h_failed + 1);
+        DWORD written;
+        if (n > 0)
+            WriteFile(GetStdHandle(STD_OUTPUT_HANDLE), buf, (DWORD)n, &written, NULL);
+        TerminateProcess(GetCurrentProcess(), 3);
+    }
+    return 0;
+}
+
+unsigned alarm(unsigned seconds)
+{
+    static volatile LONG started;
+    if (!InterlockedExchange(&started, 1)) {
+        HANDLE t = CreateThread(NULL, 0, watchdog_thread, NULL, 0, NULL);
+        if (t)
+            CloseHandle(t);
+        else
+            h_fail(__FILE__, __LINE__, "watchdog thread: CreateThread failed (%lu)", GetLastError());
+    }
+    ULONGLONG now = GetTickCount64();
+    ULONGLONG old = (ULONGLONG)InterlockedExchange64(&watchdog_deadline, seconds ? (LONG64)(now + seconds * 1000ULL) : 0);
+    return old > now ? (unsigned)((old - now + 999) / 1000) : 0;
+}
+
+int setenv(const char *name, const char *value, int overwrite)
+{
+    if (!overwrite && getenv(name))
+        return 0;
+    return _putenv_s(name, value) ? -1 : 0;
+}
+
+int unsetenv(const char *name) { return _putenv_s(name, "") ? -1 : 0; }
+#endif
 
 int h_reduced(void)
 {
@@ -72,8 +128,20 @@ void h_begin(const char *name, unsigned watchdog_seconds)
         snprintf(h_name + n, sizeof h_name - n, "_reduced");
         watchdog_seconds *= 10;
     }
+#ifdef _WIN32
+    /* Under Wine every Direct3D call of the program goes through wined3d's command thread, and each of
+     * the layer's through the bridge's server thread: textures, the longest, takes 65 to 90 s of its
+     * 120 on 2 busy cores. */
+    watchdog_seconds *= 3;
+#endif
+#ifdef _WIN32
+    /* The Windows C runtime buffers _IOLBF streams fully: unbuffered, so that every line is out before
+     * a crash or the watchdog. */
+    setvbuf(stdout, NULL, _IONBF, 0);
+#else
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGALRM, on_watchdog);
+#endif
     alarm(watchdog_seconds);
 }
 
@@ -299,17 +367,22 @@ cl_int sh_release(const sharing *s, cl_command_queue q, cl_uint n, const cl_mem 
 
 /* Weak, so that a runtime without the D3D10 face yet still runs the D3D11 half of the suite; the
  * missing entry point then fails every D3D10 pair instead of the whole link. */
+#ifndef _WIN32
 #pragma weak D3D10CreateDevice
+#endif
 
 int gfx_open(gfx *g, int api)
 {
     memset(g, 0, sizeof *g);
     g->api = api;
     HRESULT hr;
+#ifndef _WIN32 /* Windows: d3d10.dll's import, never null */
     if (api == API_D3D10 && !D3D10CreateDevice) {
         h_fail(__FILE__, __LINE__, "D3D10CreateDevice is not exported by the runtime");
         return 0;
-    } else if (api == API_D3D10) {
+    } else
+#endif
+    if (api == API_D3D10) {
         hr = D3D10CreateDevice(NULL, D3D10_DRIVER_TYPE_HARDWARE, NULL, 0, D3D10_SDK_VERSION, &g->d10);
         g->device = g->d10;
     } else {

@@ -34,6 +34,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef _WIN32
+/* Windows builds (MinGW-w64, run under Wine through dxcl's bridge): the POSIX calls the programs make
+ * that MinGW-w64 lacks, made in harness.c (threads, usleep and clock_gettime come from winpthreads).
+ * Variables set by setenv stay in the Windows environment: the layer, on the unix side, never sees
+ * them. <windows.h> defines `far` and `near` away. */
+unsigned alarm(unsigned seconds);
+int setenv(const char *name, const char *value, int overwrite);
+int unsetenv(const char *name);
+#undef far
+#undef near
+#endif
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Checks                                                                                          */
 

@@ -374,8 +374,8 @@ pub unsafe extern "system" fn query_interface(
     }) as u32 as HRESULT
 }
 
-/// `IUnknown::AddRef` of every stand-in: the layer's count (the Windows object keeps one reference
-/// for the stand-in as a whole).
+/// `IUnknown::AddRef` of every stand-in: the layer's count (the Windows object keeps the references
+/// the stand-in took over from wraps, at most as many; see `release`).
 pub unsafe extern "system" fn add_ref(this: *mut IUnknown) -> ULONG {
     // SAFETY: a live stand-in.
     unsafe { &*(this as *const StandIn) }
@@ -384,11 +384,11 @@ pub unsafe extern "system" fn add_ref(this: *mut IUnknown) -> ULONG {
         + 1
 }
 
-/// `IUnknown::Release` of every stand-in: at zero, the stand-in gives back its references to its
-/// Windows object and rests. It is not freed: a COM object's identity is its address, which the
-/// layer keeps and compares (a device's `IUnknown`, a resource), so a Windows object keeps one
-/// stand-in address per interface for as long as it lives, and an object at the same address
-/// later gets the same stand-in. What stays is one small record per Windows address and
+/// `IUnknown::Release` of every stand-in: gives back a Windows reference that would outnumber the
+/// layer's; at zero, the stand-in gives back its references to its Windows object and rests. It is
+/// not freed: a COM object's identity is its address, which the layer keeps and compares (a
+/// device's `IUnknown`, a resource), so a Windows object keeps one stand-in address per interface
+/// for as long as it lives, and an object at the same address later gets the same stand-in. What stays is one small record per Windows address and
 /// interface the layer has seen.
 pub unsafe extern "system" fn release(this: *mut IUnknown) -> ULONG {
     let map = lock(&REMOTE.stand_ins);
@@ -396,6 +396,19 @@ pub unsafe extern "system" fn release(this: *mut IUnknown) -> ULONG {
     let s = unsafe { &*(this as *const StandIn) };
     let left = s.refs.fetch_sub(1, Ordering::AcqRel) - 1;
     if left > 0 {
+        // Each wrap brings a Windows reference with the layer's (a QueryInterface, a second borrow,
+        // a second context on one device); the layer's own AddRefs bring none. So the Windows
+        // references never outnumber the layer's, and one goes back when they would: the program
+        // then counts the references the layer holds, as it does with a native device.
+        let surplus = s.windows_refs.load(Ordering::Acquire) > left;
+        if surplus {
+            s.windows_refs.fetch_sub(1, Ordering::AcqRel);
+        }
+        drop(map);
+        if surplus {
+            // IUnknown::Release is slot 2.
+            let _ = run(s.windows, 2, vec![]);
+        }
         return left;
     }
     let windows_refs = s.windows_refs.swap(0, Ordering::AcqRel);

@@ -255,8 +255,10 @@ pub unsafe fn call(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> Option<u64> 
             r
         }
         index::clCreateContext | index::clCreateContextFromType => {
-            // A Direct3D device crosses as a stand-in, which the layer keeps (with a reference of
-            // its own) while the context lives.
+            // A Direct3D device crosses as a stand-in, borrowed for the call: the layer takes the
+            // references it keeps (the device's one "internal Direct3D reference") through stand-ins
+            // of its own. The property list the context keeps still names the borrowed one, whose
+            // record outlives it (stand-ins are never freed), so CL_CONTEXT_PROPERTIES maps back.
             // SAFETY: the program's property list (argument 0 of both).
             let d3d = unsafe { d3d_properties(ptr(a[0]) as *const isize) };
             if let Some((list, _)) = &d3d {
@@ -264,7 +266,7 @@ pub unsafe fn call(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> Option<u64> 
             }
             let ctx = context(host, i, a);
             if let Some((_, stand_ins)) = d3d {
-                keep_for_context(host, ctx, stand_ins);
+                stand_ins.into_iter().for_each(crate::d3d::release);
             }
             ctx
         }
@@ -324,33 +326,6 @@ pub unsafe fn call(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> Option<u64> 
         index::clEnqueueNativeKernel => unsafe { native_kernel(host, a) },
         _ => return None,
     })
-}
-
-/// The stand-ins of a context's Direct3D devices live as long as the context: its property list
-/// (`CL_CONTEXT_PROPERTIES`) names them, and the bridge answers with their Windows objects. They
-/// go with the context's destructor callback; on a platform without one (before OpenCL 3.0) they
-/// stay for the process's life.
-fn keep_for_context(host: &Host, ctx: u64, stand_ins: Vec<*mut c_void>) {
-    let d = host.function(index::clSetContextDestructorCallback);
-    if ctx == 0 || d.is_null() {
-        if ctx == 0 {
-            stand_ins.into_iter().for_each(crate::d3d::release);
-        }
-        return;
-    }
-    unsafe extern "C" fn gone(_context: *mut c_void, user_data: *mut c_void) {
-        // SAFETY: the Box leaked below, given back once by the host's destructor callback.
-        let stand_ins = unsafe { Box::from_raw(user_data.cast::<Vec<*mut c_void>>()) };
-        stand_ins.into_iter().for_each(crate::d3d::release);
-    }
-    let boxed = Box::into_raw(Box::new(stand_ins));
-    // SAFETY: the host's clSetContextDestructorCallback.
-    let d: sig::clSetContextDestructorCallback = unsafe { std::mem::transmute(d) };
-    // SAFETY: a live context; `gone` takes the box back once.
-    if unsafe { d(ptr(ctx), gone as *const () as *mut c_void, boxed.cast()) } != CL_SUCCESS {
-        // SAFETY: the host did not take it: still ours. The stand-ins stay (see above).
-        std::mem::forget(unsafe { Box::from_raw(boxed) });
-    }
 }
 
 /// `clCreateContext` / `clCreateContextFromType` with the program's error callback wrapped.

@@ -355,6 +355,9 @@ impl SharingStrategy for StagingCopy {
         if scheduled.is_err() || (foreign && h.sync && !h.waits_for_unset_user_event()) {
             crate::cl::flush(h.queue);
             self.copy.run_write_back(None);
+            // The write another thread took first (the read-back's completion callback) may still
+            // be running: it holds the device lock until it is done, as an acquire relies on too.
+            drop(self.copy.device.hold());
         }
         retained
     }
