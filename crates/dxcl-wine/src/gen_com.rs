@@ -11,12 +11,7 @@ use dxcl_abi::*;
 
 use crate::remote::{add_ref, call, query_interface, release, Kind};
 
-/// The most arguments (less the object) a remoted method takes: `DXCL_MAX_METHOD_ARGS`
-/// (wine/gen/remote.h).
-pub const MAX_METHOD_ARGS: usize = 9;
-
-/// The stand-in table of a plain `IUnknown`.
-pub static IUNKNOWN_REMOTE: IUnknownVtbl = IUNKNOWN;
+/// Every table's IUnknown part: the stand-ins' own methods.
 const IUNKNOWN: IUnknownVtbl = IUnknownVtbl {
     QueryInterface: query_interface,
     AddRef: add_ref,
@@ -26,7 +21,7 @@ const IUNKNOWN: IUnknownVtbl = IUnknownVtbl {
 /// The stand-in table of interface `iid`, if it has one.
 pub fn remote_vtable(iid: &GUID) -> Option<*const c_void> {
     Some(match *iid {
-        IID_IUnknown => std::ptr::from_ref(&IUNKNOWN_REMOTE).cast(),
+        IID_IUnknown => std::ptr::from_ref(&crate::remote::IUNKNOWN_REMOTE).cast(),
         IID_ID3D10DeviceChild => std::ptr::from_ref(&ID3D10DeviceChild_REMOTE).cast(),
         IID_ID3D10Resource => std::ptr::from_ref(&ID3D10Resource_REMOTE).cast(),
         IID_ID3D10Buffer => std::ptr::from_ref(&ID3D10Buffer_REMOTE).cast(),

@@ -16,6 +16,8 @@ mod extensions;
 mod gen;
 #[rustfmt::skip]
 mod gen_com;
+#[rustfmt::skip]
+mod gen_limits;
 mod host;
 mod remote;
 mod signals;
@@ -128,7 +130,10 @@ pub(crate) fn first_platform(host: &host::Host) -> *mut c_void {
 unsafe extern "C" fn start(args: *mut c_void) -> u32 {
     guarded(|| {
         // SAFETY: Wine passes the Windows side's `struct dxcl_start`.
-        remote::start(unsafe { &*args.cast::<unixlib::Start>() }.wrapper_vtbl);
+        remote::start(
+            unsafe { &*args.cast::<unixlib::Start>() }.wrapper_vtbl,
+            gen_com::remote_vtable,
+        );
         0
     })
 }

@@ -33,8 +33,24 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 use dxcl_abi::{IUnknown, IUnknownVtbl, E_FAIL, E_NOINTERFACE, E_POINTER, HRESULT, REFIID, ULONG};
 
-use crate::gen_com::{remote_vtable, IUNKNOWN_REMOTE, MAX_METHOD_ARGS};
+use crate::gen_limits::MAX_METHOD_ARGS;
 use crate::unixlib::{Request, Reverse};
+
+/// The stand-in table of a plain `IUnknown` (the generated tables, `gen_com.rs`, cover the rest).
+pub static IUNKNOWN_REMOTE: IUnknownVtbl = IUnknownVtbl {
+    QueryInterface: query_interface,
+    AddRef: add_ref,
+    Release: release,
+};
+
+/// The stand-in table of an interface by IID (`gen_com::remote_vtable`, given at `start`: the
+/// generated tables call into this module, so it does not name them).
+type Vtables = fn(&GUID) -> Option<*const c_void>;
+static VTABLES: std::sync::OnceLock<Vtables> = std::sync::OnceLock::new();
+
+fn remote_vtable(iid: &GUID) -> Option<*const c_void> {
+    VTABLES.get().and_then(|f| f(iid))
+}
 
 /// A stand-in: the vtable of the interface it stands for, then its Windows object.
 #[repr(C)]
@@ -105,8 +121,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Unix call `START`: the Windows side's servers are about to wait for requests; `vtbl` is its
-/// vtable for wrappers of unix objects.
-pub fn start(vtbl: u64) {
+/// vtable for wrappers of unix objects, `vtables` the stand-in tables by IID.
+pub fn start(vtbl: u64, vtables: Vtables) {
+    let _ = VTABLES.set(vtables);
     REMOTE.wrapper_vtbl.store(vtbl, Ordering::Release);
     REMOTE.started.store(true, Ordering::Release);
 }

@@ -1,7 +1,7 @@
 //! The parameter blocks of the unix calls, as `wine/dxclcl/unixlib.h` lays them out.
 
 use crate::gen::MAX_ARGS;
-use crate::gen_com::MAX_METHOD_ARGS;
+use crate::gen_limits::MAX_METHOD_ARGS;
 
 pub const CALL: usize = 0;
 pub const NEXT_CALLBACK: usize = 1;
