@@ -69,7 +69,7 @@ demo: deps stage build/icd-pocl
 	$(STAGE)/bin/dxcl info
 	DXCL_ADAPTER=software $(STAGE)/bin/dxcl demo --out build/demo.png
 
-test: deps build/icd-pocl lint check-docs test-gen test-rust test-crate stage test-c test-conformance test-asan test-fuzz
+test: deps build/icd-pocl lint check-docs test-gen test-rust test-crate stage test-c test-wine test-conformance test-asan test-fuzz
 	@echo "make test: all suites passed"
 
 # The documents speak of the product only: no words about how the work was organised, no absolute
