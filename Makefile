@@ -3,7 +3,9 @@
 #   make test              everything CI runs (the documents' check, Rust tests, the dxcl crate's
 #                          tests and examples, generated-code check, C/C++ programs under valgrind, the OpenCL
 #                          conformance suite through the loader on PoCL, natively and under valgrind,
-#                          then on Mesa rusticl; the suite built with ASan+UBSan; the fuzzer's CI runs)
+#                          then on Mesa rusticl; the suite built with ASan+UBSan; Windows programs and
+#                          the suite's Windows builds under Wine with the bridge; the fuzzer's CI runs)
+#   make wine              builds the Wine bridge (docs/wine.md); make wine-bench: its 4K hand-off figure
 #   make test-asan         the conformance suite built with ASan+UBSan, on PoCL with both adapters
 #   make fuzz FUZZ_SECONDS=N  fuzzes the sharing entry points for N seconds (docs/fuzzing.md)
 #   make install PREFIX=…  installs include/dxcl/, lib/libdxcl_d3d.so, lib/libdxcl_layer.so,
