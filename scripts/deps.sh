@@ -6,17 +6,8 @@ set -euo pipefail
 # mesa-opencl-icd: Mesa's rusticl, the suite's second OpenCL platform (llvmpipe, RUSTICL_ENABLE=llvmpipe).
 packages=(pocl-opencl-icd mesa-opencl-icd ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-c-headers clinfo
           pkg-config gcc g++ make valgrind mesa-vulkan-drivers libvulkan1)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    echo "deps: installing ${missing[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+. "$(dirname "$0")/install-debs.sh"
+install_debs deps "${packages[@]}"
 if ! command -v cargo >/dev/null; then
     echo "deps: cargo not found; install Rust >= 1.85 with rustup (https://rustup.rs)" >&2
     exit 1
