@@ -366,16 +366,14 @@ fn gen_rs(fns: &[Function], max: usize) -> String {
     s.push_str("}\n\n");
     s.push_str(
         "/// Calls entry point `index` of the host library at `ptr` with the packed arguments;\n\
-         /// `None` for the entry points written by hand.\n///\n/// # Safety\n\
+         /// `None` for a number no entry point has. The hand-written ones (special.rs) call\n\
+         /// through it too, with arguments of their own.\n///\n/// # Safety\n\
          /// `ptr` is the host library's function of that name; the arguments are what the program\n\
          /// passed to the Windows export of the same signature.\n\
          pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Option<u64> {\n\
          \x20   let _ = a;\n    Some(match index {\n",
     );
     for (i, f) in fns.iter().enumerate() {
-        if SPECIAL.contains(&f.name.as_str()) {
-            continue;
-        }
         let args: Vec<String> = f
             .params
             .iter()

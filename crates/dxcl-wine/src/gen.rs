@@ -367,7 +367,8 @@ pub mod sig {
 }
 
 /// Calls entry point `index` of the host library at `ptr` with the packed arguments;
-/// `None` for the entry points written by hand.
+/// `None` for a number no entry point has. The hand-written ones (special.rs) call
+/// through it too, with arguments of their own.
 ///
 /// # Safety
 /// `ptr` is the host library's function of that name; the arguments are what the program
@@ -383,12 +384,28 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let r = unsafe { f(a[0] as u32, a[1] as usize as *mut c_void, a[2] as usize as *mut c_void) };
             r as i64 as u64
         }
+        1 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clGetPlatformInfo`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clGetPlatformInfo = unsafe { std::mem::transmute::<*const c_void, sig::clGetPlatformInfo>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void) };
+            r as i64 as u64
+        }
         2 => {
             // SAFETY: the caller's contract: `ptr` is the host's `clGetDeviceIDs`, whose C signature
             // (CL/cl.h) this type spells in unix-side types.
             let f: sig::clGetDeviceIDs = unsafe { std::mem::transmute::<*const c_void, sig::clGetDeviceIDs>(ptr) };
             // SAFETY: the arguments are the program's, narrowed back to their declared types.
             let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u64, a[2] as u32, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void) };
+            r as i64 as u64
+        }
+        3 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clGetDeviceInfo`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clGetDeviceInfo = unsafe { std::mem::transmute::<*const c_void, sig::clGetDeviceInfo>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void) };
             r as i64 as u64
         }
         4 => {
@@ -439,6 +456,22 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as usize as *mut c_void) };
             r as i64 as u64
         }
+        10 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clCreateContext`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clCreateContext = unsafe { std::mem::transmute::<*const c_void, sig::clCreateContext>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize as *mut c_void, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void, a[5] as usize as *mut c_void) };
+            r as usize as u64
+        }
+        11 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clCreateContextFromType`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clCreateContextFromType = unsafe { std::mem::transmute::<*const c_void, sig::clCreateContextFromType>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u64, a[2] as usize as *mut c_void, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void) };
+            r as usize as u64
+        }
         12 => {
             // SAFETY: the caller's contract: `ptr` is the host's `clRetainContext`, whose C signature
             // (CL/cl.h) this type spells in unix-side types.
@@ -453,6 +486,22 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let f: sig::clReleaseContext = unsafe { std::mem::transmute::<*const c_void, sig::clReleaseContext>(ptr) };
             // SAFETY: the arguments are the program's, narrowed back to their declared types.
             let r = unsafe { f(a[0] as usize as *mut c_void) };
+            r as i64 as u64
+        }
+        14 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clGetContextInfo`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clGetContextInfo = unsafe { std::mem::transmute::<*const c_void, sig::clGetContextInfo>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void) };
+            r as i64 as u64
+        }
+        15 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clSetContextDestructorCallback`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clSetContextDestructorCallback = unsafe { std::mem::transmute::<*const c_void, sig::clSetContextDestructorCallback>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as usize as *mut c_void, a[2] as usize as *mut c_void) };
             r as i64 as u64
         }
         16 => {
@@ -559,6 +608,14 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u64, a[2] as u32, a[3] as u32, a[4] as usize as *mut c_void, a[5] as usize as *mut c_void) };
             r as i64 as u64
         }
+        29 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clGetMemObjectInfo`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clGetMemObjectInfo = unsafe { std::mem::transmute::<*const c_void, sig::clGetMemObjectInfo>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void) };
+            r as i64 as u64
+        }
         30 => {
             // SAFETY: the caller's contract: `ptr` is the host's `clGetImageInfo`, whose C signature
             // (CL/cl.h) this type spells in unix-side types.
@@ -573,6 +630,14 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let f: sig::clGetPipeInfo = unsafe { std::mem::transmute::<*const c_void, sig::clGetPipeInfo>(ptr) };
             // SAFETY: the arguments are the program's, narrowed back to their declared types.
             let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void) };
+            r as i64 as u64
+        }
+        32 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clSetMemObjectDestructorCallback`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clSetMemObjectDestructorCallback = unsafe { std::mem::transmute::<*const c_void, sig::clSetMemObjectDestructorCallback>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as usize as *mut c_void, a[2] as usize as *mut c_void) };
             r as i64 as u64
         }
         33 => {
@@ -669,6 +734,38 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let f: sig::clReleaseProgram = unsafe { std::mem::transmute::<*const c_void, sig::clReleaseProgram>(ptr) };
             // SAFETY: the arguments are the program's, narrowed back to their declared types.
             let r = unsafe { f(a[0] as usize as *mut c_void) };
+            r as i64 as u64
+        }
+        45 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clBuildProgram`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clBuildProgram = unsafe { std::mem::transmute::<*const c_void, sig::clBuildProgram>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize as *mut c_void, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void, a[5] as usize as *mut c_void) };
+            r as i64 as u64
+        }
+        46 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clCompileProgram`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clCompileProgram = unsafe { std::mem::transmute::<*const c_void, sig::clCompileProgram>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize as *mut c_void, a[3] as usize as *mut c_void, a[4] as u32, a[5] as usize as *mut c_void, a[6] as usize as *mut c_void, a[7] as usize as *mut c_void, a[8] as usize as *mut c_void) };
+            r as i64 as u64
+        }
+        47 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clLinkProgram`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clLinkProgram = unsafe { std::mem::transmute::<*const c_void, sig::clLinkProgram>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize as *mut c_void, a[3] as usize as *mut c_void, a[4] as u32, a[5] as usize as *mut c_void, a[6] as usize as *mut c_void, a[7] as usize as *mut c_void, a[8] as usize as *mut c_void) };
+            r as usize as u64
+        }
+        48 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clSetProgramReleaseCallback`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clSetProgramReleaseCallback = unsafe { std::mem::transmute::<*const c_void, sig::clSetProgramReleaseCallback>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as usize as *mut c_void, a[2] as usize as *mut c_void) };
             r as i64 as u64
         }
         49 => {
@@ -847,6 +944,14 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as i32) };
             r as i64 as u64
         }
+        71 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clSetEventCallback`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clSetEventCallback = unsafe { std::mem::transmute::<*const c_void, sig::clSetEventCallback>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as i32, a[2] as usize as *mut c_void, a[3] as usize as *mut c_void) };
+            r as i64 as u64
+        }
         72 => {
             // SAFETY: the caller's contract: `ptr` is the host's `clGetEventProfilingInfo`, whose C signature
             // (CL/cl.h) this type spells in unix-side types.
@@ -1015,6 +1120,14 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as usize as *mut c_void, a[2] as u32, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void, a[5] as usize as *mut c_void, a[6] as u32, a[7] as usize as *mut c_void, a[8] as usize as *mut c_void) };
             r as i64 as u64
         }
+        93 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clEnqueueNativeKernel`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clEnqueueNativeKernel = unsafe { std::mem::transmute::<*const c_void, sig::clEnqueueNativeKernel>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as usize as *mut c_void, a[2] as usize as *mut c_void, a[3] as usize, a[4] as u32, a[5] as usize as *mut c_void, a[6] as usize as *mut c_void, a[7] as u32, a[8] as usize as *mut c_void, a[9] as usize as *mut c_void) };
+            r as i64 as u64
+        }
         94 => {
             // SAFETY: the caller's contract: `ptr` is the host's `clEnqueueMarkerWithWaitList`, whose C signature
             // (CL/cl.h) this type spells in unix-side types.
@@ -1029,6 +1142,14 @@ pub unsafe fn call(index: u32, ptr: *const c_void, a: &[u64; MAX_ARGS]) -> Optio
             let f: sig::clEnqueueBarrierWithWaitList = unsafe { std::mem::transmute::<*const c_void, sig::clEnqueueBarrierWithWaitList>(ptr) };
             // SAFETY: the arguments are the program's, narrowed back to their declared types.
             let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize as *mut c_void, a[3] as usize as *mut c_void) };
+            r as i64 as u64
+        }
+        96 => {
+            // SAFETY: the caller's contract: `ptr` is the host's `clEnqueueSVMFree`, whose C signature
+            // (CL/cl.h) this type spells in unix-side types.
+            let f: sig::clEnqueueSVMFree = unsafe { std::mem::transmute::<*const c_void, sig::clEnqueueSVMFree>(ptr) };
+            // SAFETY: the arguments are the program's, narrowed back to their declared types.
+            let r = unsafe { f(a[0] as usize as *mut c_void, a[1] as u32, a[2] as usize as *mut c_void, a[3] as usize as *mut c_void, a[4] as usize as *mut c_void, a[5] as u32, a[6] as usize as *mut c_void, a[7] as usize as *mut c_void) };
             r as i64 as u64
         }
         97 => {
