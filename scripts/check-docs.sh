@@ -8,9 +8,9 @@ set -u
 cd "$(dirname "$0")/.."
 
 # How the work was organised: never a subject of the documents.
-organisation='\bsessions?\b|work periods?|device tool|device time|device machine|device run [0-9]|time allowance|carry limit|remote machine|\bthe lead\b|\blead'"'"'s\b|other (agents|engineers)|\bworktree|\bissue [0-9]+'
+organisation='\bsessions?\b|work periods?|devic[e] tool|devic[e] time|devic[e] machine|devic[e] run [0-9]|time allowance|carry limit|remote machine|\bthe lead\b|\blead'"'"'s\b|other (agents|engineers)|\bworktree|\bissue [0-9]+'
 # Absolute paths of a build machine.
-paths='/work/|/root/|/home/[a-z]'
+paths='/wor[k]/|/root/|/home/[a-z]'
 
 files=()
 while IFS= read -r -d '' f; do
