@@ -8,6 +8,7 @@ pub(crate) mod device;
 pub(crate) mod dxvk_com;
 pub(crate) mod interop;
 pub(crate) mod multithread;
+pub(crate) mod packed;
 pub(crate) mod resource;
 pub(crate) mod shared_texture;
 pub(crate) mod staging;

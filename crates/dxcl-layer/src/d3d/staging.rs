@@ -1,5 +1,6 @@
 //! The staging-copy strategy's D3D side: one CPU-accessible staging resource per shared
-//! subresource, and a tightly packed host shadow that OpenCL reads and writes.
+//! subresource, copied to and from a tightly packed host shadow ([`super::packed`]) that the
+//! strategy owns and OpenCL reads and writes.
 //!
 //! Standard COM calls only: D3D11 through the device's immediate context (CopySubresourceRegion,
 //! Map, Unmap); D3D10 through the device (CopySubresourceRegion) and the resource's own Map/Unmap.
@@ -30,6 +31,7 @@ use std::thread::ThreadId;
 use super::com::ComPtr;
 use super::interop::Interop;
 use super::multithread::Multithread;
+use super::packed::{Layout, Mapping, Piece};
 use super::resource::{device10, device11, AnyResource, Resource};
 use crate::core::tokens::D3dVersion;
 use crate::core::tokens::ResourceKind;
@@ -46,6 +48,10 @@ pub(crate) enum Place {
     Shared,
 }
 
+/// The pieces a write-back fills the mapping in: only the threads' share of the work, since
+/// nothing overlaps with it.
+const UPLOAD_PIECE: usize = 1 << 20;
+
 /// A failed D3D call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct D3dError(pub HRESULT);
@@ -56,13 +62,6 @@ fn ok(hr: HRESULT) -> Result<(), D3dError> {
     } else {
         Err(D3dError(hr))
     }
-}
-
-/// A mapped staging subresource.
-struct Mapped {
-    data: *mut u8,
-    row_pitch: usize,
-    depth_pitch: usize,
 }
 
 /// The version-specific objects of one shared subresource.
@@ -193,18 +192,17 @@ pub(crate) struct Staging {
     device_lock: DeviceLock,
     subresource: u32,
     extent: (u32, u32, u32),
-    /// Bytes of one row in the shadow (buffers: the whole buffer).
-    row_bytes: usize,
-    shadow: Vec<u8>,
+    /// The packed shadow's shape (buffers: one row of the whole buffer).
+    layout: Layout,
 }
 
 impl Staging {
     /// Creates the staging resource for one subresource of `r`, whose mip level has `extent`
     /// texels of `pixel_size` bytes (buffers: ByteWidth, 1, 1 and 1).
     ///
-    /// `Place::Host` makes a CPU-accessible STAGING resource and a host shadow (the staging-copy
-    /// strategy); `Place::Device` makes a DEFAULT-usage one-subresource resource and no host
-    /// shadow (the external-copy strategy imports it into OpenCL and copies on the GPU).
+    /// `Place::Host` makes a CPU-accessible STAGING resource, copied to and from a packed host
+    /// shadow (the staging-copy strategy); `Place::Device` makes a DEFAULT-usage one-subresource
+    /// resource (the external-copy strategy imports it into OpenCL and copies on the GPU).
     #[allow(clippy::too_many_arguments)] // The subresource's identity, extent and placement.
     pub fn new(
         version: D3dVersion,
@@ -258,9 +256,10 @@ impl Staging {
             ResourceKind::Buffer => w as usize,
             _ => w as usize * pixel_size,
         };
-        let shadow = match place {
-            Place::Host => vec![0u8; row_bytes * h as usize * d as usize],
-            Place::Device | Place::Shared => Vec::new(),
+        let layout = Layout {
+            kind,
+            extent: (w as usize, h as usize, d as usize),
+            row_bytes,
         };
         Ok(Staging {
             kind,
@@ -268,8 +267,7 @@ impl Staging {
             device_lock,
             subresource,
             extent,
-            row_bytes,
-            shadow,
+            layout,
         })
     }
 
@@ -287,16 +285,9 @@ impl Staging {
         self.device_lock.clone()
     }
 
-    pub fn extent(&self) -> (u32, u32, u32) {
-        self.extent
-    }
-
-    pub fn shadow_len(&self) -> usize {
-        self.shadow.len()
-    }
-
-    pub fn shadow_mut(&mut self) -> &mut Vec<u8> {
-        &mut self.shadow
+    /// The packed shadow's shape.
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// The staging resource itself (for `Place::Device`: the texture OpenCL imports).
@@ -323,50 +314,46 @@ impl Staging {
         self.copy(true);
     }
 
-    /// D3D → shadow: copy the subresource into the staging resource, map it, pack the rows.
-    pub fn download(&mut self) -> Result<(), D3dError> {
+    /// D3D → shadow: copies the subresource into the staging resource, maps it and packs it into
+    /// `shadow` in `pieces` ([`Layout::pieces`]); `done` runs for each piece once its bytes are
+    /// in, so the caller can send it on while later pieces are copied.
+    pub fn download(
+        &mut self,
+        shadow: &mut [u8],
+        pieces: &[Piece],
+        done: impl FnMut(&Piece),
+    ) -> Result<(), D3dError> {
         let _rows = crate::trace::span(crate::trace::Step::StagingRows);
+        assert_eq!(shadow.len(), self.layout.len(), "a shadow of another size");
         let lock = self.device_lock.clone();
         let _device = lock.hold();
         self.copy(false);
         let m = self.map(false)?;
-        self.for_each_row(&m, |shadow, mapped, n| {
-            // SAFETY: `mapped` points into the mapped staging resource with at least n bytes in
-            // this row; shadow is our own slice of n bytes.
-            unsafe { std::ptr::copy_nonoverlapping(mapped, shadow.as_mut_ptr(), n) }
-        });
+        // SAFETY: `m` maps the staging resource, of the layout's extent, until the unmap below;
+        // `shadow` is ours, of the layout's size (checked above).
+        unsafe { self.layout.copy(m, shadow.as_mut_ptr(), true, pieces, done) };
         self.unmap();
         Ok(())
     }
 
-    /// Shadow → D3D: fill the staging resource, then copy it into the subresource.
-    pub fn upload(&mut self) -> Result<(), D3dError> {
+    /// Shadow → D3D: fills the staging resource from `shadow`, then copies it into the
+    /// subresource.
+    pub fn upload(&mut self, shadow: &[u8]) -> Result<(), D3dError> {
         let _rows = crate::trace::span(crate::trace::Step::StagingRows);
+        assert_eq!(shadow.len(), self.layout.len(), "a shadow of another size");
         let lock = self.device_lock.clone();
         let _device = lock.hold();
         let m = self.map(true)?;
-        self.for_each_row(&m, |shadow, mapped, n| {
-            // SAFETY: as in download, the other way round.
-            unsafe { std::ptr::copy_nonoverlapping(shadow.as_ptr(), mapped, n) }
-        });
+        let pieces = self.layout.pieces(UPLOAD_PIECE);
+        // SAFETY: as in download; the copy only reads `shadow` (the pointer is cast to mut for
+        // the shared copy routine, which writes the mapping in this direction).
+        unsafe {
+            self.layout
+                .copy(m, shadow.as_ptr().cast_mut(), false, &pieces, |_| {})
+        };
         self.unmap();
         self.copy(true);
         Ok(())
-    }
-
-    fn for_each_row(&mut self, m: &Mapped, mut f: impl FnMut(&mut [u8], *mut u8, usize)) {
-        let (_, h, d) = self.extent;
-        let rb = self.row_bytes;
-        for z in 0..d as usize {
-            for y in 0..h as usize {
-                let at = (z * h as usize + y) * rb;
-                let off = z * m.depth_pitch + y * m.row_pitch;
-                // SAFETY: the mapping covers depth slices of depth_pitch and rows of row_pitch
-                // bytes for the staging resource's extent, which equals ours.
-                let mapped = unsafe { m.data.add(off) };
-                f(&mut self.shadow[at..at + rb], mapped, rb);
-            }
-        }
     }
 
     /// CopySubresourceRegion between the resource's subresource and the staging resource.
@@ -431,7 +418,7 @@ impl Staging {
         }
     }
 
-    fn map(&self, write: bool) -> Result<Mapped, D3dError> {
+    fn map(&self, write: bool) -> Result<Mapping, D3dError> {
         let _map = crate::trace::span(crate::trace::Step::StagingMap);
         let (data, mut row_pitch, mut depth_pitch) = match &self.api {
             Api::D3D11 {
@@ -485,12 +472,12 @@ impl Staging {
             return Err(D3dError(E_FAIL));
         }
         if self.kind == ResourceKind::Buffer {
-            row_pitch = self.row_bytes as u32;
+            row_pitch = self.layout.row_bytes as u32;
         }
         if self.kind != ResourceKind::Texture3D {
             depth_pitch = row_pitch * self.extent.1;
         }
-        Ok(Mapped {
+        Ok(Mapping {
             data: data.cast(),
             row_pitch: row_pitch as usize,
             depth_pitch: depth_pitch as usize,

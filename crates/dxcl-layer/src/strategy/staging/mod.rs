@@ -13,6 +13,11 @@
 //!   write, so once it completes Direct3D sees the data. With implicit synchronisation, whose
 //!   later Direct3D calls a foreign device cannot be made to wait for, the release still waits
 //!   for the write unless its wait list holds a user event still unset.
+//!
+//! The shadow ([`shadow`]) is pinned memory on a discrete GPU. An acquire packs the staging
+//! resource into it in pieces of whole rows, on a few threads for a large one, and enqueues
+//! each piece's copy to the memory object as soon as its bytes are in, so that the CPU's copies
+//! and the bus's overlap ([`crate::d3d::packed`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,7 +31,15 @@ use crate::cl::{check, down, events};
 use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
+use crate::d3d::packed::Piece;
 use crate::d3d::staging::{DeviceLock, Place, Staging};
+use shadow::Shadow;
+
+mod shadow;
+
+/// The pieces an acquire's copy to the device is cut into (see [`crate::d3d::packed`]): large
+/// enough that each command's own cost stays small beside its bytes.
+const ACQUIRE_PIECE: usize = 8 << 20;
 use dxcl_abi::interop::IDxclInteropResource;
 
 pub(super) struct StagingCopy {
@@ -41,11 +54,21 @@ pub(super) struct StagingCopy {
     last_upload: Mutex<Option<usize>>,
 }
 
+/// The staging resource and the shadow it is packed into.
+struct Side {
+    d3d: Staging,
+    shadow: Shadow,
+    /// The shadow is still to be pinned (at the first acquire, which has a queue to map it).
+    pin: bool,
+}
+
 /// What a write-back needs, shared with the work that runs it.
 struct Copy {
     device: DeviceLock,
-    /// Locked only while `device` is held, so a thread holding `device` never waits for it.
-    staging: Mutex<Staging>,
+    /// Locked only while `device` is held, so a thread holding `device` never waits for it (the
+    /// releasing thread's [`Copy::detach_shadow`] excepted: it waits for nothing while it holds
+    /// it).
+    staging: Mutex<Side>,
     /// The last release's write-back, until it runs; taken under `device` by whoever runs it.
     write_back: Mutex<Option<WriteBack>>,
     /// The next release's [`WriteBack::release`].
@@ -120,14 +143,19 @@ impl StagingCopy {
             release_mem(mem);
             return Err(CL_OUT_OF_RESOURCES.into());
         };
+        let side = Side {
+            shadow: Shadow::heap(staging.layout().len()),
+            d3d: staging,
+            pin: shadow::wants_pinned(req.host_unified),
+        };
         made(
             mem,
             StagingCopy {
                 decision,
                 kind: req.kind,
                 copy: Arc::new(Copy {
-                    device: staging.device_lock(),
-                    staging: Mutex::new(staging),
+                    device: side.d3d.device_lock(),
+                    staging: Mutex::new(side),
                     write_back: Mutex::new(None),
                     releases: AtomicU64::new(0),
                 }),
@@ -197,8 +225,15 @@ impl Copy {
         }
     }
 
-    fn staging(&self) -> MutexGuard<'_, Staging> {
+    fn staging(&self) -> MutexGuard<'_, Side> {
         self.staging.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The application is done with the memory object while a write-back waits for Direct3D's
+    /// next access: a pinned shadow's buffer holds the context, which must not wait for that
+    /// access, so the bytes move to the heap. Runs on the layer's releasing thread.
+    fn detach_shadow(&self) {
+        self.staging().shadow.detach();
     }
 
     fn write_back(&self) -> MutexGuard<'_, Option<WriteBack>> {
@@ -245,7 +280,9 @@ impl Copy {
         };
         // A failed read-back has no bytes to write: its failure is the release's.
         let written = if status == CL_COMPLETE as cl_int {
-            match self.staging().upload() {
+            let mut side = self.staging();
+            let Side { d3d, shadow, .. } = &mut *side;
+            match d3d.upload(shadow.as_slice()) {
                 Ok(()) => CL_COMPLETE as cl_int,
                 Err(_) => CL_OUT_OF_RESOURCES,
             }
@@ -266,11 +303,11 @@ impl SharingStrategy for StagingCopy {
         // The previous release's bytes go into the resource before it is read.
         self.copy.run_write_back(None);
         let _device = self.copy.device.hold();
-        let mut st = self.copy.staging();
-        // Map waits for the D3D work on the resource, so the copy is synchronised even under
-        // user sync (where that is allowed, not required).
-        st.download().map_err(|_| CL_OUT_OF_RESOURCES)?;
-        let ev = enqueue_copy(h.queue, mem, self.kind, &mut st, false, h.wait)?;
+        let mut side = self.copy.staging();
+        if std::mem::take(&mut side.pin) {
+            side.shadow.pin(h.context, h.queue);
+        }
+        let ev = upload_in_pieces(h.queue, mem, self.kind, &mut side, h.wait)?;
         // One reference for the call's event, one kept for the release.
         events::retain(ev)?;
         h.wait_for(ev);
@@ -301,12 +338,16 @@ impl SharingStrategy for StagingCopy {
         };
         let read = {
             let _device = self.copy.device.hold();
-            let mut st = self.copy.staging();
+            let mut side = self.copy.staging();
             let mut wait = h.release_wait();
             let upload = self.last_upload().map(|e| e as cl_event);
             // The acquire flushed its copy's queue (see `acquire`).
             wait.extend(upload);
-            enqueue_copy(h.queue, mem, self.kind, &mut st, true, &wait)
+            let whole = side.d3d.layout().pieces(usize::MAX);
+            let at = side.shadow.as_mut_slice().as_mut_ptr();
+            // SAFETY: the whole shadow (see enqueue_copy's contract: the write-back owns the
+            // `Copy` holding it until the read-back ran).
+            unsafe { enqueue_copy(h.queue, mem, self.kind, at, &whole[0], true, &wait) }
         };
         let read = match read {
             Ok(read) => read,
@@ -382,16 +423,41 @@ impl SharingStrategy for StagingCopy {
             let pending = self.copy.write_back();
             // Retained under the slot's lock (the callback's reference).
             match pending.as_ref().map(|w| &w.read) {
-                Some(ReadBack::Pending(ev)) if events::retain(*ev).is_ok() => *ev,
+                Some(ReadBack::Pending(ev)) if events::retain(*ev).is_ok() => Some(*ev),
+                Some(ReadBack::Ended(_)) => None,
                 _ => return,
             }
         };
+        // The write-back keeps the shadow until Direct3D's next access; a pinned one holds the
+        // context, so its bytes move to the heap once the read-back has written them.
+        let Some(read) = read else {
+            let _device = self.copy.device.hold();
+            self.copy.detach_shadow();
+            return;
+        };
         let copy = self.copy.clone();
+        let pinned = {
+            let _device = self.copy.device.hold();
+            self.copy.staging().shadow.is_pinned()
+        };
         // The handle as a number: the callback only compares it (its own reference keeps the
         // event alive); the status is the callback's.
         let handle = read as usize;
         let run = Box::new(move |status| {
-            crate::in_callback(|| copy.read_back_ended(handle as cl_event, status))
+            crate::in_callback(|| {
+                copy.read_back_ended(handle as cl_event, status);
+                if pinned {
+                    // Not on the platform's thread: a copy of the whole shadow, and the buffer's
+                    // release may end the context. A weak reference: the write-back may run
+                    // (and the last reference to the resource's Direct3D objects go) first.
+                    let copy = Arc::downgrade(&copy);
+                    crate::cl::release_thread::later(Box::new(move || {
+                        if let Some(copy) = copy.upgrade() {
+                            copy.detach_shadow();
+                        }
+                    }));
+                }
+            })
         });
         if events::when_complete(read, run).is_err() {
             events::release(read);
@@ -410,7 +476,7 @@ impl Drop for StagingCopy {
             if let Some(w) = pending.as_mut().filter(|w| w.written.is_some()) {
                 // A foreign device: the completion callback writes into the resource after the
                 // memory object's reference is gone; one of its own keeps the resource alive.
-                w.keep = self.copy.staging().resource_reference();
+                w.keep = self.copy.staging().d3d.resource_reference();
             }
         }
         let Some(upload) = self.last_upload().take().map(|e| e as cl_event) else {
@@ -431,40 +497,95 @@ impl Drop for StagingCopy {
     }
 }
 
-/// Enqueues the copy between a memory object and its staging shadow (tightly packed).
-fn enqueue_copy(
+/// The acquire's copy: Direct3D's staging resource into the shadow, in pieces, each enqueued to
+/// the memory object as soon as its bytes are in; one event for them all.
+fn upload_in_pieces(
     queue: cl_command_queue,
     mem: cl_mem,
     kind: ResourceKind,
-    staging: &mut Staging,
+    side: &mut Side,
+    wait: &[cl_event],
+) -> Result<cl_event, cl_int> {
+    let pieces = side.d3d.layout().pieces(ACQUIRE_PIECE);
+    let Side { d3d, shadow, .. } = side;
+    let at = shadow.as_mut_slice().as_mut_ptr();
+    let mut copies = Vec::with_capacity(pieces.len());
+    let mut failed = None;
+    // Map waits for the D3D work on the resource, so the copy is synchronised even under user
+    // sync (where that is allowed, not required).
+    let downloaded = d3d.download(shadow.as_mut_slice(), &pieces, |p| {
+        if failed.is_some() {
+            return;
+        }
+        // SAFETY: the piece's bytes are in and no longer written (see enqueue_copy's contract
+        // for how long they stay).
+        match unsafe { enqueue_copy(queue, mem, kind, at, p, false, wait) } {
+            Ok(ev) => copies.push(ev),
+            Err(e) => failed = Some(e),
+        }
+    });
+    let done = match (downloaded, failed) {
+        (Err(_), _) => Err(CL_OUT_OF_RESOURCES),
+        (Ok(()), Some(e)) => Err(e),
+        (Ok(()), None) if copies.len() == 1 => return Ok(copies[0]),
+        (Ok(()), None) => marker(queue, &copies),
+    };
+    for ev in copies {
+        events::release(ev);
+    }
+    done
+}
+
+/// A marker after `events` (all of one queue).
+fn marker(queue: cl_command_queue, events: &[cl_event]) -> Result<cl_event, cl_int> {
+    let f = down!(clEnqueueMarkerWithWaitList);
+    let (n, list) = crate::cl::wait_list(events);
+    let mut ev = std::ptr::null_mut();
+    // SAFETY: a live queue; `events` are live events of it, held until the call returned.
+    check(unsafe { f(queue, n, list, &mut ev) })?;
+    Ok(ev)
+}
+
+/// Enqueues the copy of one piece between a memory object and its shadow at `shadow` (tightly
+/// packed).
+///
+/// # Safety
+/// `shadow` holds the whole packed subresource and stays alive (and its piece untouched) until
+/// the copy completes: the read-back's write-back owns the `Copy` holding it until it ran, and
+/// the next acquire runs that write-back before it reuses the shadow; the acquire's copy is
+/// waited for by the release's read-back, and kept alive by Drop.
+unsafe fn enqueue_copy(
+    queue: cl_command_queue,
+    mem: cl_mem,
+    kind: ResourceKind,
+    shadow: *mut u8,
+    piece: &Piece,
     read: bool,
     wait: &[cl_event],
 ) -> Result<cl_event, cl_int> {
-    let (w, h, d) = staging.extent();
-    let (w, h, d, size) = (w as usize, h as usize, d as usize, staging.shadow_len());
-    let shadow: *mut std::ffi::c_void = staging.shadow_mut().as_mut_ptr().cast();
+    // SAFETY: the piece's bytes lie inside the shadow (caller's contract).
+    let host: *mut std::ffi::c_void = unsafe { shadow.add(piece.bytes.start) }.cast();
     let mut ev = std::ptr::null_mut();
     // Held until the enqueue call returned (see WaitList).
     let wait = crate::cl::wait::WaitList::new(wait);
     let (n, list) = wait.raw();
-    let (origin, region) = ([0usize; 3], [w, h, d]);
+    let (origin, region) = (piece.origin, piece.region);
+    let (offset, size) = (origin[0], piece.bytes.len());
     let r = match (kind, read) {
         (ResourceKind::Buffer, true) => {
             let f = down!(clEnqueueReadBuffer);
-            // SAFETY: shadow holds `size` bytes and stays alive (and untouched) until the copy
-            // completes: the read-back's write-back owns the `Copy` holding it until it ran, and
-            // the next acquire runs that write-back before it reuses the shadow; the acquire's
-            // copy is waited for by the release's read-back, and kept alive by Drop.
-            unsafe { f(queue, mem, CL_FALSE, 0, size, shadow, n, list, &mut ev) }
+            // SAFETY: `host` holds the piece's `size` bytes for as long as the copy runs
+            // (caller's contract).
+            unsafe { f(queue, mem, CL_FALSE, offset, size, host, n, list, &mut ev) }
         }
         (ResourceKind::Buffer, false) => {
             let f = down!(clEnqueueWriteBuffer);
             // SAFETY: as above.
-            unsafe { f(queue, mem, CL_FALSE, 0, size, shadow, n, list, &mut ev) }
+            unsafe { f(queue, mem, CL_FALSE, offset, size, host, n, list, &mut ev) }
         }
         (_, true) => {
             let f = down!(clEnqueueReadImage);
-            // SAFETY: as above; the shadow is w*h*d pixels, tightly packed (pitches 0).
+            // SAFETY: as above; the piece is its region's texels, tightly packed (pitches 0).
             unsafe {
                 f(
                     queue,
@@ -474,7 +595,7 @@ fn enqueue_copy(
                     region.as_ptr(),
                     0,
                     0,
-                    shadow,
+                    host,
                     n,
                     list,
                     &mut ev,
@@ -493,7 +614,7 @@ fn enqueue_copy(
                     region.as_ptr(),
                     0,
                     0,
-                    shadow,
+                    host,
                     n,
                     list,
                     &mut ev,

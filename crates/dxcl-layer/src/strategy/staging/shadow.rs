@@ -1,0 +1,187 @@
+//! The staging copy's host shadow: where the bytes wait between Direct3D's staging resource and
+//! the OpenCL memory object.
+//!
+//! On a device without host-unified memory (a discrete GPU) the shadow is pinned: the mapping of
+//! a `CL_MEM_ALLOC_HOST_PTR` buffer of the memory object's context, which the platform copies
+//! at the bus's speed, where copies from ordinary (pageable) memory go through the platform's
+//! own bounce buffers at a fraction of it. Elsewhere, and where pinning fails, it is ordinary
+//! heap memory. `DXCL_STAGING_PINNED=1` pins on any device, `0` never (for tests and
+//! comparisons).
+//!
+//! The pinned buffer holds the context, which must die with the application's objects: once the
+//! application's last reference to the memory object is gone, [`Shadow::detach`] moves the bytes
+//! a pending write-back still needs to the heap and lets the buffer go.
+
+use opencl_sys::{
+    cl_command_queue, cl_context, cl_int, cl_mem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
+    CL_MEM_READ_WRITE, CL_OUT_OF_RESOURCES, CL_SUCCESS, CL_TRUE,
+};
+
+use crate::cl::{check, down, release_thread};
+
+pub(super) struct Shadow {
+    bytes: Bytes,
+}
+
+enum Bytes {
+    Heap(Vec<u8>),
+    /// A `CL_MEM_ALLOC_HOST_PTR` buffer (owned), mapped through the layer's own queue (owned):
+    /// `len` bytes at `at`.
+    Pinned {
+        mem: cl_mem,
+        queue: cl_command_queue,
+        at: *mut u8,
+        len: usize,
+    },
+}
+
+// SAFETY: the pinned mapping is plain host memory valid until the buffer is unmapped and
+// released, which only Drop does; the OpenCL handles are usable from any thread. Access goes through &mut / & as for a
+// Vec.
+unsafe impl Send for Shadow {}
+
+/// Whether `DXCL_STAGING_PINNED` or the device asks for a pinned shadow.
+pub(super) fn wants_pinned(host_unified: bool) -> bool {
+    match std::env::var("DXCL_STAGING_PINNED").as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        _ => !host_unified,
+    }
+}
+
+impl Shadow {
+    pub fn heap(len: usize) -> Shadow {
+        Shadow {
+            bytes: Bytes::Heap(vec![0; len]),
+        }
+    }
+
+    pub fn is_pinned(&self) -> bool {
+        matches!(self.bytes, Bytes::Pinned { .. })
+    }
+
+    /// Moves the shadow into pinned memory of `context`, mapped through a queue of the layer's own
+    /// on `queue`'s device (a map on the application's queue would wait for its earlier commands,
+    /// which may wait for a user event the application sets later). Stays on the heap when
+    /// the platform refuses; the bytes are not kept (it is done before the first download).
+    pub fn pin(&mut self, context: cl_context, queue: cl_command_queue) {
+        let len = self.len();
+        if self.is_pinned() || len == 0 {
+            return;
+        }
+        if let Ok((mem, queue, at)) = pinned_buffer(context, queue, len) {
+            self.bytes = Bytes::Pinned {
+                mem,
+                queue,
+                at,
+                len,
+            };
+        }
+    }
+
+    /// Lets go of pinned memory: the bytes move to the heap (a write-back may still need them).
+    pub fn detach(&mut self) {
+        if !self.is_pinned() {
+            return;
+        }
+        let heap = self.as_slice().to_vec();
+        // Drop releases the buffer.
+        self.bytes = Bytes::Heap(heap);
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.bytes {
+            Bytes::Heap(v) => v.len(),
+            Bytes::Pinned { len, .. } => *len,
+        }
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Heap(v) => v,
+            // SAFETY: the mapping holds `len` bytes and lives as long as `self`.
+            Bytes::Pinned { at, len, .. } => unsafe { std::slice::from_raw_parts(*at, *len) },
+        }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        match &mut self.bytes {
+            Bytes::Heap(v) => v,
+            // SAFETY: as in as_slice; `&mut self` makes this the only access.
+            Bytes::Pinned { at, len, .. } => unsafe { std::slice::from_raw_parts_mut(*at, *len) },
+        }
+    }
+}
+
+impl Drop for Bytes {
+    fn drop(&mut self) {
+        if let Bytes::Pinned { mem, queue, at, .. } = *self {
+            // The buffer and queue may hold the context's last references, and a shadow may be
+            // dropped on a platform's callback thread: released on the layer's releasing
+            // thread, unmapped first (a platform may keep a mapped buffer, and its context).
+            let (mem, queue, at) = (mem as usize, queue as usize, at as usize);
+            release_thread::later(Box::new(move || {
+                let (mem, queue) = (mem as cl_mem, queue as cl_command_queue);
+                unmap(queue, mem, at as *mut std::ffi::c_void);
+                crate::cl::release_queue(queue);
+                crate::cl::release_mem(mem);
+            }));
+        }
+    }
+}
+
+/// Unmaps `at` of `mem` through `queue` and waits for it.
+fn unmap(queue: cl_command_queue, mem: cl_mem, at: *mut std::ffi::c_void) {
+    let Some(t) = crate::cl::target() else { return };
+    if let (Some(unmap), Some(finish)) = (t.clEnqueueUnmapMemObject, t.clFinish) {
+        // SAFETY: the layer's own queue and buffer, `at` its mapping; nobody uses the mapping
+        // any more (its shadow is gone).
+        unsafe {
+            if unmap(queue, mem, at, 0, std::ptr::null(), std::ptr::null_mut()) == CL_SUCCESS {
+                finish(queue);
+            }
+        }
+    }
+}
+
+/// A mapped `CL_MEM_ALLOC_HOST_PTR` buffer of `len` bytes in `context`, and the layer's queue
+/// that mapped it.
+fn pinned_buffer(
+    context: cl_context,
+    queue: cl_command_queue,
+    len: usize,
+) -> Result<(cl_mem, cl_command_queue, *mut u8), cl_int> {
+    let device = crate::cl::queue_device(queue)?;
+    let create = down!(clCreateBuffer);
+    let map = down!(clEnqueueMapBuffer);
+    let mut err: cl_int = CL_SUCCESS;
+    let flags = CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR;
+    // SAFETY: a live context; no host pointer; `err` is a valid out pointer.
+    let mem = unsafe { create(context, flags, len, std::ptr::null_mut(), &mut err) };
+    check(err)?;
+    let Some(q) = crate::cl::create_queue(context, device) else {
+        crate::cl::release_mem(mem);
+        return Err(CL_OUT_OF_RESOURCES);
+    };
+    // SAFETY: our own new buffer and queue; a blocking map of the whole buffer, no wait list.
+    let at = unsafe {
+        map(
+            q,
+            mem,
+            CL_TRUE,
+            CL_MAP_READ | CL_MAP_WRITE,
+            0,
+            len,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+            &mut err,
+        )
+    };
+    if err != CL_SUCCESS || at.is_null() {
+        crate::cl::release_queue(q);
+        crate::cl::release_mem(mem);
+        return Err(CL_OUT_OF_RESOURCES);
+    }
+    Ok((mem, q, at.cast()))
+}
