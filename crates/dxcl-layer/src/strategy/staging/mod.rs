@@ -104,9 +104,26 @@ enum ReadBack {
 unsafe impl Send for WriteBack {}
 
 impl WriteBack {
-    /// Ends it: the bytes are in the resource (`CL_COMPLETE`), or `status` says why not.
-    fn finish(mut self, status: cl_int) {
-        if let Some(ev) = self.written.take() {
+    /// Ends it: the bytes are in the resource (`CL_COMPLETE`), or `status` says why not. Lets go
+    /// of what it holds (the read-back's event, the resource reference) before the release's
+    /// event can complete: the returned [`Written`] completes it.
+    fn finish(mut self, status: cl_int) -> Written {
+        let written = self.written.take();
+        drop(self);
+        Written(written.map(|ev| (ev, status)))
+    }
+}
+
+/// A foreign device's write-back is over: the user event the release's event waits for, and the
+/// status to set. Set last, once the write-back's holder has let go of the Direct3D objects: an
+/// application that waits for the release and then lets go of everything must find the
+/// device's reference count back where it was (contexts' "queue outlives context" on DXVK).
+#[must_use]
+struct Written(Option<(cl_event, cl_int)>);
+
+impl Written {
+    fn signal(self) {
+        if let Some((ev, status)) = self.0 {
             events::set_user_status(ev, status);
             events::release(ev);
         }
@@ -187,7 +204,7 @@ impl StagingCopy {
         drop(self.copy.write_back().replace(w));
         if let (Some(i), false) = (&self.interop, foreign) {
             let copy = self.copy.clone();
-            let run = Box::new(move || copy.run_write_back(Some(release)));
+            let run = Box::new(move || copy.run_write_back(Some(release)).signal());
             return interop::run_before_next_access(i, run).map_err(drop);
         }
         let copy = self.copy.clone();
@@ -199,9 +216,13 @@ impl StagingCopy {
         events::when_complete(
             read,
             Box::new(move |status| {
-                crate::in_callback(|| {
+                crate::in_callback(move || {
                     copy.read_back_ended(handle as cl_event, status);
-                    copy.run_write_back(Some(release));
+                    let written = copy.run_write_back(Some(release));
+                    // Perhaps the last reference to the staging resource and the device's
+                    // context, once the memory object is gone (see Written).
+                    drop(copy);
+                    written.signal();
                 })
             }),
         )
@@ -243,21 +264,21 @@ impl Copy {
     /// Runs the pending write-back, if any (with `only`, if it is that release's): waits for its
     /// read-back (holding no lock of ours unless the caller does), then writes the shadow into
     /// the resource under the device lock. Whoever comes first does it; the others find nothing
-    /// left.
-    fn run_write_back(&self, only: Option<u64>) {
+    /// left. The caller completes the release's event with the returned [`Written`].
+    fn run_write_back(&self, only: Option<u64>) -> Written {
         let (release, read) = {
             let pending = self.write_back();
             let Some(w) = pending
                 .as_ref()
                 .filter(|w| only.is_none_or(|r| r == w.release))
             else {
-                return;
+                return Written(None);
             };
             // Retained under the slot's lock: the thread that runs it releases its reference.
             match w.read {
                 ReadBack::Pending(ev) if events::retain(ev).is_ok() => (w.release, Some(ev)),
                 ReadBack::Ended(_) => (w.release, None),
-                ReadBack::Pending(_) => return,
+                ReadBack::Pending(_) => return Written(None),
             }
         };
         if let Some(read) = read {
@@ -272,7 +293,7 @@ impl Copy {
         // completion callback did it under load; the marker after that failed user event
         // then never completed on PoCL 3.1, and `threads` hung with DXCL_INTEROP=0).
         let Some(w) = self.write_back().take_if(|w| w.release == release) else {
-            return;
+            return Written(None);
         };
         let status = match w.read {
             ReadBack::Pending(ev) => events::status(ev),
@@ -290,7 +311,7 @@ impl Copy {
             status.min(-1)
         };
         // Releases the read-back's event and the resource reference it kept, if any.
-        w.finish(written);
+        w.finish(written)
     }
 }
 
@@ -301,7 +322,7 @@ impl SharingStrategy for StagingCopy {
 
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
         // The previous release's bytes go into the resource before it is read.
-        self.copy.run_write_back(None);
+        self.copy.run_write_back(None).signal();
         let _device = self.copy.device.hold();
         let mut side = self.copy.staging();
         if std::mem::take(&mut side.pin) {
@@ -395,7 +416,7 @@ impl SharingStrategy for StagingCopy {
         // for it. Nothing scheduled the write: it runs here.
         if scheduled.is_err() || (foreign && h.sync && !h.waits_for_unset_user_event()) {
             crate::cl::flush(h.queue);
-            self.copy.run_write_back(None);
+            self.copy.run_write_back(None).signal();
             // The write another thread took first (the read-back's completion callback) may still
             // be running: it holds the device lock until it is done, as an acquire relies on too.
             drop(self.copy.device.hold());
