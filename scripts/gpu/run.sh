@@ -35,7 +35,7 @@ programs=${GPU_PROGRAMS:-discovery contexts buffers textures acquire sync thread
 if want conformance; then
     log="$out/conformance${DXCL_SYNC:+-$DXCL_SYNC}.log"
     echo "conformance: DXCL_SYNC=${DXCL_SYNC:-unset (adaptive)}"
-    staged=$(for p in acquire buffers textures sync threads; do case " $programs " in *" $p "*) printf '%s ' "$p" ;; esac; done)
+    staged=$(for p in contexts acquire buffers textures sync threads; do case " $programs " in *" $p "*) printf '%s ' "$p" ;; esac; done)
     (cd "$g/conformance" && sh ./run.sh . "" "$programs" "$staged") > "$log" 2>&1
     grep -E "FAIL|passed, .* failed|\(.*: [0-9]+ s\)" "$log" | tail -60
 fi
