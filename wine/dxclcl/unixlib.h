@@ -109,6 +109,7 @@ struct dxcl_request
 {
     UINT64 done_id;               /* in: the request just served, 0 for none */
     UINT64 done_ret;              /* in: what its method returned (rax) */
+    UINT64 done_ns;               /* in: how long the method took, in nanoseconds */
     UINT64 id;                    /* out: this request */
     UINT64 object;                /* out: the Windows COM object */
     UINT32 slot;                  /* out: the method's vtable slot */

@@ -22,6 +22,7 @@ mod host;
 mod remote;
 mod signals;
 mod special;
+mod trace;
 mod unixlib;
 
 use std::ffi::{c_void, CStr};
@@ -141,6 +142,7 @@ unsafe extern "C" fn start(args: *mut c_void) -> u32 {
 /// Unix call `STOP`: `dxclcl.dll` detaches; calls through stand-ins fail from now on.
 unsafe extern "C" fn stop(_args: *mut c_void) -> u32 {
     guarded(|| {
+        trace::report();
         remote::stop();
         0
     })

@@ -83,8 +83,9 @@ struct Pending {
 struct Queue {
     next_id: u64,
     queued: VecDeque<Pending>,
-    /// Results of finished calls by id, until their callers take them.
-    done: HashMap<u64, u64>,
+    /// Results of finished calls by id (`rax`, the method's nanoseconds), until their callers
+    /// take them.
+    done: HashMap<u64, (u64, u64)>,
     /// Set when the Windows side goes away: calls fail at once from then on.
     closed: bool,
 }
@@ -145,6 +146,7 @@ fn run(object: u64, slot: u32, args: Vec<u64>) -> Option<u64> {
     if q.closed {
         return None;
     }
+    let traced = crate::trace::on().then(std::time::Instant::now);
     q.next_id += 1;
     let id = q.next_id;
     q.queued.push_back(Pending {
@@ -155,7 +157,11 @@ fn run(object: u64, slot: u32, args: Vec<u64>) -> Option<u64> {
     });
     REMOTE.request.notify_one();
     loop {
-        if let Some(ret) = q.done.remove(&id) {
+        if let Some((ret, method_ns)) = q.done.remove(&id) {
+            drop(q);
+            if let Some(t) = traced {
+                crate::trace::trip(slot, t.elapsed().as_nanos() as u64, method_ns);
+            }
             return Some(ret);
         }
         if q.closed {
@@ -170,7 +176,7 @@ fn run(object: u64, slot: u32, args: Vec<u64>) -> Option<u64> {
 pub fn next_request(r: &mut Request) -> bool {
     let mut q = lock(&REMOTE.queue);
     if r.done_id != 0 {
-        q.done.insert(r.done_id, r.done_ret);
+        q.done.insert(r.done_id, (r.done_ret, r.done_ns));
         REMOTE.finished.notify_all();
     }
     let p = loop {

@@ -104,6 +104,8 @@ pub struct Start {
 pub struct Request {
     pub done_id: u64,
     pub done_ret: u64,
+    /// The method's time on the Windows side, in nanoseconds (`DXCL_TRACE=handoff`, trace.rs).
+    pub done_ns: u64,
     pub id: u64,
     pub object: u64,
     pub slot: u32,
@@ -146,7 +148,7 @@ mod tests {
         assert_eq!(offset_of!(AdapterFacts, vulkan), 368);
         assert_eq!(offset_of!(DeviceIds, facts), 56);
         assert_eq!(size_of::<Extension>(), 24);
-        assert_eq!(offset_of!(Request, args), 40);
+        assert_eq!(offset_of!(Request, args), 48);
         assert_eq!(size_of::<Reverse>(), 16);
         assert_eq!(size_of::<D3dCall>(), 80);
     }
