@@ -60,12 +60,16 @@ echo "- Linux, dxcl's runtime (software adapter), default (host pointer): $linux
 echo "- Windows program under Wine 8.0 (wined3d on llvmpipe), through the bridge: $wine µs"
 echo "- Wine / Linux staging: $(ratio "$wine" "$linux_staging"); Wine / Linux DXCL_INTEROP=0: $(ratio "$wine" "$linux_foreign")"
 echo
+steps() { awk '/^update:/ { exit } /^  / { sub(/^  /, "  - "); print }' "$out/staging-$1.log"; }
+update() { median update <"$out/staging-$1.log"; }
 echo "Direct3D's own staging copies per hand-off (tests/wine/staging.c, no OpenCL), median of 15:"
 echo "- dxcl's runtime (software adapter): $d3d_linux µs"
-sed -n 's/^  /  - /p' "$out/staging-linux.log"
+steps linux
 echo "- wined3d under Wine: $d3d_wine µs"
-sed -n 's/^  /  - /p' "$out/staging-wine.log"
+steps wine
 echo "- wined3d alone / Linux staging hand-off: $(ratio "$d3d_wine" "$linux_staging") (the target: 1.3x)"
+echo "- the same with the write-back as one UpdateSubresource from the shadow (no Map(WRITE), rows,"
+echo "  Unmap or copy back): dxcl's runtime $(update linux) µs, wined3d $(update wine) µs"
 echo
 frame() { sed -n "s/^frames $1: \([0-9.]*\) .*/\1/p" "$out/frames-$2.log"; }
 echo "dxcl frames' rows (tests/wine/frames.c), 3840x2160, median ms of 5 frames after 1:"

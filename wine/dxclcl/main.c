@@ -31,6 +31,7 @@ _Static_assert(offsetof(struct dxcl_adapter_facts, vulkan) == 368, "facts");
 _Static_assert(offsetof(struct dxcl_device_ids, facts) == 56, "device ids");
 _Static_assert(sizeof(struct dxcl_extension) == 24, "extension");
 _Static_assert(offsetof(struct dxcl_request, args) == 48, "request");
+_Static_assert(offsetof(struct dxcl_request, first_args) == 64 + 8 * DXCL_MAX_METHOD_ARGS, "request");
 
 static NTSTATUS call_unix(unsigned int code, void *params)
 {
@@ -84,6 +85,11 @@ static DWORD WINAPI server_thread(void *unused)
     while (!call_unix(DXCL_UNIX_NEXT_REQUEST, &r))
     {
         QueryPerformanceCounter(&start);
+        if (r.first_object)
+        {
+            call_method(r.first_object, r.first_slot, r.first_nargs, r.first_args);
+            call_unix(DXCL_UNIX_FIRST_DONE, &r);
+        }
         r.done_ret = call_method(r.object, r.slot, r.nargs, r.args);
         QueryPerformanceCounter(&end);
         r.done_ns = (UINT64)((double)(end.QuadPart - start.QuadPart) * 1e9 / (double)f.QuadPart);

@@ -34,6 +34,8 @@ pub fn on() -> bool {
 
 /// Per vtable slot: (calls, round-trip ns, Windows method ns).
 static TRIPS: Mutex<BTreeMap<u32, (u64, u64, u64)>> = Mutex::new(BTreeMap::new());
+/// Deferred Unmaps (remote.rs: run first by the next request, no round trip of their own).
+static DEFERRED: AtomicU64 = AtomicU64::new(0);
 /// The program's acquire calls (`clEnqueueAcquireD3D1xObjects*`), to count per hand-off.
 static ACQUIRES: AtomicU64 = AtomicU64::new(0);
 
@@ -44,6 +46,11 @@ pub fn trip(slot: u32, round_trip_ns: u64, method_ns: u64) {
     e.0 += 1;
     e.1 += round_trip_ns;
     e.2 += method_ns.min(round_trip_ns);
+}
+
+/// One deferred method (an Unmap).
+pub fn deferred() {
+    DEFERRED.fetch_add(1, Relaxed);
 }
 
 /// One acquire entry point call of the program's.
@@ -97,6 +104,12 @@ fn trips_table() -> String {
         }
         let _ = writeln!(out);
     }
+    let _ = writeln!(
+        out,
+        "- {} Unmaps deferred: each ran before the next request's method (its time in that \
+         method's), without a round trip of its own",
+        DEFERRED.load(Relaxed)
+    );
     out
 }
 
