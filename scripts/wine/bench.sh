@@ -9,6 +9,9 @@
 # - the hand-off's split with DXCL_TRACE=handoff: the layer's steps on Linux, and under Wine the
 #   layer's steps with the bridge's round trips (its unix side prints both when the program exits);
 # - `dxcl frames`' rows a, b and c (tests/wine/frames.c, the same loop in C) on Linux and under Wine.
+# The hand-offs run in WINE_BENCH_ROUNDS rounds (default 3), each the Linux and the Wine program back to back
+# with the load average beside it: on a machine shared with other work the figures move with it,
+# and each round's ratio compares runs made under the same load.
 # Prints the medians, the ratios, the load average before and after, then the two traces. Needs
 # `make wine stage` first (`make wine-bench` does both); installs its Debian packages through
 # scripts/wine/deps.sh.
@@ -36,11 +39,20 @@ cmp -s "$WINEPREFIX/drive_c/windows/system32/dxclcl.dll" build/wine/dist/x86_64-
 median() { tr -d '\r' | sed -n "s/^$1: \([0-9.]*\) .*/\1/p"; }
 linux() { DXCL_ADAPTER=software OPENCL_LAYERS=$layer "$@"; }
 wine_run() { timeout 300 xvfb-run -a build/stage/bin/dxcl wine run --prefix "$WINEPREFIX" "$@"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
+load() { cut -d' ' -f1 /proc/loadavg; }
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-linux_staging=$(DXCL_STRATEGY=staging linux "$out/handoff" | median handoff)
-linux_foreign=$(DXCL_STRATEGY=staging DXCL_INTEROP=0 linux "$out/handoff" | median handoff)
-linux_default=$(linux "$out/handoff" | median handoff)
-wine=$(wine_run "$out/handoff.exe" | median handoff)
+rounds=${WINE_BENCH_ROUNDS:-3}
+handoffs=$out/handoffs.md
+echo "| round | Linux staging µs | Linux DXCL_INTEROP=0 µs | Linux default µs | Wine µs | Wine / Linux staging | Wine / DXCL_INTEROP=0 | load (1 min) |" >"$handoffs"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" >>"$handoffs"
+for i in $(seq "$rounds"); do
+    linux_staging=$(DXCL_STRATEGY=staging linux "$out/handoff" | median handoff)
+    linux_foreign=$(DXCL_STRATEGY=staging DXCL_INTEROP=0 linux "$out/handoff" | median handoff)
+    linux_default=$(linux "$out/handoff" | median handoff)
+    wine=$(wine_run "$out/handoff.exe" | median handoff)
+    echo "| $i | $linux_staging | $linux_foreign | $linux_default | $wine | $(ratio "$wine" "$linux_staging") | $(ratio "$wine" "$linux_foreign") | $(load) |" >>"$handoffs"
+done
 linux "$out/staging" >"$out/staging-linux.log"
 wine_run "$out/staging.exe" | tr -d '\r' >"$out/staging-wine.log"
 d3d_linux=$(median staging <"$out/staging-linux.log")
@@ -52,13 +64,12 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # The traces, apart from the timed runs (a span costs a clock read or two).
 DXCL_TRACE=handoff DXCL_STRATEGY=staging DXCL_INTEROP=0 linux "$out/handoff" >/dev/null 2>"$out/trace-linux.md"
 DXCL_TRACE=handoff wine_run "$out/handoff.exe" >/dev/null 2>"$out/trace-wine.md"
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
-echo "3840x2160 R8G8B8A8_UNORM hand-off (acquire + release + clFinish), median of 15, PoCL:"
-echo "- Linux, dxcl's runtime (software adapter), staging copies: $linux_staging µs"
-echo "- Linux, the same, DXCL_INTEROP=0 (the runtime as a foreign device: the release writes back, as under Wine): $linux_foreign µs"
-echo "- Linux, dxcl's runtime (software adapter), default (host pointer): $linux_default µs"
-echo "- Windows program under Wine 8.0 (wined3d on llvmpipe), through the bridge: $wine µs"
-echo "- Wine / Linux staging: $(ratio "$wine" "$linux_staging"); Wine / Linux DXCL_INTEROP=0: $(ratio "$wine" "$linux_foreign")"
+echo "3840x2160 R8G8B8A8_UNORM hand-off (acquire + release + clFinish), median of 15, PoCL; per round:"
+echo "Linux: dxcl's runtime (software adapter) with staging copies, the same with DXCL_INTEROP=0 (the"
+echo "runtime as a foreign device: the release writes back, as under Wine) and its default (host"
+echo "pointer); Wine: the Windows program under Wine 8.0 (wined3d on llvmpipe), through the bridge."
+echo
+cat "$handoffs"
 echo
 steps() { awk '/^update:/ { exit } /^  / { sub(/^  /, "  - "); print }' "$out/staging-$1.log"; }
 update() { median update <"$out/staging-$1.log"; }
@@ -67,7 +78,7 @@ echo "- dxcl's runtime (software adapter): $d3d_linux µs"
 steps linux
 echo "- wined3d under Wine: $d3d_wine µs"
 steps wine
-echo "- wined3d alone / Linux staging hand-off: $(ratio "$d3d_wine" "$linux_staging") (the target: 1.3x)"
+echo "- wined3d alone / Linux staging hand-off (the last round's): $(ratio "$d3d_wine" "$linux_staging") (the target: 1.3x)"
 echo "- the same with the write-back as one UpdateSubresource from the shadow (no Map(WRITE), rows,"
 echo "  Unmap or copy back): dxcl's runtime $(update linux) µs, wined3d $(update wine) µs"
 echo
