@@ -2,9 +2,12 @@
  * ROUNDS after WARMUP: one C source built twice, for Windows (MinGW-w64, run under Wine with dxcl's
  * bridge and the program's Direct3D: wined3d) and for Linux (dxcl's runtime and headers), so that
  * scripts/wine/bench.sh compares the two in one run. Direct3D writes one texel between hand-offs,
- * so each acquire has new data to take. Prints "handoff: <median µs> µs (<rounds> rounds)". */
+ * so each acquire has new data to take. Prints "handoff: <median µs> µs (<rounds> rounds)".
+ * With DXCL_TRACE=handoff, the layer's step table goes to stderr at the end: here (Linux) from the
+ * layer's dxclTraceTake; under Wine the bridge's unix side prints it, with its round trips, when
+ * the program exits (crates/dxcl-wine/src/trace.rs). */
 #ifndef _WIN32
-#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#define _GNU_SOURCE /* clock_gettime, RTLD_NOLOAD */
 #endif
 #define COBJMACROS
 #define CL_TARGET_OPENCL_VERSION 300
@@ -15,6 +18,8 @@
 #include <CL/cl.h>
 #include <CL/cl_d3d11.h>
 #ifndef _WIN32
+#include <dlfcn.h>
+#include <string.h>
 #include <time.h>
 #endif
 
@@ -42,6 +47,36 @@ static int cmp(const void *a, const void *b)
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
+
+#ifndef _WIN32
+/* The layer's step table (DXCL_TRACE=handoff) on stderr: dxclTraceTake of the layer the loader
+ * loaded from OPENCL_LAYERS. */
+static void print_trace(void)
+{
+    const char *trace = getenv("DXCL_TRACE"), *layers = getenv("OPENCL_LAYERS");
+    static char table[1 << 16], path[4096];
+    if (!trace || !strstr(trace, "handoff") || !layers) return;
+    for (const char *p = layers; *p;)
+    {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && n < sizeof path)
+        {
+            memcpy(path, p, n);
+            path[n] = 0;
+            void *layer = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+            void *take = layer ? dlsym(layer, "dxclTraceTake") : NULL;
+            if (take)
+            {
+                ((size_t (*)(char *, size_t))take)(table, sizeof table);
+                fputs(table, stderr);
+                return;
+            }
+        }
+        p += n + (p[n] == ':');
+    }
+    fprintf(stderr, "handoff: no loaded layer of OPENCL_LAYERS exports dxclTraceTake\n");
+}
+#endif
 
 int main(void)
 {
@@ -109,6 +144,9 @@ int main(void)
     }
     qsort(t, ROUNDS, sizeof t[0], cmp);
     printf("handoff: %.1f µs (%d rounds)\n", t[ROUNDS / 2], ROUNDS);
+#ifndef _WIN32
+    print_trace();
+#endif
     clReleaseMemObject(image);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);

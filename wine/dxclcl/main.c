@@ -30,6 +30,8 @@ _Static_assert(offsetof(struct dxcl_adapter_facts, dxvk_known) == 320, "facts");
 _Static_assert(offsetof(struct dxcl_adapter_facts, vulkan) == 368, "facts");
 _Static_assert(offsetof(struct dxcl_device_ids, facts) == 56, "device ids");
 _Static_assert(sizeof(struct dxcl_extension) == 24, "extension");
+_Static_assert(offsetof(struct dxcl_request, args) == 48, "request");
+_Static_assert(offsetof(struct dxcl_request, first_args) == 64 + 8 * DXCL_MAX_METHOD_ARGS, "request");
 
 static NTSTATUS call_unix(unsigned int code, void *params)
 {
@@ -72,13 +74,25 @@ static UINT64 call_method(UINT64 object, UINT32 slot, UINT32 n, const UINT64 *a)
 }
 _Static_assert(DXCL_MAX_METHOD_ARGS <= 12, "call_method takes at most 12 arguments");
 
+/* Each method is timed, so that the unix side can tell its own cost from the method's
+ * (DXCL_TRACE=handoff, crates/dxcl-wine/src/trace.rs): two counter reads a call. */
 static DWORD WINAPI server_thread(void *unused)
 {
     struct dxcl_request r = {0};
+    LARGE_INTEGER f, start, end;
     (void)unused;
+    QueryPerformanceFrequency(&f);
     while (!call_unix(DXCL_UNIX_NEXT_REQUEST, &r))
     {
+        QueryPerformanceCounter(&start);
+        if (r.first_object)
+        {
+            call_method(r.first_object, r.first_slot, r.first_nargs, r.first_args);
+            call_unix(DXCL_UNIX_FIRST_DONE, &r);
+        }
         r.done_ret = call_method(r.object, r.slot, r.nargs, r.args);
+        QueryPerformanceCounter(&end);
+        r.done_ns = (UINT64)((double)(end.QuadPart - start.QuadPart) * 1e9 / (double)f.QuadPart);
         r.done_id = r.id;
     }
     return 0;

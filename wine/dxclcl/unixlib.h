@@ -19,6 +19,7 @@ enum dxcl_unix_call
     DXCL_UNIX_NEXT_REQUEST = 6,   /* struct dxcl_request: a server waits for a method to call */
     DXCL_UNIX_REVERSE = 7,        /* struct dxcl_reverse: AddRef/Release of a unix object's wrapper */
     DXCL_UNIX_D3D_CALL = 8,       /* struct dxcl_d3d_call: clCreateFromD3D1x*, acquire, release */
+    DXCL_UNIX_FIRST_DONE = 9,     /* struct dxcl_request: its deferred method has run */
 };
 
 struct dxcl_call
@@ -109,11 +110,18 @@ struct dxcl_request
 {
     UINT64 done_id;               /* in: the request just served, 0 for none */
     UINT64 done_ret;              /* in: what its method returned (rax) */
+    UINT64 done_ns;               /* in: how long the method took, in nanoseconds */
     UINT64 id;                    /* out: this request */
     UINT64 object;                /* out: the Windows COM object */
     UINT32 slot;                  /* out: the method's vtable slot */
     UINT32 nargs;                 /* out: how many of args the method takes after `this` */
     UINT64 args[DXCL_MAX_METHOD_ARGS];
+    /* out: a deferred method (an Unmap, no result) to call first, then report with
+     * DXCL_UNIX_FIRST_DONE; first_object 0 for none */
+    UINT64 first_object;
+    UINT32 first_slot;
+    UINT32 first_nargs;
+    UINT64 first_args[DXCL_MAX_METHOD_ARGS];
 };
 
 /* A Windows-side wrapper of a unix COM object, as the unix side lays it out. */

@@ -99,6 +99,9 @@ pub unsafe fn call(host: &Host, p: &mut D3dCall) {
         // clEnqueueAcquire/ReleaseD3D1xObjects(queue, num_objects, mem_objects, num_events,
         // event_wait_list, event): OpenCL objects only.
         _ => {
+            if p.function % 5 == 3 {
+                crate::trace::acquire();
+            }
             // SAFETY: as above.
             let f: Enqueue = unsafe { std::mem::transmute(f) };
             // SAFETY: as above.

@@ -22,6 +22,7 @@ mod host;
 mod remote;
 mod signals;
 mod special;
+mod trace;
 mod unixlib;
 
 use std::ffi::{c_void, CStr};
@@ -141,6 +142,7 @@ unsafe extern "C" fn start(args: *mut c_void) -> u32 {
 /// Unix call `STOP`: `dxclcl.dll` detaches; calls through stand-ins fail from now on.
 unsafe extern "C" fn stop(_args: *mut c_void) -> u32 {
     guarded(|| {
+        trace::report();
         remote::stop();
         0
     })
@@ -155,6 +157,15 @@ unsafe extern "C" fn next_request(args: *mut c_void) -> u32 {
         } else {
             STATUS_UNSUCCESSFUL
         }
+    })
+}
+
+/// Unix call `FIRST_DONE`: a server ran the deferred method its request carried.
+unsafe extern "C" fn first_done(args: *mut c_void) -> u32 {
+    guarded(|| {
+        // SAFETY: Wine passes the Windows side's `struct dxcl_request`.
+        remote::first_done(unsafe { &*args.cast::<unixlib::Request>() });
+        0
     })
 }
 
@@ -196,6 +207,7 @@ pub static __wine_unix_call_funcs: [UnixCall; unixlib::COUNT] = {
     t[unixlib::NEXT_REQUEST] = next_request;
     t[unixlib::REVERSE] = reverse;
     t[unixlib::D3D_CALL] = d3d_call;
+    t[unixlib::FIRST_DONE] = first_done;
     t
 };
 
@@ -215,8 +227,9 @@ mod tests {
             NEXT_REQUEST,
             REVERSE,
             D3D_CALL,
+            FIRST_DONE,
         ];
-        assert_eq!(numbers, [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(numbers, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(COUNT, numbers.len());
     }
 

@@ -9,6 +9,11 @@
 //! the layer's (private data it attaches) becomes a Windows-side wrapper whose `IUnknown` methods
 //! call back into it. The method tables are generated from dxcl-gen's interface description
 //! (`gen_com.rs`).
+//!
+//! An `Unmap` (Direct3D 11's on a context, Direct3D 10's on a buffer or texture) has no result and
+//! nothing waits for it but the calls after it, so it takes no round trip of its own: it is kept
+//! and runs on the server thread just before the next request's method, whichever thread makes
+//! that one. A staging hand-off makes six calls (copy, Map, Unmap each way); four reach a server.
 
 use std::ffi::c_void;
 
@@ -72,19 +77,32 @@ struct Wrapper {
     refs: AtomicU32,
 }
 
-struct Pending {
-    id: u64,
+/// Method `slot` of Windows object `object`, with its arguments as they cross.
+struct Method {
     object: u64,
     slot: u32,
     args: Vec<u64>,
+}
+
+struct Pending {
+    id: u64,
+    method: Method,
+    /// A deferred method to run first (see `defer`).
+    first: Option<Method>,
 }
 
 #[derive(Default)]
 struct Queue {
     next_id: u64,
     queued: VecDeque<Pending>,
-    /// Results of finished calls by id, until their callers take them.
-    done: HashMap<u64, u64>,
+    /// Results of finished calls by id (`rax`, the method's nanoseconds), until their callers
+    /// take them.
+    done: HashMap<u64, (u64, u64)>,
+    /// A method deferred by `defer`, until the next request takes it.
+    deferred: Option<Method>,
+    /// The request that took a deferred method, until that method has run (`first_done`): no
+    /// request is queued before then, so every call made after the deferred one runs after it.
+    carrying: Option<u64>,
     /// Set when the Windows side goes away: calls fail at once from then on.
     closed: bool,
 }
@@ -130,7 +148,11 @@ pub fn start(vtbl: u64, vtables: Vtables) {
 
 /// Unix call `STOP` (the process detaches `dxclcl.dll`): waiting and later calls fail at once.
 pub fn stop() {
-    lock(&REMOTE.queue).closed = true;
+    let mut q = lock(&REMOTE.queue);
+    q.closed = true;
+    // The servers are gone: a deferred Unmap's object goes with the process.
+    q.deferred = None;
+    drop(q);
     REMOTE.finished.notify_all();
     REMOTE.request.notify_all();
 }
@@ -142,20 +164,32 @@ fn run(object: u64, slot: u32, args: Vec<u64>) -> Option<u64> {
         return None;
     }
     let mut q = lock(&REMOTE.queue);
+    let traced = crate::trace::on().then(std::time::Instant::now);
+    // A deferred method another request took runs before this one can start.
+    while q.carrying.is_some() && !q.closed {
+        q = REMOTE.finished.wait(q).unwrap_or_else(|e| e.into_inner());
+    }
     if q.closed {
         return None;
     }
     q.next_id += 1;
     let id = q.next_id;
+    let first = q.deferred.take();
+    if first.is_some() {
+        q.carrying = Some(id);
+    }
     q.queued.push_back(Pending {
         id,
-        object,
-        slot,
-        args,
+        method: Method { object, slot, args },
+        first,
     });
     REMOTE.request.notify_one();
     loop {
-        if let Some(ret) = q.done.remove(&id) {
+        if let Some((ret, method_ns)) = q.done.remove(&id) {
+            drop(q);
+            if let Some(t) = traced {
+                crate::trace::trip(slot, t.elapsed().as_nanos() as u64, method_ns);
+            }
             return Some(ret);
         }
         if q.closed {
@@ -170,7 +204,10 @@ fn run(object: u64, slot: u32, args: Vec<u64>) -> Option<u64> {
 pub fn next_request(r: &mut Request) -> bool {
     let mut q = lock(&REMOTE.queue);
     if r.done_id != 0 {
-        q.done.insert(r.done_id, r.done_ret);
+        q.done.insert(r.done_id, (r.done_ret, r.done_ns));
+        if q.carrying == Some(r.done_id) {
+            q.carrying = None;
+        }
         REMOTE.finished.notify_all();
     }
     let p = loop {
@@ -183,12 +220,71 @@ pub fn next_request(r: &mut Request) -> bool {
         q = REMOTE.request.wait(q).unwrap_or_else(|e| e.into_inner());
     };
     r.id = p.id;
-    r.object = p.object;
-    r.slot = p.slot;
-    r.nargs = p.args.len() as u32;
-    r.args = [0; MAX_METHOD_ARGS];
-    r.args[..p.args.len()].copy_from_slice(&p.args);
+    (r.object, r.slot, r.nargs, r.args) = crossing(&p.method);
+    (r.first_object, r.first_slot, r.first_nargs, r.first_args) = match &p.first {
+        Some(m) => crossing(m),
+        None => (0, 0, 0, [0; MAX_METHOD_ARGS]),
+    };
     true
+}
+
+/// A method as `struct dxcl_request` carries it.
+fn crossing(m: &Method) -> (u64, u32, u32, [u64; MAX_METHOD_ARGS]) {
+    let mut args = [0; MAX_METHOD_ARGS];
+    args[..m.args.len()].copy_from_slice(&m.args);
+    (m.object, m.slot, m.args.len() as u32, args)
+}
+
+/// Unix call `FIRST_DONE`: the deferred method request `r` carried has run; the calls queued
+/// after it may start.
+pub fn first_done(r: &Request) {
+    let mut q = lock(&REMOTE.queue);
+    if q.carrying == Some(r.id) {
+        q.carrying = None;
+        REMOTE.finished.notify_all();
+    }
+}
+
+/// Keeps method `slot` of `object` (an Unmap: no result, no out arguments, no wrappers) for the
+/// next request to run first, instead of a round trip now. False where it cannot be kept (no
+/// Windows side, or one is kept already: the caller then runs it, and that request takes the
+/// kept one first).
+fn defer(object: u64, slot: u32, args: &[u64]) -> bool {
+    if !REMOTE.started.load(Ordering::Acquire) {
+        return false;
+    }
+    let mut q = lock(&REMOTE.queue);
+    if q.closed || q.deferred.is_some() {
+        return false;
+    }
+    q.deferred = Some(Method {
+        object,
+        slot,
+        args: args.to_vec(),
+    });
+    drop(q);
+    if crate::trace::on() {
+        crate::trace::deferred();
+    }
+    true
+}
+
+/// Whether method `slot` of a stand-in with vtable `vtbl` is an Unmap, which `call` defers.
+fn is_unmap(vtbl: *const c_void, slot: usize) -> bool {
+    // ID3D11DeviceContext::Unmap; ID3D10Buffer/Texture1D/2D/3D::Unmap.
+    let of = |iid: &GUID| remote_vtable(iid) == Some(vtbl);
+    match slot {
+        15 => of(&dxcl_abi::IID_ID3D11DeviceContext),
+        11 => [
+            &dxcl_abi::IID_ID3D10Buffer,
+            &dxcl_abi::IID_ID3D10Texture1D,
+            &dxcl_abi::IID_ID3D10Texture2D,
+            &dxcl_abi::IID_ID3D10Texture3D,
+        ]
+        .into_iter()
+        .any(of),
+        _ => false,
+    }
 }
 
 fn stand_in_of(ptr: usize) -> Option<&'static StandIn> {
@@ -343,6 +439,9 @@ pub unsafe fn call(this: *mut c_void, slot: usize, args: &[u64], kinds: &[Kind])
             }
         });
     }
+    if wrappers.is_empty() && is_unmap(s.vtbl, slot) && defer(s.windows, slot as u32, &crossing) {
+        return 0;
+    }
     let ret = run(s.windows, slot as u32, crossing).unwrap_or(E_FAIL as u32 as u64);
     for (&a, kind) in args.iter().zip(kinds) {
         let iid = match kind {
@@ -435,4 +534,63 @@ pub unsafe extern "system" fn release(this: *mut IUnknown) -> ULONG {
         let _ = run(s.windows, 2, vec![]);
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A server thread as `dxclcl.dll` runs it, recording (object, slot) of each method it calls.
+    fn serve(calls: Arc<Mutex<Vec<(u64, u32)>>>) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            let mut r = Request {
+                done_id: 0,
+                done_ret: 0,
+                done_ns: 0,
+                id: 0,
+                object: 0,
+                slot: 0,
+                nargs: 0,
+                args: [0; MAX_METHOD_ARGS],
+                first_object: 0,
+                first_slot: 0,
+                first_nargs: 0,
+                first_args: [0; MAX_METHOD_ARGS],
+            };
+            while next_request(&mut r) {
+                if r.first_object != 0 {
+                    lock(&calls).push((r.first_object, r.first_slot));
+                    first_done(&r);
+                }
+                lock(&calls).push((r.object, r.slot));
+                (r.done_id, r.done_ret) = (r.id, u64::from(r.slot));
+            }
+        })
+    }
+
+    /// The queue is global: this is the only test that starts it.
+    #[test]
+    fn a_deferred_unmap_runs_before_the_next_call_and_only_then() {
+        start(0, |_| None);
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let servers = [serve(calls.clone()), serve(calls.clone())];
+        assert!(defer(1, 15, &[7, 0]));
+        // One is kept already: the second runs as a call, which takes the first one along.
+        assert!(!defer(2, 15, &[8, 0]));
+        assert_eq!(run(2, 15, vec![8, 0]), Some(15));
+        assert_eq!(*lock(&calls), [(1, 15), (2, 15)]);
+        assert!(defer(3, 11, &[0]));
+        // From another thread: the kept Unmap still runs first.
+        let other = std::thread::spawn(|| run(4, 46, vec![]));
+        assert_eq!(other.join().unwrap(), Some(46));
+        assert_eq!(run(5, 14, vec![]), Some(14));
+        assert_eq!(*lock(&calls), [(1, 15), (2, 15), (3, 11), (4, 46), (5, 14)]);
+        stop();
+        for s in servers {
+            s.join().unwrap();
+        }
+        assert!(!defer(6, 15, &[]));
+        assert_eq!(run(6, 14, vec![]), None);
+    }
 }

@@ -12,8 +12,9 @@ pub const STOP: usize = 5;
 pub const NEXT_REQUEST: usize = 6;
 pub const REVERSE: usize = 7;
 pub const D3D_CALL: usize = 8;
+pub const FIRST_DONE: usize = 9;
 /// How many unix calls there are.
-pub const COUNT: usize = 9;
+pub const COUNT: usize = 10;
 
 #[repr(C)]
 pub struct Call {
@@ -104,11 +105,18 @@ pub struct Start {
 pub struct Request {
     pub done_id: u64,
     pub done_ret: u64,
+    /// The method's time on the Windows side, in nanoseconds (`DXCL_TRACE=handoff`, trace.rs).
+    pub done_ns: u64,
     pub id: u64,
     pub object: u64,
     pub slot: u32,
     pub nargs: u32,
     pub args: [u64; MAX_METHOD_ARGS],
+    /// A deferred method (an Unmap) to run before this one; `first_object` 0 for none.
+    pub first_object: u64,
+    pub first_slot: u32,
+    pub first_nargs: u32,
+    pub first_args: [u64; MAX_METHOD_ARGS],
 }
 
 /// `REVERSE`: Windows code's AddRef (1) or Release (2) of a wrapper of a unix object.
@@ -146,7 +154,10 @@ mod tests {
         assert_eq!(offset_of!(AdapterFacts, vulkan), 368);
         assert_eq!(offset_of!(DeviceIds, facts), 56);
         assert_eq!(size_of::<Extension>(), 24);
-        assert_eq!(offset_of!(Request, args), 40);
+        assert_eq!(offset_of!(Request, args), 48);
+        assert_eq!(offset_of!(Request, first_object), 48 + 8 * MAX_METHOD_ARGS);
+        assert_eq!(offset_of!(Request, first_args), 64 + 8 * MAX_METHOD_ARGS);
+        assert_eq!(size_of::<Request>(), 64 + 16 * MAX_METHOD_ARGS);
         assert_eq!(size_of::<Reverse>(), 16);
         assert_eq!(size_of::<D3dCall>(), 80);
     }
