@@ -336,12 +336,19 @@ fn take_pin(ev: cl_event) -> Option<cl_command_queue> {
 /// was registered (`tests/platform/failed_event.c`, case "callback"), but both run a command
 /// with no wait list that follows terminated ones in an in-order queue (case "inorder"). None
 /// for a user event, an out-of-order queue, or a failed enqueue: watch `ev` itself then.
+///
+/// The queue is flushed after the marker: its watcher waits for a completion callback, which
+/// rusticl runs only for commands submitted (a release's own flush came before the marker, and
+/// DXVK's shared textures, whose runtime cannot wait, had the release wait for ever there).
+/// Called on the thread that enqueued the release.
 pub(crate) fn end_marker(ev: cl_event) -> Option<cl_event> {
     let queue = queue_of(ev)?;
     if !super::queue_in_order(queue).ok()? {
         return None;
     }
-    marker(queue, &[]).ok()
+    let ended = marker(queue, &[]).ok()?;
+    super::flush(queue);
+    Some(ended)
 }
 
 /// A command of `queue` that ends terminated with `status`: a marker behind a user event failed

@@ -88,6 +88,9 @@ struct WriteBack {
     /// Foreign devices, once the memory object is gone: a counted reference that keeps the
     /// resource alive until the write.
     keep: Option<ComPtr>,
+    /// Foreign devices, once the memory object is gone: the copy itself, alive until the write
+    /// (the read-back's completion callback holds it weakly; see `StagingCopy::schedule`).
+    copy: Option<Arc<Copy>>,
 }
 
 /// The read-back into the shadow.
@@ -109,8 +112,12 @@ impl WriteBack {
     /// event can complete: the returned [`Written`] completes it.
     fn finish(mut self, status: cl_int) -> Written {
         let written = self.written.take();
+        let copy = self.copy.take();
         drop(self);
-        Written(written.map(|ev| (ev, status)))
+        Written {
+            event: written.map(|ev| (ev, status)),
+            copy,
+        }
     }
 }
 
@@ -119,11 +126,22 @@ impl WriteBack {
 /// application that waits for the release and then lets go of everything must find the
 /// device's reference count back where it was (contexts' "queue outlives context" on DXVK).
 #[must_use]
-struct Written(Option<(cl_event, cl_int)>);
+struct Written {
+    event: Option<(cl_event, cl_int)>,
+    /// The write-back's own reference to the copy (see [`WriteBack::copy`]): perhaps the last,
+    /// so dropped by the caller, outside the copy's own methods, before the event is set.
+    copy: Option<Arc<Copy>>,
+}
 
 impl Written {
+    const NONE: Written = Written {
+        event: None,
+        copy: None,
+    };
+
     fn signal(self) {
-        if let Some((ev, status)) = self.0 {
+        drop(self.copy);
+        if let Some((ev, status)) = self.event {
             events::set_user_status(ev, status);
             events::release(ev);
         }
@@ -207,7 +225,12 @@ impl StagingCopy {
             let run = Box::new(move || copy.run_write_back(Some(release)).signal());
             return interop::run_before_next_access(i, run).map_err(drop);
         }
-        let copy = self.copy.clone();
+        // Weak: the platform may run the callback long after the read-back completed (NVIDIA
+        // does), when the release or the next acquire has run the write-back already and the
+        // application has let go of everything; a strong reference would keep the staging
+        // resource, and with it the device, referenced until then. While the write-back waits,
+        // the memory object holds the copy, or, once it is gone, the write-back itself (Drop).
+        let copy = Arc::downgrade(&self.copy);
         // The callback's own reference (released after it runs).
         events::retain(read).map_err(drop)?;
         // The handle as a number, compared only: the callback takes the read-back's status from
@@ -217,6 +240,10 @@ impl StagingCopy {
             read,
             Box::new(move |status| {
                 crate::in_callback(move || {
+                    let Some(copy) = copy.upgrade() else {
+                        // Written back, and nothing holds the copy any more.
+                        return;
+                    };
                     copy.read_back_ended(handle as cl_event, status);
                     let written = copy.run_write_back(Some(release));
                     // Perhaps the last reference to the staging resource and the device's
@@ -272,13 +299,13 @@ impl Copy {
                 .as_ref()
                 .filter(|w| only.is_none_or(|r| r == w.release))
             else {
-                return Written(None);
+                return Written::NONE;
             };
             // Retained under the slot's lock: the thread that runs it releases its reference.
             match w.read {
                 ReadBack::Pending(ev) if events::retain(ev).is_ok() => (w.release, Some(ev)),
                 ReadBack::Ended(_) => (w.release, None),
-                ReadBack::Pending(_) => return Written(None),
+                ReadBack::Pending(_) => return Written::NONE,
             }
         };
         if let Some(read) = read {
@@ -293,7 +320,7 @@ impl Copy {
         // completion callback did it under load; the marker after that failed user event
         // then never completed on PoCL 3.1, and `threads` hung with DXCL_INTEROP=0).
         let Some(w) = self.write_back().take_if(|w| w.release == release) else {
-            return Written(None);
+            return Written::NONE;
         };
         let status = match w.read {
             ReadBack::Pending(ev) => events::status(ev),
@@ -405,6 +432,7 @@ impl SharingStrategy for StagingCopy {
             read: ReadBack::Pending(read),
             written,
             keep: None,
+            copy: None,
         };
         let scheduled = self.schedule(w);
         // Implicit synchronisation on a foreign device: "any calls to Direct3D 1x made after the
@@ -496,8 +524,10 @@ impl Drop for StagingCopy {
             let mut pending = self.copy.write_back();
             if let Some(w) = pending.as_mut().filter(|w| w.written.is_some()) {
                 // A foreign device: the completion callback writes into the resource after the
-                // memory object's reference is gone; one of its own keeps the resource alive.
+                // memory object's reference is gone; one of its own keeps the resource alive,
+                // and the write-back keeps the copy (a cycle the write-back's end breaks).
                 w.keep = self.copy.staging().d3d.resource_reference();
+                w.copy = Some(self.copy.clone());
             }
         }
         let Some(upload) = self.last_upload().take().map(|e| e as cl_event) else {
