@@ -49,7 +49,7 @@ wine_run_programs() {
     done
 }
 
-# wine_run_conformance OUT: the conformance suite (tests/conformance), its Windows builds, run by the
+# wine_run_conformance OUT [DROP]: the conformance suite (tests/conformance), its Windows builds, run by the
 # suite's own run.sh under one X server (log in OUT/conformance.log); fails when the suite does.
 # Each program runs through `dxcl wine run` with a timeout (beyond its own watchdog), by a wrapper
 # that drops the Windows line ends from its output and dxcl's own line about a failed exit status
@@ -59,14 +59,15 @@ wine_run_programs() {
 # DROP (optional) is a sed address of further lines the wrapper drops (a runtime's own log lines,
 # kept in its log files).
 wine_run_conformance() {
-    local out=$1 drop=${2:-} p
+    local out=$1 filter="/^dxcl: the program /d" p
+    [ -z "${2:-}" ] || filter="$filter;${2}d"
     local wrap=$out/conformance
     mkdir -p "$wrap"
     for p in $wine_conformance; do
         cat >"$wrap/$p" <<WRAPPER
 #!/usr/bin/env bash
 set -o pipefail
-timeout 900 "$dxcl" wine run --prefix "$WINEPREFIX" "$root/build/wine/conformance/$p.exe" 2>&1 | tr -d "\r" | sed -e "/^dxcl: the program /d" ${drop:+-e "${drop}d"}
+timeout 900 "$dxcl" wine run --prefix "$WINEPREFIX" "$root/build/wine/conformance/$p.exe" 2>&1 | tr -d "\r" | sed "$filter"
 WRAPPER
         chmod +x "$wrap/$p"
     done
