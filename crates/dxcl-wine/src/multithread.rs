@@ -1,8 +1,7 @@
 //! The stand-in of a Direct3D device's own lock, `ID3D11Multithread` (on a D3D11 immediate
 //! context) and `ID3D10Multithread` (on a D3D10 device): one IID, one vtable (IUnknown, `Enter`,
-//! `Leave`, `SetMultithreadProtected`, `GetMultithreadProtected`). Not in the generated tables:
-//! the SDK declares it outside the headers dxcl-gen reads (d3d11_4.h), and `Enter`/`Leave` cannot
-//! be remoted.
+//! `Leave`, `SetMultithreadProtected`, `GetMultithreadProtected`). Hand-written: it is not in
+//! dxcl-gen's interface description (`crates/dxcl-abi/api`), and `Enter`/`Leave` cannot be remoted.
 //!
 //! The layer turns protection on for a foreign device because a staging release writes back from a
 //! platform thread while the program may be in the device itself. Under DXVK that matters: its
