@@ -8,9 +8,7 @@
 #   build/dxvk/meson/                                                       meson's build folder
 #   build/dxvk/SOURCE                                                       which tree and tag built it
 #
-# The pinned tag is v2.3: the release on which the layer's crash and the preferred-device gap were
-# reported, so the fixes are checked against the same code; it builds with Debian 12's meson,
-# glslang and SDL2. Later tags were not tried. Another tag is refused unless DXVK_TAG names it.
+# The pinned tag, v2.3, and the checks of the tree: scripts/dxvk/source.sh.
 #
 # SRC_DIR needs its submodules filled at their pinned commits (include/vulkan, include/spirv,
 # include/native/directx, subprojects/libdisplay-info): `git clone --recurse-submodules --branch v2.3
@@ -23,49 +21,16 @@
 # DXVK_BUILDTYPE (default: debugoptimized, for usable stacks) is meson's build type.
 set -euo pipefail
 
-tag=${DXVK_TAG:-v2.3}
 buildtype=${DXVK_BUILDTYPE:-debugoptimized}
-if [ $# -ne 1 ] || [ ! -d "$1" ]; then
-    echo "usage: $0 DXVK_SOURCE_DIR   (a DXVK $tag tree with its submodules; see docs/dxvk.md)" >&2
-    exit 2
-fi
-src=$(cd "$1" && pwd)
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$repo/build/dxvk
+. "$repo/scripts/dxvk/source.sh"
+. "$repo/scripts/install-debs.sh"
+dxvk_source "dxvk build" "$@"
+src=$dxvk_src
+tag=$dxvk_tag
 
-# The tree must be the pinned release: its meson.build names its version.
-version=$(sed -n "s/^project(.*[^_]version *: *'\([^']*\)'.*/\1/p" "$src/meson.build" | head -1)
-if [ "$version" != "$tag" ]; then
-    echo "dxvk build: $src is DXVK '${version:-unknown}', not $tag (set DXVK_TAG=$version to build it anyway)" >&2
-    exit 2
-fi
-
-# The submodules: a file each must have.
-need=(include/vulkan/include/vulkan/vulkan_core.h
-      include/spirv/include/spirv/unified1/spirv.hpp
-      include/native/directx/d3d11.h
-      subprojects/libdisplay-info/meson.build)
-for f in "${need[@]}"; do
-    if [ ! -f "$src/$f" ]; then
-        echo "dxvk build: $src/$f is missing: the submodules are not filled." >&2
-        echo "  in a git clone: git -C $src submodule update --init --recursive" >&2
-        echo "  else see docs/dxvk.md (\"Getting the source\")" >&2
-        exit 2
-    fi
-done
-
-packages=(meson ninja-build g++ pkg-config glslang-tools libsdl2-dev libvulkan-dev hwdata)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    echo "dxvk build: installing ${missing[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+install_debs "dxvk build" meson ninja-build g++ pkg-config glslang-tools libsdl2-dev libvulkan-dev hwdata
 
 # Only what the layer shares with: D3D11, D3D10 (d3d10core) and DXGI. The SDL2 window-system
 # integration is DXVK-native's default.

@@ -19,6 +19,7 @@ mod gen_com;
 #[rustfmt::skip]
 mod gen_limits;
 mod host;
+mod multithread;
 mod remote;
 mod signals;
 mod special;
@@ -133,7 +134,7 @@ unsafe extern "C" fn start(args: *mut c_void) -> u32 {
         // SAFETY: Wine passes the Windows side's `struct dxcl_start`.
         remote::start(
             unsafe { &*args.cast::<unixlib::Start>() }.wrapper_vtbl,
-            gen_com::remote_vtable,
+            multithread::remote_vtable,
         );
         0
     })

@@ -1,0 +1,75 @@
+# Sourced by the scripts that run dxcl's Windows programs in a Wine prefix with the bridge installed
+# (scripts/wine/test.sh on wined3d, scripts/wine/dxvk.sh on DXVK's Windows DLLs): how the programs
+# are built and run, the same for both. The caller sets root (dxcl's source tree), dxcl (the staged
+# dxcl program) and exports whatever else the programs' Wine should see.
+
+# The conformance programs wine_run_conformance runs: DXCL_WINE_CONFORMANCE names them (default: all).
+wine_conformance=${DXCL_WINE_CONFORMANCE:-discovery contexts buffers textures acquire sync threads hostptr}
+
+# wine_prefix PREFIX: the prefix every later Wine command of the script uses.
+wine_prefix() {
+    # A crash must fail the run, not wait in Wine's debugger.
+    export WINEPREFIX=$1 WINEDEBUG=-all WINEDLLOVERRIDES="winedbg.exe=d"
+    # Wine keeps a server per prefix; stop ours however the script ends.
+    wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
+    trap '"$wineserver" -k >/dev/null 2>&1 || true' EXIT
+}
+
+# wine_build_programs OUT: tests/wine/bridge.c, tests/wine/affinity.c and tests/windows/d3d11_cl.cpp
+# as OUT/*.exe, and the conformance suite's Windows builds (build/wine/conformance).
+wine_build_programs() {
+    local out=$1
+    local cflags=(-O1 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type -I"$root/build/wine/inc")
+    local link=(-L"$root/build/wine/dist" -l:opencl.dll)
+    mkdir -p "$out"
+    x86_64-w64-mingw32-gcc "${cflags[@]}" -o "$out/bridge.exe" "$root/tests/wine/bridge.c" -ld3d10 -ld3d11 -ldxgi "${link[@]}"
+    x86_64-w64-mingw32-gcc "${cflags[@]}" -o "$out/affinity.exe" "$root/tests/wine/affinity.c" -ld3d10 -ldxgi "${link[@]}"
+    # The Windows-idiom example, unchanged (as sdk-check.sh builds it against MinGW-w64's SDK headers).
+    x86_64-w64-mingw32-g++ -std=c++17 -O1 -Wall -Wextra -Werror -I"$root/build/wine/inc" -o "$out/d3d11_cl.exe" \
+        "$root/tests/windows/d3d11_cl.cpp" -ld3d11 -ldxgi "${link[@]}" -static-libgcc -static-libstdc++
+    make -s -C "$root/tests/conformance" windows
+}
+
+# wine_info OUT: `dxcl wine info` (log in OUT/info.log); a program must see the sharing extensions
+# and a preferred device.
+wine_info() {
+    local out=$1
+    timeout 120 xvfb-run -a "$dxcl" wine info "$WINEPREFIX" | tee "$out/info.log"
+    grep -q "extensions a Windows program can use:.*cl_khr_d3d11_sharing" "$out/info.log"
+    grep -q "preferred OpenCL device: " "$out/info.log"
+}
+
+# wine_run_programs OUT: the three programs through `dxcl wine run` (logs in OUT/NAME.log); each
+# must print its pass line with no failure and exit with status 0.
+wine_run_programs() {
+    local out=$1 p
+    for p in bridge affinity d3d11_cl; do
+        timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$out/$p.exe" 2>&1 | tee "$out/$p.log"
+        tr -d "\r" < "$out/$p.log" | grep -q "^$p: [0-9]* passed, 0 failed$"
+    done
+}
+
+# wine_run_conformance OUT [DROP]: the conformance suite (tests/conformance), its Windows builds, run by the
+# suite's own run.sh under one X server (log in OUT/conformance.log); fails when the suite does.
+# Each program runs through `dxcl wine run` with a timeout (beyond its own watchdog), by a wrapper
+# that drops the Windows line ends from its output and dxcl's own line about a failed exit status
+# (run.sh reads the program's result line last, and reports the status itself). Every program runs
+# once, in the full mode (DXCL_CONFORMANCE_REDUCED=1 for the reduced one); no staging or
+# DXCL_INTEROP=0 reruns: Wine's Direct3D is a foreign device, which always takes staging copies.
+# DROP (optional) is a sed address of further lines the wrapper drops (a runtime's own log lines,
+# kept in its log files).
+wine_run_conformance() {
+    local out=$1 filter="/^dxcl: the program /d" p
+    [ -z "${2:-}" ] || filter="$filter;${2}d"
+    local wrap=$out/conformance
+    mkdir -p "$wrap"
+    for p in $wine_conformance; do
+        cat >"$wrap/$p" <<WRAPPER
+#!/usr/bin/env bash
+set -o pipefail
+timeout 900 "$dxcl" wine run --prefix "$WINEPREFIX" "$root/build/wine/conformance/$p.exe" 2>&1 | tr -d "\r" | sed "$filter"
+WRAPPER
+        chmod +x "$wrap/$p"
+    done
+    timeout 2400 xvfb-run -a "$root/tests/conformance/run.sh" "$wrap" "" "$wine_conformance" "" | tee "$out/conformance.log"
+}
