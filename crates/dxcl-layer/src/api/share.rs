@@ -263,8 +263,22 @@ fn acquire_objects(
     let mut h = trace::time(Step::HandOffNew, || {
         HandOff::acquire(queue, context, wait, sync)
     });
-    for it in items {
-        trace::time(Step::StrategyAcquire, || it.sharing.acquire(it.mem, &mut h))?;
+    if h.waits_for_unset_user_event() {
+        // As for a release: the platform's external acquire goes before every command that
+        // waits for the user event (HandOff::acquire_imports_now), importing objects first.
+        let (first, rest): (Vec<&Item>, Vec<&Item>) =
+            items.iter().partition(|it| it.sharing.imports());
+        for it in &first {
+            trace::time(Step::StrategyAcquire, || it.sharing.acquire(it.mem, &mut h))?;
+        }
+        trace::time(Step::Finish, || h.acquire_imports_now())?;
+        for it in &rest {
+            trace::time(Step::StrategyAcquire, || it.sharing.acquire(it.mem, &mut h))?;
+        }
+    } else {
+        for it in items {
+            trace::time(Step::StrategyAcquire, || it.sharing.acquire(it.mem, &mut h))?;
+        }
     }
     trace::time(Step::Finish, || h.finish())
 }

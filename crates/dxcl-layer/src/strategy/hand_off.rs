@@ -172,6 +172,20 @@ impl<'a> HandOff<'a> {
         Ok(())
     }
 
+    /// The same for an acquire: NVIDIA's `clEnqueueAcquireExternalMemObjectsKHR` enqueued after
+    /// a command that waits for the unset user event (another object's staging copy) blocked
+    /// until the application set it, on this very thread (DXVK's shadow copies on an H200:
+    /// acquire's "failed wait list" hung in the acquire).
+    pub fn acquire_imports_now(&mut self) -> Result<(), cl_int> {
+        if self.releasing || self.imported.is_empty() || !self.waits_for_unset_user_event() {
+            return Ok(());
+        }
+        let ev = self.acquire_imported()?;
+        self.imported.clear();
+        self.events.push(ev);
+        Ok(())
+    }
+
     /// Issues the shared commands and returns the call's event (owned by the caller).
     pub fn finish(&mut self) -> Result<cl_event, cl_int> {
         if !self.imported.is_empty() {

@@ -178,10 +178,11 @@ impl StagingCopy {
             release_mem(mem);
             return Err(CL_OUT_OF_RESOURCES.into());
         };
+        let len = staging.layout().len();
         let side = Side {
-            shadow: Shadow::heap(staging.layout().len()),
+            shadow: Shadow::heap(len),
             d3d: staging,
-            pin: shadow::wants_pinned(req.host_unified),
+            pin: shadow::wants_pinned(req.host_unified, len),
         };
         made(
             mem,

@@ -1,12 +1,12 @@
 //! The staging copy's host shadow: where the bytes wait between Direct3D's staging resource and
 //! the OpenCL memory object.
 //!
-//! On a device without host-unified memory (a discrete GPU) the shadow is pinned: the mapping of
-//! a `CL_MEM_ALLOC_HOST_PTR` buffer of the memory object's context, which the platform copies
-//! at the bus's speed, where copies from ordinary (pageable) memory go through the platform's
-//! own bounce buffers at a fraction of it. Elsewhere, and where pinning fails, it is ordinary
-//! heap memory. `DXCL_STAGING_PINNED=1` pins on any device, `0` never (for tests and
-//! comparisons).
+//! On a device without host-unified memory (a discrete GPU) a shadow of 1 MiB or more is pinned:
+//! the mapping of a `CL_MEM_ALLOC_HOST_PTR` buffer of the memory object's context, which the
+//! platform copies at the bus's speed, where copies from ordinary (pageable) memory go through
+//! the platform's own bounce buffers at a fraction of it. Elsewhere, and where pinning fails, it
+//! is ordinary heap memory. `DXCL_STAGING_PINNED=1` pins on any device and any size, `0` never
+//! (for tests and comparisons).
 //!
 //! The pinned buffer holds the context, which must die with the application's objects: once the
 //! application's last reference to the memory object is gone, [`Shadow::detach`] moves the bytes
@@ -40,12 +40,18 @@ enum Bytes {
 // Vec.
 unsafe impl Send for Shadow {}
 
-/// Whether `DXCL_STAGING_PINNED` or the device asks for a pinned shadow.
-pub(super) fn wants_pinned(host_unified: bool) -> bool {
+/// From this size on a shadow is pinned by default: below it a copy's own latency outweighs the
+/// bus's speed, and pinning costs a buffer, a queue and a map per object. (On an H200 with
+/// DXVK-native, contexts' 256-byte objects with pinned shadows also saw NVIDIA destroy their
+/// context late after the application's last release: docs/gpu.md.)
+const PINNED_FROM: usize = 1 << 20;
+
+/// Whether `DXCL_STAGING_PINNED` or the device asks for a pinned shadow of `len` bytes.
+pub(super) fn wants_pinned(host_unified: bool, len: usize) -> bool {
     match std::env::var("DXCL_STAGING_PINNED").as_deref() {
         Ok("1") => true,
         Ok("0") => false,
-        _ => !host_unified,
+        _ => !host_unified && len >= PINNED_FROM,
     }
 }
 
