@@ -50,24 +50,11 @@ static const char *kernel_source =
     "    write_imagef(dst, p, sum / 25.0f);\n"
     "}\n";
 
+#include "common.h"
+
 static double now_ms(void)
 {
-#ifdef _WIN32
-    LARGE_INTEGER f, c;
-    QueryPerformanceFrequency(&f);
-    QueryPerformanceCounter(&c);
-    return (double)c.QuadPart * 1e3 / (double)f.QuadPart;
-#else
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-#endif
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    return now_us() / 1e3;
 }
 
 static void fail(const char *what, long code)
@@ -326,27 +313,16 @@ static int run_case(enum which which, unsigned char *const *host, unsigned char 
 
 int main(void)
 {
-    if (FAILED(D3D11CreateDevice(NULL, D3D_DRIVER_TYPE_HARDWARE, NULL, 0, NULL, 0, D3D11_SDK_VERSION, &device, NULL,
-                                 &ctx))
-        || clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS)
-    {
-        printf("frames: no Direct3D device or OpenCL platform\n");
+    struct sharing s;
+    if (sharing_open(&s, CL_PREFERRED_DEVICES_FOR_D3D11_KHR, "frames"))
         return 1;
-    }
-    clGetDeviceIDsFromD3D11KHR_fn get_ids = (clGetDeviceIDsFromD3D11KHR_fn)
-        clGetExtensionFunctionAddressForPlatform(platform, "clGetDeviceIDsFromD3D11KHR");
-    clCreateFromD3D11Texture2DKHR_fn from_texture = (clCreateFromD3D11Texture2DKHR_fn)
-        clGetExtensionFunctionAddressForPlatform(platform, "clCreateFromD3D11Texture2DKHR");
-    clEnqueueAcquireD3D11ObjectsKHR_fn acquire = (clEnqueueAcquireD3D11ObjectsKHR_fn)
-        clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueAcquireD3D11ObjectsKHR");
-    clEnqueueReleaseD3D11ObjectsKHR_fn release = (clEnqueueReleaseD3D11ObjectsKHR_fn)
-        clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueReleaseD3D11ObjectsKHR");
-    if (!get_ids || !from_texture || !acquire || !release
-        || get_ids(platform, CL_D3D11_DEVICE_KHR, device, CL_PREFERRED_DEVICES_FOR_D3D11_KHR, 1, &cl_device, NULL))
-    {
-        printf("frames: no cl_khr_d3d11_sharing\n");
-        return 1;
-    }
+    device = s.device;
+    ctx = s.immediate;
+    platform = s.platform;
+    cl_device = s.cl_device;
+    clCreateFromD3D11Texture2DKHR_fn from_texture = s.from_texture;
+    clEnqueueAcquireD3D11ObjectsKHR_fn acquire = s.acquire;
+    clEnqueueReleaseD3D11ObjectsKHR_fn release = s.release;
     unsigned char *host[HOST_FRAMES], *result = malloc(BYTES);
     for (UINT i = 0; i < HOST_FRAMES; i++)
     {

@@ -28,25 +28,7 @@
 #define WARMUP 3
 #define ROUNDS 15
 
-static double now_us(void)
-{
-#ifdef _WIN32
-    LARGE_INTEGER f, c;
-    QueryPerformanceFrequency(&f);
-    QueryPerformanceCounter(&c);
-    return (double)c.QuadPart * 1e6 / (double)f.QuadPart;
-#else
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-#endif
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "common.h"
 
 #ifndef _WIN32
 /* The layer's step table (DXCL_TRACE=handoff) on stderr: dxclTraceTake of the layer the loader
@@ -80,32 +62,17 @@ static void print_trace(void)
 
 int main(void)
 {
-    ID3D11Device *device;
-    ID3D11DeviceContext *immediate;
-    cl_platform_id platform;
-    cl_device_id cl_device;
+    struct sharing s;
+    if (sharing_open(&s, CL_ALL_DEVICES_FOR_D3D11_KHR, "handoff"))
+        return 1;
+    ID3D11Device *device = s.device;
+    ID3D11DeviceContext *immediate = s.immediate;
+    cl_platform_id platform = s.platform;
+    cl_device_id cl_device = s.cl_device;
+    clCreateFromD3D11Texture2DKHR_fn from_texture = s.from_texture;
+    clEnqueueAcquireD3D11ObjectsKHR_fn acquire = s.acquire;
+    clEnqueueReleaseD3D11ObjectsKHR_fn release = s.release;
     cl_int err;
-    if (FAILED(D3D11CreateDevice(NULL, D3D_DRIVER_TYPE_HARDWARE, NULL, 0, NULL, 0, D3D11_SDK_VERSION, &device, NULL,
-                                 &immediate))
-        || clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS)
-    {
-        printf("handoff: no Direct3D device or OpenCL platform\n");
-        return 1;
-    }
-    clGetDeviceIDsFromD3D11KHR_fn get_ids = (clGetDeviceIDsFromD3D11KHR_fn)
-        clGetExtensionFunctionAddressForPlatform(platform, "clGetDeviceIDsFromD3D11KHR");
-    clCreateFromD3D11Texture2DKHR_fn from_texture = (clCreateFromD3D11Texture2DKHR_fn)
-        clGetExtensionFunctionAddressForPlatform(platform, "clCreateFromD3D11Texture2DKHR");
-    clEnqueueAcquireD3D11ObjectsKHR_fn acquire = (clEnqueueAcquireD3D11ObjectsKHR_fn)
-        clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueAcquireD3D11ObjectsKHR");
-    clEnqueueReleaseD3D11ObjectsKHR_fn release = (clEnqueueReleaseD3D11ObjectsKHR_fn)
-        clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueReleaseD3D11ObjectsKHR");
-    if (!get_ids || !from_texture || !acquire || !release
-        || get_ids(platform, CL_D3D11_DEVICE_KHR, device, CL_ALL_DEVICES_FOR_D3D11_KHR, 1, &cl_device, NULL))
-    {
-        printf("handoff: no cl_khr_d3d11_sharing\n");
-        return 1;
-    }
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform,
                                      CL_CONTEXT_D3D11_DEVICE_KHR, (cl_context_properties)device, 0};
     cl_context ctx = clCreateContext(props, 1, &cl_device, NULL, NULL, &err);
