@@ -9,7 +9,7 @@
 //! - release: later D3D work waits for the release's wait list and all earlier work of the queue
 //!   (host pointer: `AddPendingWork` with a callback waiting on the release's event; staging copy:
 //!   the write-back runs as that pending work, or on a foreign device the release waits for it
-//!   unless its wait list holds an unset user event: `strategy/staging.rs`).
+//!   unless its wait list holds an unset user event: `strategy/staging/`).
 //!
 //! External memory: `clEnqueueAcquire/ReleaseExternalMemObjectsKHR` bracket the imported objects;
 //! the ordering is GPU-side through the context's shared semaphores (`external::sync`) where both

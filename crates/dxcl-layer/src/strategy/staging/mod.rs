@@ -577,6 +577,8 @@ fn upload_in_pieces(
         }
     });
     let done = match (downloaded, failed) {
+        // Direct3D would not copy or map its staging resource: "CL_OUT_OF_RESOURCES if there is
+        // a failure to allocate resources required by the OpenCL implementation on the device".
         (Err(_), _) => Err(CL_OUT_OF_RESOURCES),
         (Ok(()), Some(e)) => Err(e),
         (Ok(()), None) if copies.len() == 1 => return Ok(copies[0]),
