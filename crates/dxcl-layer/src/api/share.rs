@@ -265,13 +265,13 @@ fn acquire_objects(
     });
     if h.waits_for_unset_user_event() {
         // As for a release: the platform's external acquire goes before every command that
-        // waits for the user event (HandOff::acquire_imports_now), importing objects first.
+        // waits for the user event (HandOff::imports_now), importing objects first.
         let (first, rest): (Vec<&Item>, Vec<&Item>) =
             items.iter().partition(|it| it.sharing.imports());
         for it in &first {
             trace::time(Step::StrategyAcquire, || it.sharing.acquire(it.mem, &mut h))?;
         }
-        trace::time(Step::Finish, || h.acquire_imports_now())?;
+        trace::time(Step::Finish, || h.imports_now())?;
         for it in &rest {
             trace::time(Step::StrategyAcquire, || it.sharing.acquire(it.mem, &mut h))?;
         }
@@ -297,14 +297,14 @@ fn release_objects(
     })?;
     if h.waits_for_unset_user_event() {
         // The platform's external release goes before every command that waits for the user
-        // event (HandOff::release_imports_now): importing objects first. Their order within
+        // event (HandOff::imports_now): importing objects first. Their order within
         // one call is not observable: all follow the same wait list and earlier work.
         let (first, rest): (Vec<&Item>, Vec<&Item>) =
             items.iter().partition(|it| it.sharing.imports());
         for it in &first {
             trace::time(Step::StrategyRelease, || it.sharing.release(it.mem, &mut h))?;
         }
-        trace::time(Step::Finish, || h.release_imports_now())?;
+        trace::time(Step::Finish, || h.imports_now())?;
         for it in &first {
             trace::time(Step::StrategyRelease, || {
                 it.sharing.release_commands(it.mem, &mut h)

@@ -54,6 +54,20 @@ impl Layout {
         self.row_bytes * h * d
     }
 
+    /// The whole subresource as one piece.
+    pub fn whole(&self) -> Piece {
+        let (w, h, d) = self.extent;
+        let region = match self.kind {
+            ResourceKind::Buffer => [self.len(), 1, 1],
+            _ => [w, h, d],
+        };
+        Piece {
+            bytes: 0..self.len(),
+            origin: [0; 3],
+            region,
+        }
+    }
+
     /// The subresource in pieces of about `about` bytes: whole rows of one slice, whole slices,
     /// or a buffer's bytes, in order; one piece when `about` covers it all.
     pub fn pieces(&self, about: usize) -> Vec<Piece> {
@@ -268,6 +282,9 @@ mod tests {
         assert_eq!(covers(&v, 32 * 3).len(), 3); // 3 slices a piece: 3+3+2
         assert_eq!(covers(&v, 16).len(), 16); // two rows of each slice
         assert_eq!(covers(&v, 1 << 20).len(), 1);
+        for l in [b, t, v] {
+            assert_eq!(l.pieces(usize::MAX), vec![l.whole()]);
+        }
     }
 
     /// The packed copy round-trips through a mapping with padded pitches, threaded or not.

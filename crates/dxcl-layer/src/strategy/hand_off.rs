@@ -156,44 +156,37 @@ impl<'a> HandOff<'a> {
         }
     }
 
-    /// A release whose wait list holds a user event still unset: issues the platform's
-    /// external release of the objects imported so far now, before any command that waits for
-    /// that event. On the H100, NVIDIA's `clEnqueueReleaseExternalMemObjectsKHR` enqueued after
-    /// such a command (a staging read, a shadow's marker) never returned: DXVK's `acquire`
-    /// "release before its wait list is complete" hung. Otherwise nothing: [`finish`](Self::finish)
-    /// issues one release for all.
-    pub fn release_imports_now(&mut self) -> Result<(), cl_int> {
-        if !self.releasing || self.imported.is_empty() || !self.waits_for_unset_user_event() {
+    /// A hand-off whose wait list holds a user event still unset: issues the platform's external
+    /// acquire or release of the objects imported so far now, before any command that waits for
+    /// that event; NVIDIA's external command enqueued after such a command (another object's
+    /// staging copy or read, a shadow's marker) blocks the calling thread until the application
+    /// sets the event, perhaps on this very thread. Seen on the H100 (DXVK's `acquire`, "release
+    /// before its wait list is complete": the release never returned) and on an H200 (DXVK's
+    /// shadow copies, "failed wait list": the acquire). Otherwise nothing:
+    /// [`finish`](Self::finish) issues one command for all.
+    pub fn imports_now(&mut self) -> Result<(), cl_int> {
+        if self.imported.is_empty() || !self.waits_for_unset_user_event() {
             return Ok(());
         }
-        let ev = self.release_imported()?;
+        let ev = self.issue_imported()?;
         self.imported.clear();
         self.events.push(ev);
         Ok(())
     }
 
-    /// The same for an acquire: NVIDIA's `clEnqueueAcquireExternalMemObjectsKHR` enqueued after
-    /// a command that waits for the unset user event (another object's staging copy) blocked
-    /// until the application set it, on this very thread (DXVK's shadow copies on an H200:
-    /// acquire's "failed wait list" hung in the acquire).
-    pub fn acquire_imports_now(&mut self) -> Result<(), cl_int> {
-        if self.releasing || self.imported.is_empty() || !self.waits_for_unset_user_event() {
-            return Ok(());
+    /// The external acquire or release of the imported objects.
+    fn issue_imported(&mut self) -> Result<cl_event, cl_int> {
+        if self.releasing {
+            self.release_imported()
+        } else {
+            self.acquire_imported()
         }
-        let ev = self.acquire_imported()?;
-        self.imported.clear();
-        self.events.push(ev);
-        Ok(())
     }
 
     /// Issues the shared commands and returns the call's event (owned by the caller).
     pub fn finish(&mut self) -> Result<cl_event, cl_int> {
         if !self.imported.is_empty() {
-            let ev = if self.releasing {
-                self.release_imported()?
-            } else {
-                self.acquire_imported()?
-            };
+            let ev = self.issue_imported()?;
             // The external command alone follows everything the call's event must (the wait
             // list, and for a release the queue's earlier work): its event is the call's.
             if self.events.is_empty() && self.prior.is_none() && self.commands.is_none() {

@@ -77,7 +77,7 @@ pub(crate) trait SharingStrategy: Send + Sync {
     }
 
     /// In a release whose wait list holds a user event still unset, after the platform's
-    /// external release of the call's imported objects ([`HandOff::release_imports_now`]): the
+    /// external release of the call's imported objects ([`HandOff::imports_now`]): the
     /// commands of an importing strategy that wait for the wait list.
     fn release_commands(&self, _mem: cl_mem, _h: &mut HandOff<'_>) -> Result<(), cl_int> {
         Ok(())

@@ -392,11 +392,11 @@ impl SharingStrategy for StagingCopy {
             let upload = self.last_upload().map(|e| e as cl_event);
             // The acquire flushed its copy's queue (see `acquire`).
             wait.extend(upload);
-            let whole = side.d3d.layout().pieces(usize::MAX);
+            let whole = side.d3d.layout().whole();
             let at = side.shadow.as_mut_slice().as_mut_ptr();
             // SAFETY: the whole shadow (see enqueue_copy's contract: the write-back owns the
             // `Copy` holding it until the read-back ran).
-            unsafe { enqueue_copy(h.queue, mem, self.kind, at, &whole[0], true, &wait) }
+            unsafe { enqueue_copy(h.queue, mem, self.kind, at, &whole, true, &wait) }
         };
         let read = match read {
             Ok(read) => read,
@@ -582,22 +582,12 @@ fn upload_in_pieces(
         (Err(_), _) => Err(CL_OUT_OF_RESOURCES),
         (Ok(()), Some(e)) => Err(e),
         (Ok(()), None) if copies.len() == 1 => return Ok(copies[0]),
-        (Ok(()), None) => marker(queue, &copies),
+        (Ok(()), None) => events::marker(queue, &copies),
     };
     for ev in copies {
         events::release(ev);
     }
     done
-}
-
-/// A marker after `events` (all of one queue).
-fn marker(queue: cl_command_queue, events: &[cl_event]) -> Result<cl_event, cl_int> {
-    let f = down!(clEnqueueMarkerWithWaitList);
-    let (n, list) = crate::cl::wait_list(events);
-    let mut ev = std::ptr::null_mut();
-    // SAFETY: a live queue; `events` are live events of it, held until the call returned.
-    check(unsafe { f(queue, n, list, &mut ev) })?;
-    Ok(ev)
 }
 
 /// Enqueues the copy of one piece between a memory object and its shadow at `shadow` (tightly

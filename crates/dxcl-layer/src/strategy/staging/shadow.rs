@@ -36,8 +36,8 @@ enum Bytes {
 }
 
 // SAFETY: the pinned mapping is plain host memory valid until the buffer is unmapped and
-// released, which only Drop does; the OpenCL handles are usable from any thread. Access goes through &mut / & as for a
-// Vec.
+// released, which only Drop does; the OpenCL handles are usable from any thread. Access goes
+// through &mut / & as for a Vec.
 unsafe impl Send for Shadow {}
 
 /// From this size on a shadow is pinned by default: below it a copy's own latency outweighs the
