@@ -219,9 +219,11 @@ pub(crate) unsafe fn acquire_release(
     };
     let done = if release {
         mark(DXCL_OPENCL_ACCESS_SHARED, ext.release_call());
-        release_objects(queue, context, &items, wait, sync)
+        // Another object of the call orders Direct3D after the event once the first has.
+        let wanted = !event.is_null() || items.len() > 1;
+        release_objects(queue, context, &items, wait, (sync, wanted))
     } else {
-        acquire_objects(queue, context, &items, wait, sync)
+        acquire_objects(queue, context, &items, wait, (sync, !event.is_null()))
     };
     // Settled: the new state when the call succeeded, the old one when it failed.
     let settled = if done.is_ok() {
@@ -252,17 +254,19 @@ pub(crate) unsafe fn acquire_release(
     Ok(())
 }
 
-/// Each object's strategy acquires it; the call's event follows all of them.
+/// Each object's strategy acquires it; the call's event follows all of them (null when not
+/// `wanted` and no marker was needed).
 fn acquire_objects(
     queue: cl_command_queue,
     context: opencl_sys::cl_context,
     items: &[Item],
     wait: &[cl_event],
-    sync: bool,
+    (sync, wanted): (bool, bool),
 ) -> Result<cl_event, cl_int> {
     let mut h = trace::time(Step::HandOffNew, || {
         HandOff::acquire(queue, context, wait, sync)
     });
+    h.event_wanted = wanted;
     if h.waits_for_unset_user_event() {
         // As for a release: the platform's external acquire goes before every command that
         // waits for the user event (HandOff::imports_now), importing objects first.
@@ -284,17 +288,19 @@ fn acquire_objects(
 }
 
 /// Each object's strategy releases it after all work already submitted to the queue; then,
-/// with the call's event, orders later Direct3D work after it.
+/// with the call's event, orders later Direct3D work after it. Returns the event, or null when
+/// not `wanted` and its reference went to Direct3D's pending work.
 fn release_objects(
     queue: cl_command_queue,
     context: opencl_sys::cl_context,
     items: &[Item],
     wait: &[cl_event],
-    sync: bool,
+    (sync, wanted): (bool, bool),
 ) -> Result<cl_event, cl_int> {
     let mut h = trace::time(Step::HandOffNew, || {
         HandOff::release(queue, context, wait, sync)
     })?;
+    h.event_wanted = wanted;
     if h.waits_for_unset_user_event() {
         // The platform's external release goes before every command that waits for the user
         // event (HandOff::imports_now): importing objects first. Their order within
@@ -323,9 +329,16 @@ fn release_objects(
         .iter()
         .try_for_each(|it| trace::time(Step::StrategyReleased, || it.sharing.released(&mut h, ev)));
     if let Err(e) = ordered {
-        events::release(ev);
+        if !h.event_lent() {
+            events::release(ev);
+        }
         return Err(e);
     }
+    let ev = if h.event_lent() {
+        std::ptr::null_mut()
+    } else {
+        ev
+    };
     // The runtime may wait on the event from another thread: make sure it gets submitted, here
     // on the thread that enqueued it. A flush from Direct3D's thread (the adaptive ordering at
     // its next access used to make one) can meet a blocking call on this queue in another

@@ -1,6 +1,6 @@
 //! A platform below the layer for unit tests: it knows only the tests' handles, events at
-//! [`EVENTS`]`..+0x100`, each a pending command of the queue one above it, and counts the calls
-//! made on queues. Every test installs the same table, so tests running in parallel agree on
+//! [`EVENTS`]`..+0x100`, each a command of the queue one above it, pending but for those from
+//! [`COMPLETE`] on, and counts the calls made on queues (and the status queries of events). Every test installs the same table, so tests running in parallel agree on
 //! it; each uses handles of its own.
 
 use std::collections::HashMap;
@@ -17,6 +17,8 @@ use opencl_sys::{
 pub(crate) const EVENTS: usize = 0xD0C1_0000;
 /// The one test queue with a single reference (the others have 2).
 pub(crate) const ONE_REFERENCE: usize = EVENTS + 3;
+/// Events from here to the end of the range report `CL_COMPLETE`.
+pub(crate) const COMPLETE: usize = EVENTS + 0xC0;
 
 static CALLS: Mutex<Option<HashMap<(&str, usize), usize>>> = Mutex::new(None);
 
@@ -27,7 +29,8 @@ fn count(call: &'static str, queue: cl_command_queue) {
         .or_default() += 1;
 }
 
-/// How often `call` ("flush", "release", "retain") was made on `queue`.
+/// How often `call` ("flush", "release", "retain") was made on `queue` ("status": queried of an
+/// event, given as the queue).
 pub(crate) fn calls(call: &'static str, queue: cl_command_queue) -> usize {
     let g = CALLS.lock().unwrap();
     g.as_ref()
@@ -72,7 +75,13 @@ unsafe extern "C" fn event_info(
         CL_EVENT_COMMAND_QUEUE => unsafe { answer(ev as usize + 1, size, value, size_ret) },
         // SAFETY: as above.
         CL_EVENT_COMMAND_EXECUTION_STATUS => unsafe {
-            answer(CL_QUEUED as cl_int, size, value, size_ret)
+            count("status", ev.cast());
+            let status = if ev as usize >= COMPLETE {
+                opencl_sys::CL_COMPLETE
+            } else {
+                CL_QUEUED
+            };
+            answer(status as cl_int, size, value, size_ret)
         },
         _ => CL_INVALID_EVENT,
     }

@@ -48,6 +48,16 @@ pub(crate) struct HandOff<'a> {
     gpu_ordered: Option<bool>,
     /// The wait list less its user events still unset (see [`commands_in`]), when it had any.
     commands: Option<Vec<cl_event>>,
+    /// Release: commands of the queue complete in order.
+    in_order: bool,
+    /// Whether the caller uses the call's event after the objects' `released`: the application
+    /// asked for it, or another object of the call still orders Direct3D after it. If not, an
+    /// acquire issues no event (null), and a release's own reference may go to its one object's
+    /// pending work ([`HandOff::event_lent`]). Each spares the platform's calls that create or
+    /// retain and release an event.
+    pub event_wanted: bool,
+    /// The call's event reference went to Direct3D's pending work.
+    lent: bool,
 }
 
 impl<'a> HandOff<'a> {
@@ -69,6 +79,9 @@ impl<'a> HandOff<'a> {
             imported: Vec::new(),
             gpu_ordered: None,
             commands: commands_in(wait),
+            in_order: true,
+            event_wanted: true,
+            lent: false,
         }
     }
 
@@ -82,7 +95,8 @@ impl<'a> HandOff<'a> {
         let mut h = Self::acquire(queue, context, wait, sync);
         // An in-order queue runs the release's own commands after its earlier work already; an
         // out-of-order one needs the marker to stand for that work.
-        if !crate::cl::queue_in_order(queue)? {
+        h.in_order = crate::cl::queue_in_order(queue)?;
+        if !h.in_order {
             h.prior = Some(events::marker(queue, &[])?);
         }
         h.releasing = true;
@@ -168,30 +182,32 @@ impl<'a> HandOff<'a> {
         if self.imported.is_empty() || !self.waits_for_unset_user_event() {
             return Ok(());
         }
-        let ev = self.issue_imported()?;
+        let ev = self.issue_imported(true)?;
         self.imported.clear();
         self.events.push(ev);
         Ok(())
     }
 
-    /// The external acquire or release of the imported objects.
-    fn issue_imported(&mut self) -> Result<cl_event, cl_int> {
+    /// The external acquire or release of the imported objects; its event when `want`, else
+    /// null.
+    fn issue_imported(&mut self, want: bool) -> Result<cl_event, cl_int> {
         if self.releasing {
             self.release_imported()
         } else {
-            self.acquire_imported()
+            self.acquire_imported(want)
         }
     }
 
-    /// Issues the shared commands and returns the call's event (owned by the caller).
+    /// Issues the shared commands and returns the call's event (owned by the caller): null for
+    /// an acquire whose event nobody wants and that needs no marker.
     pub fn finish(&mut self) -> Result<cl_event, cl_int> {
         if !self.imported.is_empty() {
-            let ev = self.issue_imported()?;
             // The external command alone follows everything the call's event must (the wait
             // list, and for a release the queue's earlier work): its event is the call's.
             if self.events.is_empty() && self.prior.is_none() && self.commands.is_none() {
-                return Ok(ev);
+                return self.issue_imported(self.event_wanted || self.releasing);
             }
+            let ev = self.issue_imported(true)?;
             self.events.push(ev);
         }
         let mut all = if self.releasing {
@@ -206,7 +222,7 @@ impl<'a> HandOff<'a> {
     /// After D3D's work (a GPU-side semaphore wait where the context has shared semaphores,
     /// else a CPU wait), `clEnqueueAcquireExternalMemObjectsKHR`. Adaptive sync waits for
     /// nothing when that work has completed already.
-    fn acquire_imported(&mut self) -> Result<cl_event, cl_int> {
+    fn acquire_imported(&mut self, want: bool) -> Result<cl_event, cl_int> {
         let fns = self.memory_fns()?;
         let mode = trace::time(Step::SyncMode, || external_sync::mode(self.context));
         let ordered = self.imported.iter().any(|i| {
@@ -235,7 +251,7 @@ impl<'a> HandOff<'a> {
         // The semaphore wait already follows the wait list.
         let after: Vec<cl_event> = semaphore.map_or(wait, |ev| vec![ev]);
         let r = trace::time(Step::ClAcquireExternal, || {
-            self.enqueue(fns.acquire, &after)
+            self.enqueue(fns.acquire, &after, want)
         });
         if let Some(s) = semaphore {
             events::release(s);
@@ -259,7 +275,7 @@ impl<'a> HandOff<'a> {
         let fns = self.memory_fns()?;
         let after = self.external_wait();
         let released = trace::time(Step::ClReleaseExternal, || {
-            self.enqueue(fns.release, &after)
+            self.enqueue(fns.release, &after, true)
         });
         match released {
             Err(opencl_sys::CL_DEVICE_NOT_FOUND) => events::terminated(
@@ -275,6 +291,7 @@ impl<'a> HandOff<'a> {
         &self,
         f: external_cl::EnqueueMemFn,
         after: &[cl_event],
+        want: bool,
     ) -> Result<cl_event, cl_int> {
         let mems: Vec<cl_mem> = self.imported.iter().map(|i| i.mem).collect();
         // Failed events left out: the call's marker fails with them (cl::wait).
@@ -290,7 +307,7 @@ impl<'a> HandOff<'a> {
                 mems.as_ptr(),
                 n,
                 l,
-                &mut ev,
+                if want { &mut ev } else { std::ptr::null_mut() },
             )
         })?;
         Ok(ev)
@@ -315,10 +332,19 @@ impl<'a> HandOff<'a> {
         if mode == Some(SyncMode::Adaptive)
             || (mode == Some(SyncMode::Gpu) && self.waits_for_unset_user_event())
         {
+            let owned = !self.event_wanted && !self.lent;
             let next = trace::time(Step::NextAccess, || {
-                external_sync::order_d3d_after_next_access(interop, self.context, self.queue, done)
+                external_sync::order_d3d_after_next_access(
+                    interop,
+                    self.context,
+                    (self.queue, self.in_order),
+                    done,
+                    owned,
+                )
             });
-            if !next {
+            if next {
+                self.lent |= owned;
+            } else {
                 interop::add_pending_work(interop, done);
             }
             return Ok(());
@@ -337,6 +363,14 @@ impl<'a> HandOff<'a> {
             interop::add_pending_work(interop, done);
         }
         Ok(())
+    }
+}
+
+impl HandOff<'_> {
+    /// Whether the call's event reference went to Direct3D's pending work (see
+    /// [`HandOff::event_wanted`]): the caller no longer owns it.
+    pub fn event_lent(&self) -> bool {
+        self.lent
     }
 }
 

@@ -11,7 +11,7 @@
 //! pool closes. Objects that outlive the application's context reference synchronise on the CPU.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use std::ffi::c_void;
 
@@ -49,6 +49,8 @@ struct Pool {
     /// waits for a release still running when Direct3D next touches the object. Not the
     /// application's queue: there the signal would also wait for everything enqueued since.
     side: Vec<(cl_device_id, cl_command_queue)>,
+    /// Adaptive releases whose event and queue Direct3D's next access may still need.
+    pending: Pending,
 }
 
 // SAFETY: the raw handles are OpenCL objects and a COM pointer to dxcl's device, all usable from
@@ -200,6 +202,7 @@ pub(crate) fn open_pool(
         mode: SyncMode::from_env(),
         semaphores: Vec::new(),
         side: Vec::new(),
+        pending: Pending::default(),
     };
     // One semaphore up front tells whether the runtime has them at all (the host backend and
     // devices without exportable semaphores answer E_NOTIMPL).
@@ -214,7 +217,10 @@ pub(crate) fn open_pool(
 
 /// Closes `context`'s pool, if it has one (the application released the context).
 pub(crate) fn close_pool(context: cl_context) {
-    let pool = pools().as_mut().and_then(|m| m.remove(&(context as usize)));
+    let mut pool = pools().as_mut().and_then(|m| m.remove(&(context as usize)));
+    if let Some(p) = pool.as_mut() {
+        p.pending.close();
+    }
     // Dropped outside the lock: destroying waits for the runtime's queue.
     drop(pool);
 }
@@ -356,20 +362,123 @@ fn retain(ev: cl_event) {
     let _ = events::retain(ev);
 }
 
+/// An adaptive release's event and queue (a reference each) while Direct3D's next access may
+/// still need them; None once let go of.
+type Running = Mutex<Option<(usize, usize)>>;
+
+fn lock_running(r: &Running) -> std::sync::MutexGuard<'_, Option<(usize, usize)>> {
+    r.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A context's adaptive releases that Direct3D has not touched since. Each holds the
+/// application's queue and context, and Direct3D may not touch its resource again for a long
+/// time (or ever), so completed ones are let go of. Not through a completion callback each: on
+/// NVIDIA registering one took 2.0 µs of a 4 KiB hand-off's 24 µs, and running it 2.7 µs more on
+/// the platform's thread (docs/benchmarks.md). Instead, once [`Pending::SWEEP`] are held, a
+/// sweep queries per in-order queue only its newest release: complete, it completes all older
+/// ones of the queue. What the application's context still holds when it is released gets a
+/// callback then ([`Pending::close`]).
+#[derive(Default)]
+struct Pending {
+    held: Vec<Held>,
+    /// The sweep's threshold: twice what the last sweep kept, at least [`Pending::SWEEP`].
+    sweep_at: usize,
+}
+
+struct Held {
+    running: Weak<Running>,
+    queue: usize,
+    /// Commands of an in-order queue complete in order.
+    in_order: bool,
+}
+
+impl Pending {
+    const SWEEP: usize = 64;
+
+    fn hold(&mut self, running: &Arc<Running>, queue: cl_command_queue, in_order: bool) {
+        if self.held.len() >= self.sweep_at.max(Self::SWEEP) {
+            self.sweep();
+            self.sweep_at = 2 * self.held.len();
+        }
+        self.held.push(Held {
+            running: Arc::downgrade(running),
+            queue: queue as usize,
+            in_order,
+        });
+    }
+
+    /// Lets go of the releases that have completed, newest first; drops those Direct3D's access
+    /// (or the resource's end) let go of already.
+    fn sweep(&mut self) {
+        let (mut complete, mut running_on) = (Vec::new(), Vec::new());
+        let mut kept = Vec::new();
+        for h in self.held.drain(..).rev() {
+            let Some(running) = h.running.upgrade() else {
+                continue;
+            };
+            let Some((ev, _)) = *lock_running(&running) else {
+                continue;
+            };
+            let done = if h.in_order && complete.contains(&h.queue) {
+                true
+            } else if h.in_order && running_on.contains(&h.queue) {
+                false
+            } else {
+                let done = events::is_done(ev as cl_event);
+                if h.in_order {
+                    if done { &mut complete } else { &mut running_on }.push(h.queue);
+                }
+                done
+            };
+            if done {
+                let_go_of(&running);
+            } else {
+                kept.push(h);
+            }
+        }
+        kept.reverse();
+        self.held = kept;
+    }
+
+    /// The application released the context: what is complete is let go of now, the rest by a
+    /// completion callback each (a wait where the platform has none).
+    fn close(&mut self) {
+        for h in self.held.drain(..) {
+            let Some(running) = h.running.upgrade() else {
+                continue;
+            };
+            let Some((ev, _)) = *lock_running(&running) else {
+                continue;
+            };
+            let ev = ev as cl_event;
+            if events::is_done(ev) || events::retain(ev).is_err() {
+                let_go_of(&running);
+                continue;
+            }
+            let on_complete = running.clone();
+            // when_complete releases the reference just taken after running the callback.
+            if events::when_complete(ev, Box::new(move |_| let_go_of(&on_complete))).is_err() {
+                events::wait(ev);
+                release_event(ev);
+                let_go_of(&running);
+            }
+        }
+    }
+}
+
 /// What an adaptive release leaves with the runtime until Direct3D next touches the object.
 struct PendingRelease {
     context: cl_context,
     device: cl_device_id,
-    /// The release's event and queue (both retained) until the event completes: its completion
-    /// callback lets go of them, since they hold the application's context, and Direct3D may not
-    /// touch the resource again for a long time (or ever).
-    running: Arc<Mutex<Option<(usize, usize)>>>,
+    /// The release's event and queue, until the runtime lets go of this (after Direct3D's next
+    /// access, or with the resource), or the context's pool finds the release complete.
+    running: Arc<Running>,
 }
 
 impl PendingRelease {
     /// The release's event and queue with a reference of the caller's each, while it runs.
     fn running(&self) -> Option<(cl_event, cl_command_queue)> {
-        let held = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let held = lock_running(&self.running);
         let (ev, q) = (*held)?;
         let (ev, q) = (ev as cl_event, q as cl_command_queue);
         if events::retain(ev).is_err() {
@@ -383,10 +492,10 @@ impl PendingRelease {
     }
 }
 
-/// Lets go of a pending release's event and queue (its completion callback, or a failure): on
-/// the layer's releasing thread, since they may be the last references to the queue and context.
-fn let_go_of(running: &Mutex<Option<(usize, usize)>>) {
-    let taken = running.lock().unwrap_or_else(|p| p.into_inner()).take();
+/// Lets go of a pending release's event and queue: on the layer's releasing thread, since they
+/// may be the last references to the queue and context.
+fn let_go_of(running: &Running) {
+    let taken = lock_running(running).take();
     if let Some((ev, q)) = taken {
         crate::cl::reaper::release_event(ev as cl_event);
         crate::cl::reaper::release_queue(q as cl_command_queue);
@@ -431,49 +540,41 @@ unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
 unsafe extern "system" fn pending_release(p: *mut c_void) {
     // SAFETY: the Box leaked by `order_d3d_after_next_access`, given back exactly once.
     let pending = unsafe { Box::from_raw(p.cast::<PendingRelease>()) };
-    // Still running: the completion callback lets go of the event and queue.
-    drop(pending);
+    // Direct3D's access was ordered, or the resource is gone: nothing needs the release's event
+    // and queue any more.
+    let_go_of(&pending.running);
 }
 
 /// Adaptive release: Direct3D's next access to `interop`'s resource finds `done` complete and
 /// waits for nothing, or (still running) is ordered after it on the GPU through a semaphore
 /// signalled then ([`order_d3d_after_if_pending`]); a CPU access (Map) waits for it. The
-/// release flushes `queue` itself, on the application's thread.
+/// release flushes `queue` itself, on the application's thread. `owned`: the caller hands over
+/// its reference to `done` (taken only when this returns true).
 /// Returns false when the runtime would not take the work (the caller falls back).
 pub(crate) fn order_d3d_after_next_access(
     interop: &ComPtr<IDxclInteropResource>,
     context: cl_context,
-    queue: cl_command_queue,
+    (queue, in_order): (cl_command_queue, bool),
     done: cl_event,
+    owned: bool,
 ) -> bool {
     let Ok(device) = crate::cl::queue_device(queue) else {
         return false;
     };
-    // One reference each for `running`, one of the event for the completion callback.
-    if events::retain(done).is_err() {
-        return false;
-    }
-    if events::retain(done).is_err() {
-        release_event(done);
+    if !owned && events::retain(done).is_err() {
         return false;
     }
     if crate::cl::retain_queue(queue).is_err() {
-        release_event(done);
-        release_event(done);
+        if !owned {
+            release_event(done);
+        }
         return false;
     }
     let running = Arc::new(Mutex::new(Some((done as usize, queue as usize))));
-    let on_complete = running.clone();
-    // when_complete releases the callback's event reference after running it.
-    if events::when_complete(done, Box::new(move |_| let_go_of(&on_complete))).is_err() {
-        release_event(done);
-        let_go_of(&running);
-        return false;
-    }
     let pending = Box::into_raw(Box::new(PendingRelease {
         context,
         device,
-        running,
+        running: running.clone(),
     }));
     let p = interop.as_ptr();
     // SAFETY: a live IDxclInteropResource; the callbacks are plain functions that catch panics,
@@ -488,9 +589,34 @@ pub(crate) fn order_d3d_after_next_access(
         )
     };
     if !SUCCEEDED(hr) {
-        // SAFETY: the runtime refused it, so the Box is still ours alone.
-        unsafe { pending_release(pending.cast()) };
+        // SAFETY: the runtime refused it, so the Box is still ours alone; nothing let go of.
+        drop(unsafe { Box::from_raw(pending) });
+        lock_running(&running).take();
+        crate::cl::release_queue(queue);
+        if !owned {
+            release_event(done);
+        }
         return false;
+    }
+    let held = match pools()
+        .as_mut()
+        .and_then(|m| m.get_mut(&(context as usize)))
+    {
+        Some(pool) => {
+            pool.pending.hold(&running, queue, in_order);
+            true
+        }
+        None => false,
+    };
+    if !held {
+        // The pool closed meanwhile: the release's completion lets go instead (Direct3D's access
+        // may still come first).
+        let on_complete = running.clone();
+        if events::retain(done).is_ok()
+            && events::when_complete(done, Box::new(move |_| let_go_of(&on_complete))).is_err()
+        {
+            release_event(done);
+        }
     }
     true
 }
@@ -531,5 +657,81 @@ mod tests {
         );
         // SAFETY: as above.
         unsafe { pending_release(pending.cast()) };
+    }
+
+    /// A sweep queries only the newest release of an in-order queue: complete, it lets go of
+    /// every release of that queue; pending, it keeps them all. An out-of-order queue's
+    /// releases are queried one by one. Releases Direct3D's access let go of already drop out.
+    #[test]
+    fn a_sweep_queries_each_in_order_queue_once() {
+        use crate::cl::fake::COMPLETE;
+        fake::install();
+        let held = |ev: usize| Arc::new(Mutex::new(Some((ev, EVENTS + 0x60))));
+        // Queue A (in order): its newest is complete. Queue B (in order): its newest is pending.
+        // Queue C (out of order): one complete, one pending.
+        let (a, b, c) = (
+            0xA as cl_command_queue,
+            0xB as cl_command_queue,
+            0xC as cl_command_queue,
+        );
+        let a_old = [held(EVENTS + 0x10), held(EVENTS + 0x11)];
+        let a_new = held(COMPLETE + 1);
+        let b_old = held(COMPLETE + 2);
+        let b_new = held(EVENTS + 0x12);
+        let c_done = held(COMPLETE + 3);
+        let c_running = held(EVENTS + 0x13);
+        let gone = held(EVENTS + 0x14);
+        let mut p = Pending::default();
+        for (r, q, in_order) in [
+            (&a_old[0], a, true),
+            (&b_old, b, true),
+            (&c_done, c, false),
+            (&a_old[1], a, true),
+            (&c_running, c, false),
+            (&gone, a, true),
+            (&b_new, b, true),
+            (&a_new, a, true),
+        ] {
+            p.hold(r, q, in_order);
+        }
+        lock_running(&gone).take();
+        p.sweep();
+        let status = |ev: usize| calls("status", ev as cl_command_queue);
+        assert_eq!(status(COMPLETE + 1), 1, "A's newest queried");
+        assert_eq!(
+            status(EVENTS + 0x10) + status(EVENTS + 0x11),
+            0,
+            "A's older not"
+        );
+        assert_eq!(status(EVENTS + 0x12), 1, "B's newest queried");
+        assert_eq!(status(COMPLETE + 2), 0, "B's older not");
+        assert_eq!(status(COMPLETE + 3) + status(EVENTS + 0x13), 2, "C's each");
+        for r in [&a_old[0], &a_old[1], &a_new, &c_done] {
+            assert!(lock_running(r).is_none(), "complete: let go of");
+        }
+        for r in [&b_old, &b_new, &c_running] {
+            assert!(lock_running(r).is_some(), "not known complete: kept");
+        }
+        assert_eq!(p.held.len(), 3, "kept in order, the let-go ones dropped");
+        assert!(Arc::ptr_eq(&p.held[0].running.upgrade().unwrap(), &b_old));
+        for r in [&b_old, &b_new, &c_running] {
+            lock_running(r).take();
+        }
+    }
+
+    /// The application's last context release lets go of every held release: the complete now,
+    /// the rest once complete (this platform has no callbacks: after a wait).
+    #[test]
+    fn closing_lets_go_of_every_release() {
+        use crate::cl::fake::COMPLETE;
+        fake::install();
+        let held = |ev: usize| Arc::new(Mutex::new(Some((ev, EVENTS + 0x61))));
+        let (done, running) = (held(COMPLETE + 4), held(EVENTS + 0x15));
+        let mut p = Pending::default();
+        p.hold(&done, 0xD as cl_command_queue, true);
+        p.hold(&running, 0xD as cl_command_queue, true);
+        p.close();
+        assert!(lock_running(&done).is_none() && lock_running(&running).is_none());
+        assert!(p.held.is_empty());
     }
 }
