@@ -340,9 +340,12 @@ fn release_objects(
         ev
     };
     // The runtime may wait on the event from another thread: make sure it gets submitted, here
-    // on the thread that enqueued it. A flush from Direct3D's thread (the adaptive ordering at
-    // its next access used to make one) can meet a blocking call on this queue in another
-    // thread, whose wait rusticl 22.3 then loses (docs/conformance.md).
-    crate::cl::flush(queue);
+    // on the thread that enqueued it. A flush from Direct3D's thread can meet a blocking call on
+    // this queue in another thread, whose wait rusticl 22.3 then loses (docs/conformance.md).
+    // Not where every object's ordering was left to Direct3D's next access: external memory
+    // with semaphores (no rusticl among those platforms), whose access flushes if it must.
+    if h.left_to_next_access() < items.len() {
+        crate::cl::flush(queue);
+    }
     Ok(ev)
 }

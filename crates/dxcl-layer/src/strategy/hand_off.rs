@@ -58,6 +58,9 @@ pub(crate) struct HandOff<'a> {
     pub event_wanted: bool,
     /// The call's event reference went to Direct3D's pending work.
     lent: bool,
+    /// Objects whose ordering was left to Direct3D's next access, which flushes the queue if
+    /// the release is still pending then.
+    left_to_next_access: usize,
 }
 
 impl<'a> HandOff<'a> {
@@ -82,6 +85,7 @@ impl<'a> HandOff<'a> {
             in_order: true,
             event_wanted: true,
             lent: false,
+            left_to_next_access: 0,
         }
     }
 
@@ -344,6 +348,7 @@ impl<'a> HandOff<'a> {
             });
             if next {
                 self.lent |= owned;
+                self.left_to_next_access += 1;
             } else {
                 interop::add_pending_work(interop, done);
             }
@@ -371,6 +376,12 @@ impl HandOff<'_> {
     /// [`HandOff::event_wanted`]): the caller no longer owns it.
     pub fn event_lent(&self) -> bool {
         self.lent
+    }
+
+    /// How many objects' ordering was left to Direct3D's next access, which flushes the queue
+    /// itself if it must ([`external_sync::order_d3d_after_next_access`]).
+    pub fn left_to_next_access(&self) -> usize {
+        self.left_to_next_access
     }
 }
 

@@ -286,15 +286,22 @@ pub(crate) fn cl_then_d3d(
 
 /// Adaptive release, when Direct3D next touches the object: nothing when `done` is complete,
 /// else a semaphore signalled on the pool's side queue for `device` after `done`, which D3D's
-/// later work waits for on the GPU. Returns false when that cannot be arranged (no pool any more,
-/// or a failure): the caller then waits on the CPU.
+/// later work waits for on the GPU; `unflushed`, the queue of `done`, is flushed first ("to use
+/// event objects that refer to commands enqueued in a command-queue as event objects to wait on
+/// by commands enqueued in a different command-queue, the application must call a clFlush",
+/// clFlush). Returns false when that cannot be arranged (no pool any more, or a failure): the
+/// caller then waits on the CPU.
 pub(crate) fn order_d3d_after_if_pending(
     context: cl_context,
     device: cl_device_id,
     done: cl_event,
+    unflushed: Option<cl_command_queue>,
 ) -> bool {
     if events::is_done(done) {
         return true;
+    }
+    if let Some(q) = unflushed {
+        crate::cl::flush(q);
     }
     let mut guard = pools();
     let Some(pool) = guard.as_mut().and_then(|m| m.get_mut(&(context as usize))) else {
@@ -470,6 +477,9 @@ impl Pending {
 struct PendingRelease {
     context: cl_context,
     device: cl_device_id,
+    /// The release left its queue's flush to Direct3D's next access (see
+    /// [`order_d3d_after_next_access`]).
+    unflushed: bool,
     /// The release's event and queue, until the runtime lets go of this (after Direct3D's next
     /// access, or with the resource), or the context's pool finds the release complete.
     running: Arc<Running>,
@@ -523,9 +533,10 @@ unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
             // Completed.
             return true;
         };
-        // The release flushed its queue on its own thread: the event's command is submitted,
-        // and no flush is made here, on Direct3D's (see api::share's release).
-        let ordered = order_d3d_after_if_pending(pending.context, pending.device, ev);
+        // A release that flushed its queue on its own thread submitted the event's command, and
+        // no flush is made here, on Direct3D's (see api::share's release).
+        let unflushed = pending.unflushed.then_some(q);
+        let ordered = order_d3d_after_if_pending(pending.context, pending.device, ev, unflushed);
         release_event(ev);
         crate::cl::release_queue(q);
         ordered
@@ -547,10 +558,16 @@ unsafe extern "system" fn pending_release(p: *mut c_void) {
 
 /// Adaptive release: Direct3D's next access to `interop`'s resource finds `done` complete and
 /// waits for nothing, or (still running) is ordered after it on the GPU through a semaphore
-/// signalled then ([`order_d3d_after_if_pending`]); a CPU access (Map) waits for it. The
-/// release flushes `queue` itself, on the application's thread. `owned`: the caller hands over
-/// its reference to `done` (taken only when this returns true).
-/// Returns false when the runtime would not take the work (the caller falls back).
+/// signalled then ([`order_d3d_after_if_pending`]); a CPU access (Map) waits for it. `owned`:
+/// the caller hands over its reference to `done` (taken only when this returns true).
+///
+/// The release need not flush `queue`: the access flushes it if the release is still pending
+/// then (clWaitForEvents flushes on its own). A flush is one of NVIDIA's dearest calls (2.4 µs
+/// of an idle hand-off's 11 µs on an H100), and the application's own `clFinish`, blocking call
+/// or `clFlush` usually comes first. Only platforms with external memory and semaphores get
+/// here, and none of them is rusticl 22.3, which loses a blocking call's wait when another
+/// thread flushes its queue (why every other release flushes on the application's thread).
+/// Returns false when the runtime would not take the work (the caller falls back and flushes).
 pub(crate) fn order_d3d_after_next_access(
     interop: &ComPtr<IDxclInteropResource>,
     context: cl_context,
@@ -574,6 +591,7 @@ pub(crate) fn order_d3d_after_next_access(
     let pending = Box::into_raw(Box::new(PendingRelease {
         context,
         device,
+        unflushed: true,
         running: running.clone(),
     }));
     let p = interop.as_ptr();
@@ -634,29 +652,40 @@ mod tests {
     use crate::cl::fake::{self, calls, EVENTS};
 
     /// Direct3D's next access orders itself after a pending adaptive release without flushing
-    /// the release's queue from Direct3D's thread (the release flushed it on its own): a flush
-    /// there can meet a blocking call on that queue in another thread, whose wait rusticl 22.3
-    /// loses. With no semaphore pool for the context, it asks for the CPU wait instead.
+    /// the release's queue from Direct3D's thread when the release flushed it on its own (a
+    /// flush there can meet a blocking call on that queue in another thread, whose wait rusticl
+    /// 22.3 loses); one that left the flush to the access gets it, once the release is found
+    /// pending. With no semaphore pool for the context, it asks for the CPU wait instead.
     #[test]
-    fn pending_order_flushes_nothing() {
+    fn pending_order_flushes_only_an_unflushed_release() {
         fake::install();
-        let (ev, q) = ((EVENTS + 4) as cl_event, (EVENTS + 5) as cl_command_queue);
-        let pending = Box::into_raw(Box::new(PendingRelease {
-            context: (EVENTS + 0x80) as cl_context,
-            device: std::ptr::null_mut(),
-            running: Arc::new(Mutex::new(Some((ev as usize, q as usize)))),
-        }));
-        // SAFETY: a PendingRelease leaked just above, given back once by pending_release.
-        let hr = unsafe { pending_order(pending.cast()) };
-        assert_eq!(hr, E_FAIL, "no pool: the runtime waits on the CPU");
-        assert_eq!(calls("flush", q), 0, "no flush from Direct3D's thread");
-        assert_eq!(
-            calls("retain", q),
-            calls("release", q),
-            "the queue let go of"
-        );
-        // SAFETY: as above.
-        unsafe { pending_release(pending.cast()) };
+        for (ev, q, unflushed) in [
+            (EVENTS + 4, EVENTS + 5, false),
+            (EVENTS + 6, EVENTS + 7, true),
+        ] {
+            let (ev, q) = (ev as cl_event, q as cl_command_queue);
+            let pending = Box::into_raw(Box::new(PendingRelease {
+                context: (EVENTS + 0x80) as cl_context,
+                device: std::ptr::null_mut(),
+                unflushed,
+                running: Arc::new(Mutex::new(Some((ev as usize, q as usize)))),
+            }));
+            // SAFETY: a PendingRelease leaked just above, given back once by pending_release.
+            let hr = unsafe { pending_order(pending.cast()) };
+            assert_eq!(hr, E_FAIL, "no pool: the runtime waits on the CPU");
+            assert_eq!(
+                calls("flush", q),
+                usize::from(unflushed),
+                "flushed: {unflushed}"
+            );
+            assert_eq!(
+                calls("retain", q),
+                calls("release", q),
+                "the queue let go of"
+            );
+            // SAFETY: as above.
+            unsafe { pending_release(pending.cast()) };
+        }
     }
 
     /// A sweep queries only the newest release of an in-order queue: complete, it lets go of
