@@ -190,6 +190,33 @@ static void CL_CALLBACK on_context_gone(cl_context ctx, void *user)
     __atomic_store_n((int *)user, 1, __ATOMIC_RELEASE);
 }
 
+/* The application's last clReleaseContext, on a thread of its own: NVIDIA's can block for ever
+ * (docs/gpu.md, "NVIDIA's context teardown defect"), and the test must still report. */
+typedef struct {
+    cl_context ctx;
+    cl_int result;
+    int done;
+} context_release;
+
+static void *release_context(void *arg)
+{
+    context_release *r = arg;
+    r->result = clReleaseContext(r->ctx);
+    __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Waits up to ms milliseconds for both flags; whether both were set. */
+static int both_within(const int *a, const int *b, int ms)
+{
+    for (int i = 0; i < ms; i++) {
+        if (__atomic_load_n(a, __ATOMIC_ACQUIRE) && __atomic_load_n(b, __ATOMIC_ACQUIRE))
+            return 1;
+        usleep(1000);
+    }
+    return __atomic_load_n(a, __ATOMIC_ACQUIRE) && __atomic_load_n(b, __ATOMIC_ACQUIRE);
+}
+
 /* Completes a user event 100 ms after it starts (a release that blocks for its wait list, as the
  * staging strategy's does, then still returns). */
 static void *complete_later(void *gate)
@@ -243,11 +270,37 @@ static void test_context_dies_with_its_objects(const sharing *s, gfx *g, cl_devi
         CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
     if (q)
         CHECK_ERR(clReleaseCommandQueue(q), CL_SUCCESS);
-    CHECK_ERR(clReleaseContext(ctx), CL_SUCCESS);
+    context_release r = {ctx, 1, 0};
+    pthread_t rt;
+    if (pthread_create(&rt, NULL, release_context, &r) != 0) {
+        CHECK(0);
+        release_context(&r);
+    }
     /* The platform may free the context on its own thread a moment later: allow it 2 s. */
-    for (int i = 0; i < 2000 && !__atomic_load_n(&gone, __ATOMIC_ACQUIRE); i++)
-        usleep(1000);
+    int ok = both_within(&r.done, &gone, 2000);
+    if (!ok) {
+        /* Not gone: either something still holds the context (the layer: a failure), or the
+         * platform lost a wake-up while destroying it. A signal to every thread ends a lost
+         * wake-up's wait; a context that then dies was held by nobody, the layer included, since
+         * a context is destroyed only once its last reference goes. `probe teardown` shows the
+         * same loss with no layer and no Direct3D (scripts/gpu/run.sh repeats it whenever this
+         * note appears). Still not gone: the failure below. */
+        int woken = h_wake_threads();
+        ok = woken > 0 && both_within(&r.done, &gone, 2000);
+        if (ok)
+            printf("NOTE platform: %s: context dies with its objects: clReleaseContext %s, the context was "
+                   "destroyed only after a signal woke the process's %d other threads (a wake-up lost inside "
+                   "the platform)\n",
+                   s->name, r.done ? "returned" : "had not returned", woken);
+    }
+    CHECK(__atomic_load_n(&r.done, __ATOMIC_ACQUIRE));
     CHECK(__atomic_load_n(&gone, __ATOMIC_ACQUIRE));
+    if (__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
+        pthread_join(rt, NULL);
+        CHECK_ERR(r.result, CL_SUCCESS);
+    } else {
+        pthread_detach(rt);
+    }
     if (buf.p)
         res_free(&buf); /* only now: Direct3D's next access or the resource's end would let go too */
 }

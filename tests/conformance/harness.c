@@ -1,6 +1,7 @@
 /* Shared harness of the conformance suite: checks, platform and entry-point lookup, Direct3D 10/11
  * behind one small API, the format table, and the suite's one OpenCL program. See harness.h. */
 #include "harness.h"
+#include "../platform/wake.h"
 
 #ifndef _WIN32
 #include <signal.h>
@@ -103,6 +104,8 @@ int setenv(const char *name, const char *value, int overwrite)
 
 int unsetenv(const char *name) { return _putenv_s(name, "") ? -1 : 0; }
 #endif
+
+int h_wake_threads(void) { return wake_threads(); }
 
 int h_reduced(void)
 {

@@ -109,6 +109,10 @@ void h_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * formats, smaller sizes and fewer rounds (each program's reductions are listed in docs/conformance.md,
  * "Sanitizers"). The program's name gets "_reduced" appended and its watchdog is 10 times longer. */
 int h_reduced(void);
+
+/* Signals every other thread of the process (tests/platform/wake.h): a futex wait whose wake-up was
+ * lost returns then. The number of threads signalled, or -1 where it cannot (not Linux). */
+int h_wake_threads(void);
 /* Picks a count by mode: `full` normally, `reduced` in the reduced mode. */
 #define H_BY_MODE(full, reduced) (h_reduced() ? (reduced) : (full))
 
