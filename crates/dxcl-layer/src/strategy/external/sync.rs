@@ -447,8 +447,12 @@ impl Pending {
         self.held = kept;
     }
 
-    /// The application released the context: what is complete is let go of now, the rest by a
-    /// completion callback each (a wait where the platform has none).
+    /// The application released the context: what is complete is let go of now, here on the
+    /// application's thread (each event before its queue, and before the pool's semaphores and
+    /// queues go), the rest by a completion callback each (a wait where the platform has none).
+    /// Not through the releasing thread, where the context's last references would go while the
+    /// pool's go here: NVIDIA's context teardown loses wake-ups (docs/gpu.md), and on an H100 its
+    /// clReleaseContext stayed blocked only in the modes that have a pool.
     fn close(&mut self) {
         for h in self.held.drain(..) {
             let Some(running) = h.running.upgrade() else {
@@ -459,7 +463,10 @@ impl Pending {
             };
             let ev = ev as cl_event;
             if events::is_done(ev) || events::retain(ev).is_err() {
-                let_go_of(&running);
+                if let Some((ev, q)) = lock_running(&running).take() {
+                    release_event(ev as cl_event);
+                    crate::cl::release_queue(q as cl_command_queue);
+                }
                 continue;
             }
             let on_complete = running.clone();
