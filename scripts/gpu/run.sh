@@ -32,24 +32,43 @@ if want demo; then "$g/bin/dxcl" demo --size 2048 --out "$out/demo.png" 2>&1 | t
 # with DXCL_SYNC=gpu or cpu set, it runs in that fixed mode and writes conformance-<mode>.log.
 # GPU_PROGRAMS="contexts threads" runs only those (and their staging reruns), to check a fix.
 programs=${GPU_PROGRAMS:-discovery contexts buffers textures acquire sync threads hostptr}
-if want conformance; then
-    log="$out/conformance${DXCL_SYNC:+-$DXCL_SYNC}.log"
-    echo "conformance: DXCL_SYNC=${DXCL_SYNC:-unset (adaptive)}"
-    staged=$(for p in contexts acquire buffers textures sync threads; do case " $programs " in *" $p "*) printf '%s ' "$p" ;; esac; done)
-    (cd "$g/conformance" && DXCL_WAKEUP_PROOF=caller sh ./run.sh . "" "$programs" "$staged") > "$log" 2>&1
-    grep -E "FAIL|passed, .* failed|\(.*: [0-9]+ s\)|wake-up lost" "$log" | tail -60
-    # A context that died only once its threads were signalled (contexts.c's NOTE) is NVIDIA's lost
-    # wake-up only if plain OpenCL shows it in the same run: probe teardown, no layer, no Direct3D,
-    # 24 rounds.
-    if grep -q "wake-up lost inside the platform" "$log"; then
-        n=$(grep -c "wake-up lost inside the platform" "$log")
-        env -u OPENCL_LAYERS timeout 150 "$g/bin/probe" teardown 24 0 > "$out/teardown-proof.log" 2>&1
-        if grep -q "gone (woken)" "$out/teardown-proof.log"; then
-            echo "conformance: $n context(s) needed a signal to die; plain OpenCL did the same in this run: $(grep RESULT "$out/teardown-proof.log")"
+staged=$(for p in contexts acquire buffers textures sync threads; do case " $programs " in *" $p "*) printf '%s ' "$p" ;; esac; done)
+# suite LOG [LIMIT]: the suite in the current DXCL_SYNC mode into LOG, its failures and times shown.
+# A context that died only once its threads were signalled (contexts.c's NOTE) is NVIDIA's lost
+# wake-up only if plain OpenCL shows it in the same run: probe teardown, no layer, no Direct3D,
+# 24 rounds; else a FAIL line.
+suite() {
+    (cd "$g/conformance" && DXCL_WAKEUP_PROOF=caller timeout "${2:-3000}" sh ./run.sh . "" "$programs" "$staged") > "$1" 2>&1
+    grep -E "FAIL|passed, .* failed|\(.*: [0-9]+ s\)|wake-up lost" "$1" | tail -60
+    if grep -q "wake-up lost inside the platform" "$1"; then
+        n=$(grep -c "wake-up lost inside the platform" "$1")
+        env -u OPENCL_LAYERS timeout 150 "$g/bin/probe" teardown 24 0 > "$1.teardown" 2>&1
+        if grep -q "gone (woken)" "$1.teardown"; then
+            echo "conformance: $n context(s) needed a signal to die; plain OpenCL did the same in this run: $(grep RESULT "$1.teardown")"
         else
-            echo "FAIL conformance: $n context(s) needed a signal to die, and plain OpenCL did NOT show it in this run: $(grep RESULT "$out/teardown-proof.log")"
+            echo "FAIL conformance: $n context(s) needed a signal to die, and plain OpenCL did NOT show it in this run: $(grep RESULT "$1.teardown")"
         fi
     fi
+}
+if want conformance; then
+    echo "conformance: DXCL_SYNC=${DXCL_SYNC:-unset (adaptive)}"
+    suite "$out/conformance${DXCL_SYNC:+-$DXCL_SYNC}.log"
+fi
+# The suite RUNS times (default 5) in each sync mode, in a row (asked for by name): the "never
+# hangs" check of docs/gpu.md. A line per run; the logs are conformance-<mode>-<run>.log.
+if named repeat; then
+    for m in adaptive gpu cpu; do
+        i=1
+        while [ "$i" -le "${RUNS:-5}" ]; do
+            if [ "$m" = adaptive ]; then
+                (unset DXCL_SYNC; suite "$out/conformance-$m-$i.log") > "$out/repeat-$m-$i.txt"
+            else
+                DXCL_SYNC=$m suite "$out/conformance-$m-$i.log" > "$out/repeat-$m-$i.txt"
+            fi
+            echo "repeat: DXCL_SYNC=$m run $i: $(grep -E "^conformance: [0-9]+ passed" "$out/conformance-$m-$i.log" | tail -1)$(grep -c "^FAIL" "$out/repeat-$m-$i.txt" | sed 's/^0$//; s/^\(.\)/, FAIL lines: \1/')"
+            i=$((i + 1))
+        done
+    done
 fi
 # Timed parts run without the layer's log: a line per hand-off would be part of what they time.
 if want bench; then DXCL_LOG=0 timeout "${BENCH_LIMIT:-300}" "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench.md"; fi
@@ -124,10 +143,8 @@ fi
 # contrast with the default adaptive sync: the full conformance suite and the benchmark in each.
 if want modes; then
     for m in gpu cpu; do
-        (cd "$g/conformance" && DXCL_SYNC=$m timeout 280 sh ./run.sh . "" "$programs" "acquire buffers textures sync threads") \
-            > "$out/conformance-$m.log" 2>&1
         echo "DXCL_SYNC=$m:"
-        grep -E "FAIL|passed, .* failed" "$out/conformance-$m.log" | tail -20
+        DXCL_SYNC=$m suite "$out/conformance-$m.log" 280 | grep -E "FAIL|passed, .* failed|plain OpenCL" | tail -20
         DXCL_SYNC=$m timeout 200 "$g/bin/dxcl" bench --markdown > "$out/bench-$m.md" 2>&1
         grep -E "floor|blocked|acquire|release" "$out/bench-$m.md" | head -30
     done
