@@ -377,6 +377,17 @@ fn lock_running(r: &Running) -> std::sync::MutexGuard<'_, Option<(usize, usize)>
     r.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The release's event with a reference of the caller's, taken under the lock: Direct3D's access
+/// may let go of the release's own reference on another thread at any moment. Never queried under
+/// the lock: rusticl runs an event's callbacks (which take it through [`let_go_of`]) holding the
+/// event's lock.
+fn retained_event(r: &Running) -> Option<cl_event> {
+    let held = lock_running(r);
+    let ev = held.map(|(ev, _)| ev as cl_event)?;
+    events::retain(ev).ok()?;
+    Some(ev)
+}
+
 /// A context's adaptive releases that Direct3D has not touched since. Each holds the
 /// application's queue and context, and Direct3D may not touch its resource again for a long
 /// time (or ever), so completed ones are let go of. Not through a completion callback each: on
@@ -415,7 +426,9 @@ impl Pending {
     }
 
     /// Lets go of the releases that have completed, newest first; drops those Direct3D's access
-    /// (or the resource's end) let go of already.
+    /// (or the resource's end) let go of already. Only `CL_COMPLETE` stands for the older
+    /// releases of a queue: a command terminated by a failed event is done, but says nothing of
+    /// the commands before it.
     fn sweep(&mut self) {
         let (mut complete, mut running_on) = (Vec::new(), Vec::new());
         let mut kept = Vec::new();
@@ -423,19 +436,34 @@ impl Pending {
             let Some(running) = h.running.upgrade() else {
                 continue;
             };
-            let Some((ev, _)) = *lock_running(&running) else {
-                continue;
-            };
-            let done = if h.in_order && complete.contains(&h.queue) {
-                true
+            let inferred = if h.in_order && complete.contains(&h.queue) {
+                Some(true)
             } else if h.in_order && running_on.contains(&h.queue) {
-                false
+                Some(false)
             } else {
-                let done = events::is_done(ev as cl_event);
-                if h.in_order {
-                    if done { &mut complete } else { &mut running_on }.push(h.queue);
+                None
+            };
+            let done = match inferred {
+                Some(_) if lock_running(&running).is_none() => continue,
+                Some(done) => done,
+                None => {
+                    let Some(ev) = retained_event(&running) else {
+                        continue;
+                    };
+                    let status = events::status(ev);
+                    // Not here: the last reference may go with it, and this holds the pools' lock.
+                    crate::cl::reaper::release_event(ev);
+                    let finished = status == opencl_sys::CL_COMPLETE as cl_int;
+                    if h.in_order {
+                        if finished {
+                            &mut complete
+                        } else {
+                            &mut running_on
+                        }
+                        .push(h.queue);
+                    }
+                    finished || status < 0
                 }
-                done
             };
             if done {
                 let_go_of(&running);
@@ -458,19 +486,21 @@ impl Pending {
             let Some(running) = h.running.upgrade() else {
                 continue;
             };
-            let Some((ev, _)) = *lock_running(&running) else {
+            let Some(ev) = retained_event(&running) else {
                 continue;
             };
-            let ev = ev as cl_event;
-            if events::is_done(ev) || events::retain(ev).is_err() {
-                if let Some((ev, q)) = lock_running(&running).take() {
+            if events::is_done(ev) {
+                // Both event references before the queue.
+                let taken = lock_running(&running).take();
+                release_event(ev);
+                if let Some((ev, q)) = taken {
                     release_event(ev as cl_event);
                     crate::cl::release_queue(q as cl_command_queue);
                 }
                 continue;
             }
             let on_complete = running.clone();
-            // when_complete releases the reference just taken after running the callback.
+            // when_complete releases the reference taken above after running the callback.
             if events::when_complete(ev, Box::new(move |_| let_go_of(&on_complete))).is_err() {
                 events::wait(ev);
                 release_event(ev);
@@ -595,6 +625,20 @@ pub(crate) fn order_d3d_after_next_access(
         return false;
     }
     let running = Arc::new(Mutex::new(Some((done as usize, queue as usize))));
+    // Held by the pool, or (the pool closed meanwhile) let go of by the release's completion, with
+    // a reference of the callback's own: both arranged before the runtime has the work, whose
+    // access may let go of the release's references on another thread at once.
+    let held = match pools()
+        .as_mut()
+        .and_then(|m| m.get_mut(&(context as usize)))
+    {
+        Some(pool) => {
+            pool.pending.hold(&running, queue, in_order);
+            true
+        }
+        None => false,
+    };
+    let watched = !held && events::retain(done).is_ok();
     let pending = Box::into_raw(Box::new(PendingRelease {
         context,
         device,
@@ -614,33 +658,24 @@ pub(crate) fn order_d3d_after_next_access(
         )
     };
     if !SUCCEEDED(hr) {
-        // SAFETY: the runtime refused it, so the Box is still ours alone; nothing let go of.
+        // SAFETY: the runtime refused it, so the Box is still ours alone; nothing let go of (the
+        // pool's entry, if any, finds the references gone).
         drop(unsafe { Box::from_raw(pending) });
         lock_running(&running).take();
         crate::cl::release_queue(queue);
         if !owned {
             release_event(done);
         }
+        if watched {
+            release_event(done);
+        }
         return false;
     }
-    let held = match pools()
-        .as_mut()
-        .and_then(|m| m.get_mut(&(context as usize)))
-    {
-        Some(pool) => {
-            pool.pending.hold(&running, queue, in_order);
-            true
-        }
-        None => false,
-    };
-    if !held {
-        // The pool closed meanwhile: the release's completion lets go instead (Direct3D's access
-        // may still come first).
+    if watched {
         let on_complete = running.clone();
-        if events::retain(done).is_ok()
-            && events::when_complete(done, Box::new(move |_| let_go_of(&on_complete))).is_err()
-        {
-            release_event(done);
+        // when_complete releases the callback's reference after running it.
+        if events::when_complete(done, Box::new(move |_| let_go_of(&on_complete))).is_err() {
+            crate::cl::reaper::release_event(done);
         }
     }
     true
