@@ -655,7 +655,7 @@ static int lifecycle(int rounds, const char *flags) {
     double worst = 0, total = 0;
     for (int i = 0; i < rounds; i++) {
         lifecycle_round = i;
-        alarm((unsigned)rounds * 5 + 10); /* a round takes at most 4.1 s */
+        alarm(20);
         cl_int err;
         cl_context ctx = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
         CHECK_CL(err, "clCreateContext");
@@ -944,8 +944,8 @@ static int semfloor(void) {
  * as the layer's reaper does; another thread sets `gate` 100 ms later; the main thread joins it,
  * clFinish, releases everything, and waits up to 2 s for the context's destructor callback. A
  * context not gone by then gets every thread signalled (tests/platform/wake.h: a wait whose wake-up
- * was lost returns) and 2 s more. Prints a line per round and a RESULT line; an alarm ends a hang
- * with the round it hung in. */
+ * was lost returns) every 100 ms for 2 s more. Prints a line per round and a RESULT line; an
+ * alarm ends a hang with the round it hung in. */
 #include <pthread.h>
 
 #include "../platform/wake.h"
@@ -1016,7 +1016,7 @@ static int teardown(int rounds, int hold_queue) {
     pthread_t reaper;
     pthread_create(&reaper, NULL, td_reaper, NULL);
     signal(SIGALRM, td_alarm);
-    alarm(20);
+    alarm((unsigned)rounds * 5 + 10); /* a round takes at most 4.2 s */
     int late = 0, woken = 0;
     for (int r = 0; r < rounds; r++) {
         td_round = r;
