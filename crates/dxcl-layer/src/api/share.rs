@@ -267,24 +267,48 @@ fn acquire_objects(
         HandOff::acquire(queue, context, wait, sync)
     });
     h.event_wanted = wanted;
-    if h.waits_for_unset_user_event() {
-        // As for a release: the platform's external acquire goes before every command that
-        // waits for the user event (HandOff::imports_now), importing objects first.
-        let (first, rest): (Vec<&Item>, Vec<&Item>) =
-            items.iter().partition(|it| it.sharing.imports());
+    each_object(
+        &mut h,
+        items,
+        Step::StrategyAcquire,
+        &|it, h| it.sharing.acquire(it.mem, h),
+        None,
+    )?;
+    trace::time(Step::Finish, || h.finish())
+}
+
+/// What a strategy does with one object of the call.
+type ObjectStep<'f> = &'f dyn Fn(&Item, &mut HandOff<'_>) -> Result<(), cl_int>;
+
+/// Runs `act` on each object of the call, timed as `step`. Where the wait list holds a user
+/// event still unset, the platform's external acquire or release goes before every command that
+/// waits for it (HandOff::imports_now): the importing objects first, then that command, then
+/// `after_imports` on each of them, then the others. Their order within one call is not
+/// observable: all follow the same wait list (and a release, the queue's earlier work).
+fn each_object(
+    h: &mut HandOff<'_>,
+    items: &[Item],
+    step: Step,
+    act: ObjectStep<'_>,
+    after_imports: Option<ObjectStep<'_>>,
+) -> Result<(), cl_int> {
+    if !h.waits_for_unset_user_event() {
+        return items
+            .iter()
+            .try_for_each(|it| trace::time(step, || act(it, h)));
+    }
+    let (first, rest): (Vec<&Item>, Vec<&Item>) = items.iter().partition(|it| it.sharing.imports());
+    for it in &first {
+        trace::time(step, || act(it, h))?;
+    }
+    trace::time(Step::Finish, || h.imports_now())?;
+    if let Some(after) = after_imports {
         for it in &first {
-            trace::time(Step::StrategyAcquire, || it.sharing.acquire(it.mem, &mut h))?;
-        }
-        trace::time(Step::Finish, || h.imports_now())?;
-        for it in &rest {
-            trace::time(Step::StrategyAcquire, || it.sharing.acquire(it.mem, &mut h))?;
-        }
-    } else {
-        for it in items {
-            trace::time(Step::StrategyAcquire, || it.sharing.acquire(it.mem, &mut h))?;
+            trace::time(step, || after(it, h))?;
         }
     }
-    trace::time(Step::Finish, || h.finish())
+    rest.iter()
+        .try_for_each(|it| trace::time(step, || act(it, h)))
 }
 
 /// Each object's strategy releases it after all work already submitted to the queue; then,
@@ -301,29 +325,13 @@ fn release_objects(
         HandOff::release(queue, context, wait, sync)
     })?;
     h.event_wanted = wanted;
-    if h.waits_for_unset_user_event() {
-        // The platform's external release goes before every command that waits for the user
-        // event (HandOff::imports_now): importing objects first. Their order within
-        // one call is not observable: all follow the same wait list and earlier work.
-        let (first, rest): (Vec<&Item>, Vec<&Item>) =
-            items.iter().partition(|it| it.sharing.imports());
-        for it in &first {
-            trace::time(Step::StrategyRelease, || it.sharing.release(it.mem, &mut h))?;
-        }
-        trace::time(Step::Finish, || h.imports_now())?;
-        for it in &first {
-            trace::time(Step::StrategyRelease, || {
-                it.sharing.release_commands(it.mem, &mut h)
-            })?;
-        }
-        for it in &rest {
-            trace::time(Step::StrategyRelease, || it.sharing.release(it.mem, &mut h))?;
-        }
-    } else {
-        for it in items {
-            trace::time(Step::StrategyRelease, || it.sharing.release(it.mem, &mut h))?;
-        }
-    }
+    each_object(
+        &mut h,
+        items,
+        Step::StrategyRelease,
+        &|it, h| it.sharing.release(it.mem, h),
+        Some(&|it, h| it.sharing.release_commands(it.mem, h)),
+    )?;
     let ev = trace::time(Step::Finish, || h.finish())?;
     let ordered = items
         .iter()
