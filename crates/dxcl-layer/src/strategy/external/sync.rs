@@ -436,34 +436,30 @@ impl Pending {
             let Some(running) = h.running.upgrade() else {
                 continue;
             };
-            let inferred = if h.in_order && complete.contains(&h.queue) {
-                Some(true)
+            if lock_running(&running).is_none() {
+                continue;
+            }
+            let done = if h.in_order && complete.contains(&h.queue) {
+                true
             } else if h.in_order && running_on.contains(&h.queue) {
-                Some(false)
+                false
             } else {
-                None
-            };
-            let done = match inferred {
-                Some(_) if lock_running(&running).is_none() => continue,
-                Some(done) => done,
-                None => {
-                    let Some(ev) = retained_event(&running) else {
-                        continue;
-                    };
-                    let status = events::status(ev);
-                    // Not here: the last reference may go with it, and this holds the pools' lock.
-                    crate::cl::reaper::release_event(ev);
-                    let finished = status == opencl_sys::CL_COMPLETE as cl_int;
-                    if h.in_order {
-                        if finished {
-                            &mut complete
-                        } else {
-                            &mut running_on
-                        }
-                        .push(h.queue);
+                let Some(ev) = retained_event(&running) else {
+                    continue;
+                };
+                let status = events::status(ev);
+                // Not here: the last reference may go with it, and this holds the pools' lock.
+                crate::cl::reaper::release_event(ev);
+                let finished = status == opencl_sys::CL_COMPLETE as cl_int;
+                if h.in_order {
+                    if finished {
+                        &mut complete
+                    } else {
+                        &mut running_on
                     }
-                    finished || status < 0
+                    .push(h.queue);
                 }
+                finished || status < 0
             };
             if done {
                 let_go_of(&running);
