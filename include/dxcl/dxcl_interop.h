@@ -81,6 +81,25 @@ typedef void (*PFN_DXCL_PENDING_RELEASE)(void *pContext);
  */
 typedef HRESULT (*PFN_DXCL_PENDING_ORDER)(void *pContext);
 
+/*
+ * Called by IDxclInteropResource::CopyToHost on the calling thread once piece Piece's bytes are in
+ * host memory.
+ */
+typedef void (*PFN_DXCL_PIECE_DONE)(void *pContext, UINT Piece);
+
+/*
+ * A box of a subresource: half-open texel ranges, as D3D11_BOX (buffers: bytes in Left..Right,
+ * 0..1 in the others).
+ */
+typedef struct DXCL_BOX {
+    UINT Left;
+    UINT Top;
+    UINT Front;
+    UINT Right;
+    UINT Bottom;
+    UINT Back;
+} DXCL_BOX;
+
 /* The adapter a dxcl device was created on. */
 typedef struct DXCL_ADAPTER_INFO {
     DXCL_BACKEND_KIND Backend;
@@ -157,6 +176,26 @@ struct IDxclInteropResource : public IUnknown {
      * none of its locks during the callbacks, so pfnOrder may call WaitSharedSemaphore.
      */
     virtual HRESULT STDMETHODCALLTYPE AddPendingWorkOrdered(PFN_DXCL_PENDING_WAIT pfnWait, PFN_DXCL_PENDING_ORDER pfnOrder, PFN_DXCL_PENDING_RELEASE pfnRelease, void *pContext) = 0;
+    /*
+     * Copies one subresource into host memory, in pieces, without a staging resource: after the
+     * pending work (as a Map) and all Direct3D work issued so far on the resource. pHost holds the
+     * subresource tightly packed (rows of its blocks, slices of its rows; buffers: its bytes), Size
+     * bytes; piece i is the box pPieces[i], written at its place in that packing. The runtime calls
+     * pfnDone(pContext, i) on this thread once piece i's bytes are in, in order, and returns once
+     * all are. The Vulkan backend writes only into memory registered with
+     * IDxclInteropDevice::RegisterHostMemory, from the device straight into it; E_NOTIMPL where it
+     * cannot (the caller maps a staging copy instead). E_INVALIDARG for a wrong Size or a box
+     * outside the subresource.
+     */
+    virtual HRESULT STDMETHODCALLTYPE CopyToHost(UINT Subresource, void *pHost, UINT64 Size, const DXCL_BOX *pPieces, UINT NumPieces, PFN_DXCL_PIECE_DONE pfnDone, void *pContext) = 0;
+    /*
+     * The other way: copies host memory, packed as for CopyToHost, into the whole subresource,
+     * after the pending work (as an update) and ordered after all Direct3D work issued so far on
+     * the resource. Returns once the runtime has read pHost (the copy into the resource may still
+     * run). Registered memory is read by the device directly; other memory goes through the
+     * runtime's upload memory.
+     */
+    virtual HRESULT STDMETHODCALLTYPE CopyFromHost(UINT Subresource, const void *pHost, UINT64 Size) = 0;
 };
 extern "C++" { DXCL_DEFINE_UUIDOF(IDxclInteropResource, 0x6d7f3a52, 0x1c4e, 0x4b8a, 0x9f, 0x3d, 0x2a, 0x61, 0xc0, 0xe5, 0xb7, 0xd1) }
 #else
@@ -174,6 +213,8 @@ typedef struct IDxclInteropResourceVtbl {
     HRESULT (STDMETHODCALLTYPE *SetOpenCLAccess)(IDxclInteropResource *This, UINT Subresource, DXCL_OPENCL_ACCESS Access, const char *pCall);
     HRESULT (STDMETHODCALLTYPE *QueryDeviceWorkDone)(IDxclInteropResource *This);
     HRESULT (STDMETHODCALLTYPE *AddPendingWorkOrdered)(IDxclInteropResource *This, PFN_DXCL_PENDING_WAIT pfnWait, PFN_DXCL_PENDING_ORDER pfnOrder, PFN_DXCL_PENDING_RELEASE pfnRelease, void *pContext);
+    HRESULT (STDMETHODCALLTYPE *CopyToHost)(IDxclInteropResource *This, UINT Subresource, void *pHost, UINT64 Size, const DXCL_BOX *pPieces, UINT NumPieces, PFN_DXCL_PIECE_DONE pfnDone, void *pContext);
+    HRESULT (STDMETHODCALLTYPE *CopyFromHost)(IDxclInteropResource *This, UINT Subresource, const void *pHost, UINT64 Size);
 } IDxclInteropResourceVtbl;
 struct IDxclInteropResource {
     CONST_VTBL struct IDxclInteropResourceVtbl *lpVtbl;
@@ -190,6 +231,8 @@ struct IDxclInteropResource {
 #define IDxclInteropResource_SetOpenCLAccess(This, Subresource, Access, pCall) ((This)->lpVtbl->SetOpenCLAccess(This, Subresource, Access, pCall))
 #define IDxclInteropResource_QueryDeviceWorkDone(This) ((This)->lpVtbl->QueryDeviceWorkDone(This))
 #define IDxclInteropResource_AddPendingWorkOrdered(This, pfnWait, pfnOrder, pfnRelease, pContext) ((This)->lpVtbl->AddPendingWorkOrdered(This, pfnWait, pfnOrder, pfnRelease, pContext))
+#define IDxclInteropResource_CopyToHost(This, Subresource, pHost, Size, pPieces, NumPieces, pfnDone, pContext) ((This)->lpVtbl->CopyToHost(This, Subresource, pHost, Size, pPieces, NumPieces, pfnDone, pContext))
+#define IDxclInteropResource_CopyFromHost(This, Subresource, pHost, Size) ((This)->lpVtbl->CopyFromHost(This, Subresource, pHost, Size))
 #endif
 #endif
 
@@ -232,6 +275,19 @@ struct IDxclInteropDevice : public IUnknown {
      * own reference while OpenCL objects made from the device live. S_FALSE when validation is off.
      */
     virtual HRESULT STDMETHODCALLTYPE SetOpenCLReference(BOOL Held) = 0;
+    /*
+     * Registers host memory that IDxclInteropResource::CopyToHost and CopyFromHost may then reach
+     * directly: the Vulkan backend imports it (VK_EXT_external_memory_host), so the device copies
+     * at the bus's speed where the memory is pinned. The memory stays valid, and is not registered
+     * twice, until UnregisterHostMemory returns. E_NOTIMPL where the backend cannot import it (the
+     * host backend needs no registration and answers S_FALSE).
+     */
+    virtual HRESULT STDMETHODCALLTYPE RegisterHostMemory(void *pHost, UINT64 Size) = 0;
+    /*
+     * Waits for the device's copies into or out of the memory registered at pHost, then forgets
+     * it. E_INVALIDARG when nothing is registered there.
+     */
+    virtual HRESULT STDMETHODCALLTYPE UnregisterHostMemory(void *pHost) = 0;
 };
 extern "C++" { DXCL_DEFINE_UUIDOF(IDxclInteropDevice, 0x6d7f3a52, 0x1c4e, 0x4b8a, 0x9f, 0x3d, 0x2a, 0x61, 0xc0, 0xe5, 0xb7, 0xd2) }
 #else
@@ -248,6 +304,8 @@ typedef struct IDxclInteropDeviceVtbl {
     HRESULT (STDMETHODCALLTYPE *QuerySharedSemaphoreIdle)(IDxclInteropDevice *This, UINT64 Id);
     HRESULT (STDMETHODCALLTYPE *DestroySharedSemaphore)(IDxclInteropDevice *This, UINT64 Id);
     HRESULT (STDMETHODCALLTYPE *SetOpenCLReference)(IDxclInteropDevice *This, BOOL Held);
+    HRESULT (STDMETHODCALLTYPE *RegisterHostMemory)(IDxclInteropDevice *This, void *pHost, UINT64 Size);
+    HRESULT (STDMETHODCALLTYPE *UnregisterHostMemory)(IDxclInteropDevice *This, void *pHost);
 } IDxclInteropDeviceVtbl;
 struct IDxclInteropDevice {
     CONST_VTBL struct IDxclInteropDeviceVtbl *lpVtbl;
@@ -263,6 +321,8 @@ struct IDxclInteropDevice {
 #define IDxclInteropDevice_QuerySharedSemaphoreIdle(This, Id) ((This)->lpVtbl->QuerySharedSemaphoreIdle(This, Id))
 #define IDxclInteropDevice_DestroySharedSemaphore(This, Id) ((This)->lpVtbl->DestroySharedSemaphore(This, Id))
 #define IDxclInteropDevice_SetOpenCLReference(This, Held) ((This)->lpVtbl->SetOpenCLReference(This, Held))
+#define IDxclInteropDevice_RegisterHostMemory(This, pHost, Size) ((This)->lpVtbl->RegisterHostMemory(This, pHost, Size))
+#define IDxclInteropDevice_UnregisterHostMemory(This, pHost) ((This)->lpVtbl->UnregisterHostMemory(This, pHost))
 #endif
 #endif
 

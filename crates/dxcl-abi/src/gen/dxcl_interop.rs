@@ -85,6 +85,30 @@ pub type PFN_DXCL_PENDING_RELEASE = Option<unsafe extern "system" fn(pContext: *
 /// call the wait instead.
 pub type PFN_DXCL_PENDING_ORDER = Option<unsafe extern "system" fn(pContext: *mut c_void) -> HRESULT>;
 
+/// Called by IDxclInteropResource::CopyToHost on the calling thread once piece Piece's bytes are in
+/// host memory.
+pub type PFN_DXCL_PIECE_DONE = Option<unsafe extern "system" fn(pContext: *mut c_void, Piece: UINT)>;
+
+/// A box of a subresource: half-open texel ranges, as D3D11_BOX (buffers: bytes in Left..Right,
+/// 0..1 in the others).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DXCL_BOX {
+    pub Left: UINT,
+    pub Top: UINT,
+    pub Front: UINT,
+    pub Right: UINT,
+    pub Bottom: UINT,
+    pub Back: UINT,
+}
+impl Default for DXCL_BOX {
+    fn default() -> Self {
+        // SAFETY: every field is an integer, a float, a raw pointer, or an array, struct or union of
+        // those, for all of which all-zero bits is a valid value.
+        unsafe { core::mem::zeroed() }
+    }
+}
+
 /// The adapter a dxcl device was created on.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -168,6 +192,22 @@ pub struct IDxclInteropResourceVtbl {
     /// destruction) it calls pfnWait(pContext). Then pfnRelease(pContext), once. The runtime holds
     /// none of its locks during the callbacks, so pfnOrder may call WaitSharedSemaphore.
     pub AddPendingWorkOrdered: unsafe extern "system" fn(This: *mut IDxclInteropResource, pfnWait: PFN_DXCL_PENDING_WAIT, pfnOrder: PFN_DXCL_PENDING_ORDER, pfnRelease: PFN_DXCL_PENDING_RELEASE, pContext: *mut c_void) -> HRESULT,
+    /// Copies one subresource into host memory, in pieces, without a staging resource: after the
+    /// pending work (as a Map) and all Direct3D work issued so far on the resource. pHost holds the
+    /// subresource tightly packed (rows of its blocks, slices of its rows; buffers: its bytes), Size
+    /// bytes; piece i is the box pPieces[i], written at its place in that packing. The runtime calls
+    /// pfnDone(pContext, i) on this thread once piece i's bytes are in, in order, and returns once
+    /// all are. The Vulkan backend writes only into memory registered with
+    /// IDxclInteropDevice::RegisterHostMemory, from the device straight into it; E_NOTIMPL where it
+    /// cannot (the caller maps a staging copy instead). E_INVALIDARG for a wrong Size or a box
+    /// outside the subresource.
+    pub CopyToHost: unsafe extern "system" fn(This: *mut IDxclInteropResource, Subresource: UINT, pHost: *mut c_void, Size: UINT64, pPieces: *const DXCL_BOX, NumPieces: UINT, pfnDone: PFN_DXCL_PIECE_DONE, pContext: *mut c_void) -> HRESULT,
+    /// The other way: copies host memory, packed as for CopyToHost, into the whole subresource,
+    /// after the pending work (as an update) and ordered after all Direct3D work issued so far on
+    /// the resource. Returns once the runtime has read pHost (the copy into the resource may still
+    /// run). Registered memory is read by the device directly; other memory goes through the
+    /// runtime's upload memory.
+    pub CopyFromHost: unsafe extern "system" fn(This: *mut IDxclInteropResource, Subresource: UINT, pHost: *const c_void, Size: UINT64) -> HRESULT,
 }
 impl IDxclInteropResourceVtbl {
     /// Every method a stub: HRESULT methods return `E_NOTIMPL`, void methods do nothing, others return 0.
@@ -181,6 +221,8 @@ impl IDxclInteropResourceVtbl {
         SetOpenCLAccess: not_implemented::IDxclInteropResource_SetOpenCLAccess,
         QueryDeviceWorkDone: not_implemented::IDxclInteropResource_QueryDeviceWorkDone,
         AddPendingWorkOrdered: not_implemented::IDxclInteropResource_AddPendingWorkOrdered,
+        CopyToHost: not_implemented::IDxclInteropResource_CopyToHost,
+        CopyFromHost: not_implemented::IDxclInteropResource_CopyFromHost,
     };
 }
 
@@ -225,6 +267,15 @@ pub struct IDxclInteropDeviceVtbl {
     /// context, a semaphore pool), so the runtime can report the application's release of its last
     /// own reference while OpenCL objects made from the device live. S_FALSE when validation is off.
     pub SetOpenCLReference: unsafe extern "system" fn(This: *mut IDxclInteropDevice, Held: BOOL) -> HRESULT,
+    /// Registers host memory that IDxclInteropResource::CopyToHost and CopyFromHost may then reach
+    /// directly: the Vulkan backend imports it (VK_EXT_external_memory_host), so the device copies
+    /// at the bus's speed where the memory is pinned. The memory stays valid, and is not registered
+    /// twice, until UnregisterHostMemory returns. E_NOTIMPL where the backend cannot import it (the
+    /// host backend needs no registration and answers S_FALSE).
+    pub RegisterHostMemory: unsafe extern "system" fn(This: *mut IDxclInteropDevice, pHost: *mut c_void, Size: UINT64) -> HRESULT,
+    /// Waits for the device's copies into or out of the memory registered at pHost, then forgets
+    /// it. E_INVALIDARG when nothing is registered there.
+    pub UnregisterHostMemory: unsafe extern "system" fn(This: *mut IDxclInteropDevice, pHost: *mut c_void) -> HRESULT,
 }
 impl IDxclInteropDeviceVtbl {
     /// Every method a stub: HRESULT methods return `E_NOTIMPL`, void methods do nothing, others return 0.
@@ -237,6 +288,8 @@ impl IDxclInteropDeviceVtbl {
         QuerySharedSemaphoreIdle: not_implemented::IDxclInteropDevice_QuerySharedSemaphoreIdle,
         DestroySharedSemaphore: not_implemented::IDxclInteropDevice_DestroySharedSemaphore,
         SetOpenCLReference: not_implemented::IDxclInteropDevice_SetOpenCLReference,
+        RegisterHostMemory: not_implemented::IDxclInteropDevice_RegisterHostMemory,
+        UnregisterHostMemory: not_implemented::IDxclInteropDevice_UnregisterHostMemory,
     };
 }
 
@@ -268,6 +321,12 @@ mod not_implemented {
     pub(super) extern "system" fn IDxclInteropResource_AddPendingWorkOrdered(_: *mut IDxclInteropResource, _: PFN_DXCL_PENDING_WAIT, _: PFN_DXCL_PENDING_ORDER, _: PFN_DXCL_PENDING_RELEASE, _: *mut c_void) -> HRESULT {
         E_NOTIMPL
     }
+    pub(super) extern "system" fn IDxclInteropResource_CopyToHost(_: *mut IDxclInteropResource, _: UINT, _: *mut c_void, _: UINT64, _: *const DXCL_BOX, _: UINT, _: PFN_DXCL_PIECE_DONE, _: *mut c_void) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropResource_CopyFromHost(_: *mut IDxclInteropResource, _: UINT, _: *const c_void, _: UINT64) -> HRESULT {
+        E_NOTIMPL
+    }
     pub(super) extern "system" fn IDxclInteropDevice_GetAdapterInfo(_: *mut IDxclInteropDevice, _: *mut DXCL_ADAPTER_INFO) -> HRESULT {
         E_NOTIMPL
     }
@@ -287,6 +346,12 @@ mod not_implemented {
         E_NOTIMPL
     }
     pub(super) extern "system" fn IDxclInteropDevice_SetOpenCLReference(_: *mut IDxclInteropDevice, _: BOOL) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropDevice_RegisterHostMemory(_: *mut IDxclInteropDevice, _: *mut c_void, _: UINT64) -> HRESULT {
+        E_NOTIMPL
+    }
+    pub(super) extern "system" fn IDxclInteropDevice_UnregisterHostMemory(_: *mut IDxclInteropDevice, _: *mut c_void) -> HRESULT {
         E_NOTIMPL
     }
 }

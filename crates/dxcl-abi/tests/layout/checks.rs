@@ -3227,6 +3227,14 @@ pub fn all(c: &mut Checks) {
     c.size("PFN_DXCL_PENDING_WAIT", size_of::<PFN_DXCL_PENDING_WAIT>(), align_of::<PFN_DXCL_PENDING_WAIT>());
     c.size("PFN_DXCL_PENDING_RELEASE", size_of::<PFN_DXCL_PENDING_RELEASE>(), align_of::<PFN_DXCL_PENDING_RELEASE>());
     c.size("PFN_DXCL_PENDING_ORDER", size_of::<PFN_DXCL_PENDING_ORDER>(), align_of::<PFN_DXCL_PENDING_ORDER>());
+    c.size("PFN_DXCL_PIECE_DONE", size_of::<PFN_DXCL_PIECE_DONE>(), align_of::<PFN_DXCL_PIECE_DONE>());
+    c.size("DXCL_BOX", size_of::<DXCL_BOX>(), align_of::<DXCL_BOX>());
+    c.field("DXCL_BOX", "Left", offset_of!(DXCL_BOX, Left));
+    c.field("DXCL_BOX", "Top", offset_of!(DXCL_BOX, Top));
+    c.field("DXCL_BOX", "Front", offset_of!(DXCL_BOX, Front));
+    c.field("DXCL_BOX", "Right", offset_of!(DXCL_BOX, Right));
+    c.field("DXCL_BOX", "Bottom", offset_of!(DXCL_BOX, Bottom));
+    c.field("DXCL_BOX", "Back", offset_of!(DXCL_BOX, Back));
     c.size("DXCL_ADAPTER_INFO", size_of::<DXCL_ADAPTER_INFO>(), align_of::<DXCL_ADAPTER_INFO>());
     c.field("DXCL_ADAPTER_INFO", "Backend", offset_of!(DXCL_ADAPTER_INFO, Backend));
     c.field("DXCL_ADAPTER_INFO", "VendorId", offset_of!(DXCL_ADAPTER_INFO, VendorId));
@@ -3249,6 +3257,8 @@ pub fn all(c: &mut Checks) {
     c.method("IDxclInteropResource", "SetOpenCLAccess", 3, offset_of!(IDxclInteropResourceVtbl, SetOpenCLAccess));
     c.method("IDxclInteropResource", "QueryDeviceWorkDone", 0, offset_of!(IDxclInteropResourceVtbl, QueryDeviceWorkDone));
     c.method("IDxclInteropResource", "AddPendingWorkOrdered", 4, offset_of!(IDxclInteropResourceVtbl, AddPendingWorkOrdered));
+    c.method("IDxclInteropResource", "CopyToHost", 7, offset_of!(IDxclInteropResourceVtbl, CopyToHost));
+    c.method("IDxclInteropResource", "CopyFromHost", 3, offset_of!(IDxclInteropResourceVtbl, CopyFromHost));
     c.method("IDxclInteropResource", "QueryInterface", 2, offset_of!(IDxclInteropResourceVtbl, base) + offset_of!(IUnknownVtbl, QueryInterface));
     c.method("IDxclInteropResource", "AddRef", 0, offset_of!(IDxclInteropResourceVtbl, base) + offset_of!(IUnknownVtbl, AddRef));
     c.method("IDxclInteropResource", "Release", 0, offset_of!(IDxclInteropResourceVtbl, base) + offset_of!(IUnknownVtbl, Release));
@@ -3260,6 +3270,8 @@ pub fn all(c: &mut Checks) {
     c.method("IDxclInteropDevice", "QuerySharedSemaphoreIdle", 1, offset_of!(IDxclInteropDeviceVtbl, QuerySharedSemaphoreIdle));
     c.method("IDxclInteropDevice", "DestroySharedSemaphore", 1, offset_of!(IDxclInteropDeviceVtbl, DestroySharedSemaphore));
     c.method("IDxclInteropDevice", "SetOpenCLReference", 1, offset_of!(IDxclInteropDeviceVtbl, SetOpenCLReference));
+    c.method("IDxclInteropDevice", "RegisterHostMemory", 2, offset_of!(IDxclInteropDeviceVtbl, RegisterHostMemory));
+    c.method("IDxclInteropDevice", "UnregisterHostMemory", 1, offset_of!(IDxclInteropDeviceVtbl, UnregisterHostMemory));
     c.method("IDxclInteropDevice", "QueryInterface", 2, offset_of!(IDxclInteropDeviceVtbl, base) + offset_of!(IUnknownVtbl, QueryInterface));
     c.method("IDxclInteropDevice", "AddRef", 0, offset_of!(IDxclInteropDeviceVtbl, base) + offset_of!(IUnknownVtbl, AddRef));
     c.method("IDxclInteropDevice", "Release", 0, offset_of!(IDxclInteropDeviceVtbl, base) + offset_of!(IUnknownVtbl, Release));

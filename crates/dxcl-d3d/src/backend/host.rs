@@ -181,6 +181,49 @@ unsafe impl Backend for HostBackend {
         }
     }
 
+    unsafe fn register_host(&self, _host: *mut u8, _len: usize) -> Result<bool, BackendError> {
+        // Every copy runs on the CPU, which reaches any host memory.
+        Ok(false)
+    }
+
+    unsafe fn read_to_host(
+        &self,
+        src: &Allocation,
+        subresource: u32,
+        regions: &[BlockRegion],
+        host: *mut u8,
+        done: &mut dyn FnMut(usize),
+    ) -> Result<(), BackendError> {
+        let full = src
+            .layout
+            .full_region(subresource)
+            .ok_or(BackendError::NotSupported)?;
+        let ss = &src.layout.subresources[subresource as usize];
+        let texel = src.layout.block.2 as usize;
+        let (row, slice) = (
+            full.w as usize * texel,
+            full.w as usize * texel * full.h as usize,
+        );
+        for (i, r) in regions.iter().enumerate() {
+            let s0 = region_ptr(src, subresource, r) as *const u8;
+            for z in 0..r.d as usize {
+                for y in 0..r.h as usize {
+                    let s =
+                        s0.wrapping_add(z * ss.depth_pitch as usize + y * ss.row_pitch as usize);
+                    let at = (r.z as usize + z) * slice
+                        + (r.y as usize + y) * row
+                        + r.x as usize * texel;
+                    // SAFETY: the source row lies in the subresource (trait contract: the regions
+                    // lie within it) and the packed row inside `host` (caller's contract), which
+                    // never aliases our allocations.
+                    unsafe { ptr::copy_nonoverlapping(s, host.add(at), r.w as usize * texel) };
+                }
+            }
+            done(i);
+        }
+        Ok(())
+    }
+
     fn signal(&self) -> Fence {
         // Every operation already ran: the new fence is complete as soon as it exists.
         self.fences.fetch_add(1, Ordering::AcqRel) + 1

@@ -187,6 +187,63 @@ pub unsafe trait Backend: Send + Sync {
         depth_pitch: usize,
     );
 
+    /// Makes host memory the caller owns reachable by [`Backend::read_to_host`] and
+    /// [`Backend::write_from_host`] without a copy through the backend's own memory. `Ok(false)`
+    /// when the backend needs no registration (it reaches any host memory).
+    ///
+    /// # Safety
+    /// `host` is valid for `len` bytes until [`Backend::unregister_host`] for it returns, and is
+    /// not registered already.
+    unsafe fn register_host(&self, _host: *mut u8, _len: usize) -> Result<bool, BackendError> {
+        Err(BackendError::NotSupported)
+    }
+
+    /// Waits for the copies into or out of memory registered at `host`, then forgets it.
+    /// `UnknownId` when nothing is registered there.
+    fn unregister_host(&self, _host: *mut u8) -> Result<(), BackendError> {
+        Err(BackendError::UnknownId)
+    }
+
+    /// Copies `regions` of a subresource into `host` (the subresource tightly packed: rows of
+    /// its blocks, slices of its rows), after all work issued so far, each region to its place in
+    /// that packing; `done(i)` runs on this thread once region `i`'s bytes are in, in order.
+    /// `NotSupported` when `host` is not memory the backend reaches (see `register_host`).
+    ///
+    /// # Safety
+    /// See the trait; `host` is writable for the packed subresource's bytes and nobody else
+    /// touches them meanwhile.
+    unsafe fn read_to_host(
+        &self,
+        _src: &Allocation,
+        _subresource: u32,
+        _regions: &[BlockRegion],
+        _host: *mut u8,
+        _done: &mut dyn FnMut(usize),
+    ) -> Result<(), BackendError> {
+        Err(BackendError::NotSupported)
+    }
+
+    /// Copies the whole subresource from `host`, packed as for [`Backend::read_to_host`], after
+    /// all work issued so far. `host` may be reused once this returns.
+    ///
+    /// # Safety
+    /// See the trait; `host` is readable for the packed subresource's bytes.
+    unsafe fn write_from_host(
+        &self,
+        dst: &Allocation,
+        subresource: u32,
+        host: *const u8,
+    ) -> Result<(), BackendError> {
+        let full = dst
+            .layout
+            .full_region(subresource)
+            .ok_or(BackendError::NotSupported)?;
+        let row = full.w as usize * dst.layout.block.2 as usize;
+        // SAFETY: the caller's contract: `host` holds the region packed with these pitches.
+        unsafe { self.write_region(dst, subresource, &full, host, row, row * full.h as usize) };
+        Ok(())
+    }
+
     /// A fence after every operation issued so far.
     fn signal(&self) -> Fence;
     fn is_complete(&self, fence: Fence) -> bool;

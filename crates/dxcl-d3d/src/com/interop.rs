@@ -20,6 +20,15 @@ pub fn shared_semaphore_operations() -> u64 {
     SEMAPHORE_OPERATIONS.load(Ordering::Relaxed)
 }
 
+/// CopyToHost calls that succeeded in this process, on any device.
+static HOST_COPIES: AtomicU64 = AtomicU64::new(0);
+
+/// How many `CopyToHost` calls have succeeded in this process so far: how a program that links
+/// the runtime sees whether the OpenCL layer's staging copies went straight into its shadow.
+pub fn host_copies() -> u64 {
+    HOST_COPIES.load(Ordering::Relaxed)
+}
+
 fn counted(r: Result<(), BackendError>) -> HRESULT {
     if r.is_ok() {
         SEMAPHORE_OPERATIONS.fetch_add(1, Ordering::Relaxed);
@@ -40,6 +49,8 @@ pub static INTEROP_RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourc
     SetOpenCLAccess: set_opencl_access,
     QueryDeviceWorkDone: query_device_work_done,
     AddPendingWorkOrdered: add_pending_work_ordered,
+    CopyToHost: copy_to_host,
+    CopyFromHost: copy_from_host,
 };
 
 /// # Safety
@@ -178,6 +189,106 @@ unsafe extern "system" fn add_pending_work_ordered(
     })
 }
 
+/// The packed size of a subresource (rows of its blocks, slices of its rows), for CopyToHost and
+/// CopyFromHost; `None` past the last subresource and for multisampled resources, which have no
+/// host copies.
+fn packed_size(r: &Resource, sub: u32) -> Option<u64> {
+    if r.desc.sample_count > 1 {
+        return None;
+    }
+    let layout = r.layout();
+    let full = layout.full_region(sub)?;
+    Some(full.w as u64 * layout.block.2 as u64 * full.h as u64 * full.d as u64)
+}
+
+unsafe extern "system" fn copy_to_host(
+    this: *mut IDxclInteropResource,
+    sub: u32,
+    host: *mut c_void,
+    size: u64,
+    pieces: *const DXCL_BOX,
+    count: u32,
+    done: PFN_DXCL_PIECE_DONE,
+    context: *mut c_void,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract: `this` is this face of a live object.
+        let r = unsafe { res(this) };
+        // CopyToHost: "E_INVALIDARG for a wrong Size or a box outside the subresource."
+        if host.is_null() || (pieces.is_null() && count > 0) || packed_size(r, sub) != Some(size) {
+            return E_INVALIDARG;
+        }
+        let boxes: &[DXCL_BOX] = if count == 0 {
+            &[]
+        } else {
+            // SAFETY: pPieces holds NumPieces boxes (the interface's contract).
+            unsafe { std::slice::from_raw_parts(pieces, count as usize) }
+        };
+        let mut regions = Vec::with_capacity(boxes.len());
+        for b in boxes {
+            let t = crate::core::TexelBox {
+                left: b.Left,
+                top: b.Top,
+                front: b.Front,
+                right: b.Right,
+                bottom: b.Bottom,
+                back: b.Back,
+            };
+            match r.layout().box_region(sub, &t) {
+                Some(region) => regions.push(region),
+                None => return E_INVALIDARG,
+            }
+        }
+        // "after the pending work (as a Map)".
+        r.run_pending();
+        let mut each = |i: usize| {
+            if let Some(f) = done {
+                // SAFETY: the caller's callback and context (the interface's contract).
+                unsafe { f(context, i as u32) };
+            }
+        };
+        // SAFETY: the allocation is the resource's, of its device's backend; the regions were
+        // checked against the subresource; `host` holds `size` bytes, the packed subresource
+        // (checked above), which the caller does not touch during the call.
+        match unsafe {
+            r.device_backend()
+                .read_to_host(r.allocation(), sub, &regions, host.cast(), &mut each)
+        } {
+            Ok(()) => {
+                HOST_COPIES.fetch_add(1, Ordering::Relaxed);
+                S_OK
+            }
+            Err(e) => backend_error(e),
+        }
+    })
+}
+
+unsafe extern "system" fn copy_from_host(
+    this: *mut IDxclInteropResource,
+    sub: u32,
+    host: *const c_void,
+    size: u64,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract: `this` is this face of a live object.
+        let r = unsafe { res(this) };
+        // As CopyToHost: "E_INVALIDARG for a wrong Size".
+        if host.is_null() || packed_size(r, sub) != Some(size) {
+            return E_INVALIDARG;
+        }
+        // "after the pending work (as an update)".
+        r.run_pending_gpu();
+        // SAFETY: the allocation is the resource's; `host` holds the packed subresource.
+        match unsafe {
+            r.device_backend()
+                .write_from_host(r.allocation(), sub, host.cast())
+        } {
+            Ok(()) => S_OK,
+            Err(e) => backend_error(e),
+        }
+    })
+}
+
 unsafe extern "system" fn set_opencl_access(
     this: *mut IDxclInteropResource,
     sub: u32,
@@ -220,6 +331,8 @@ pub static INTEROP_DEVICE_VTBL: IDxclInteropDeviceVtbl = IDxclInteropDeviceVtbl 
     QuerySharedSemaphoreIdle: query_shared_semaphore_idle,
     DestroySharedSemaphore: destroy_shared_semaphore,
     SetOpenCLReference: set_opencl_reference,
+    RegisterHostMemory: register_host_memory,
+    UnregisterHostMemory: unregister_host_memory,
 };
 
 /// # Safety
@@ -318,6 +431,37 @@ unsafe extern "system" fn set_opencl_reference(
         // SAFETY: COM contract: `this` is this face of a live device.
         unsafe { dev(this) }.validation.opencl_reference(held != 0);
         S_OK
+    })
+}
+
+unsafe extern "system" fn register_host_memory(
+    this: *mut IDxclInteropDevice,
+    host: *mut c_void,
+    size: u64,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if host.is_null() || size == 0 {
+            return E_INVALIDARG;
+        }
+        // SAFETY: COM contract: `this` is this face of a live device. RegisterHostMemory's
+        // contract: the memory stays valid until UnregisterHostMemory returns.
+        match unsafe { dev(this).backend.register_host(host.cast(), size as usize) } {
+            Ok(true) => S_OK,
+            // "the host backend needs no registration and answers S_FALSE".
+            Ok(false) => S_FALSE,
+            Err(e) => backend_error(e),
+        }
+    })
+}
+
+unsafe extern "system" fn unregister_host_memory(
+    this: *mut IDxclInteropDevice,
+    host: *mut c_void,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: COM contract: `this` is this face of a live device.
+        // UnregisterHostMemory: "E_INVALIDARG when nothing is registered there".
+        semaphore_result(unsafe { dev(this) }.backend.unregister_host(host.cast()))
     })
 }
 

@@ -11,6 +11,7 @@
 //! device (lavapipe), STAGING and DYNAMIC resources on others where the driver exports such memory;
 //! otherwise through a host-visible staging copy (read back at map, written back at unmap).
 
+mod host_import;
 mod image;
 mod queue;
 mod setup;
@@ -48,6 +49,10 @@ pub struct VulkanBackend {
     device: ash::Device,
     memory_fd: ash::khr::external_memory_fd::Device,
     semaphore_fd: Option<ash::khr::external_semaphore_fd::Device>,
+    /// `VK_EXT_external_memory_host`, where the device has it.
+    host_import: Option<host_import::Importer>,
+    /// Host memory registered by `register_host`, by its start.
+    hosts: Mutex<HashMap<usize, host_import::HostMemory>>,
     memory_props: vk::PhysicalDeviceMemoryProperties,
     /// Map every resource directly (host-visible coherent memory on a CPU device).
     direct_map: bool,
@@ -149,6 +154,9 @@ impl VulkanBackend {
         if c.semaphore_export {
             extensions.push(ash::khr::external_semaphore_fd::NAME.as_ptr());
         }
+        if c.host_import.is_some() {
+            extensions.push(ash::ext::external_memory_host::NAME.as_ptr());
+        }
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
@@ -161,6 +169,10 @@ impl VulkanBackend {
         let semaphore_fd = c
             .semaphore_export
             .then(|| ash::khr::external_semaphore_fd::Device::new(&instance.raw, &device));
+        let host_import = c.host_import.map(|alignment| host_import::Importer {
+            ext: ash::ext::external_memory_host::Device::new(&instance.raw, &device),
+            alignment,
+        });
         let mut ty = vk::SemaphoreTypeCreateInfo::default()
             .semaphore_type(vk::SemaphoreType::TIMELINE)
             .initial_value(0);
@@ -191,6 +203,8 @@ impl VulkanBackend {
             adapter: c.adapter,
             memory_fd,
             semaphore_fd,
+            host_import,
+            hosts: Mutex::new(HashMap::new()),
             memory_props: c.memory,
             direct_map: c.cpu && !options.force_staging,
             force_staging: options.force_staging,
@@ -1022,6 +1036,58 @@ unsafe impl Backend for VulkanBackend {
         }
     }
 
+    unsafe fn register_host(&self, host: *mut u8, len: usize) -> Result<bool, BackendError> {
+        let imported = self.import_host(host, len)?;
+        let mut hosts = lock(&self.hosts);
+        if hosts.contains_key(&(host as usize)) {
+            drop(hosts);
+            self.release_host(imported);
+            return Err(BackendError::UnknownId);
+        }
+        hosts.insert(host as usize, imported);
+        Ok(true)
+    }
+
+    fn unregister_host(&self, host: *mut u8) -> Result<(), BackendError> {
+        let h = lock(&self.hosts)
+            .remove(&(host as usize))
+            .ok_or(BackendError::UnknownId)?;
+        self.release_host(h);
+        Ok(())
+    }
+
+    unsafe fn read_to_host(
+        &self,
+        src: &Allocation,
+        subresource: u32,
+        regions: &[BlockRegion],
+        host: *mut u8,
+        done: &mut dyn FnMut(usize),
+    ) -> Result<(), BackendError> {
+        // SAFETY: the caller's contract.
+        unsafe { self.read_registered(src, subresource, regions, host, done) }
+    }
+
+    unsafe fn write_from_host(
+        &self,
+        dst: &Allocation,
+        subresource: u32,
+        host: *const u8,
+    ) -> Result<(), BackendError> {
+        // SAFETY: the caller's contract.
+        if unsafe { self.write_registered(dst, subresource, host) }? {
+            return Ok(());
+        }
+        let full = dst
+            .layout
+            .full_region(subresource)
+            .ok_or(BackendError::NotSupported)?;
+        let row = full.w as usize * dst.layout.block.2 as usize;
+        // SAFETY: the caller's contract: `host` holds the region packed with these pitches.
+        unsafe { self.write_region(dst, subresource, &full, host, row, row * full.h as usize) };
+        Ok(())
+    }
+
     fn signal(&self) -> Fence {
         let q = lock(&self.queue);
         if q.recording.is_some() {
@@ -1422,6 +1488,7 @@ impl Drop for VulkanBackend {
                 Retired::Staging(s) => self.destroy_staging(s),
             }
         }
+        self.drop_hosts();
         let memories: Vec<_> = lock(&self.memories).drain().map(|(_, m)| m).collect();
         for m in memories {
             self.destroy_memory(&m);

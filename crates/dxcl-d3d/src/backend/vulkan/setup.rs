@@ -48,6 +48,8 @@ pub struct DeviceChoice {
     pub dedicated_only: bool,
     /// `VK_KHR_external_semaphore_fd` with exportable opaque-fd binary semaphores.
     pub semaphore_export: bool,
+    /// `VK_EXT_external_memory_host`: its `minImportedHostPointerAlignment`.
+    pub host_import: Option<u64>,
 }
 
 /// The process's Vulkan instance, made once and kept: unloading libvulkan and its drivers while
@@ -160,6 +162,14 @@ unsafe fn choose(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<Dev
             .contains(vk::ExternalSemaphoreFeatureFlags::EXPORTABLE)
     };
 
+    let host_import = has_extension(&exts, ash::ext::external_memory_host::NAME).then(|| {
+        let mut host = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut host);
+        // SAFETY: as above.
+        unsafe { instance.get_physical_device_properties2(pd, &mut props2) };
+        host.min_imported_host_pointer_alignment.max(1)
+    });
+
     // SAFETY: as above.
     let memory = unsafe { instance.get_physical_device_memory_properties(pd) };
     let heaps = &memory.memory_heaps[..memory.memory_heap_count as usize];
@@ -204,6 +214,7 @@ unsafe fn choose(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<Dev
         cpu,
         dedicated_only,
         semaphore_export,
+        host_import,
     })
 }
 

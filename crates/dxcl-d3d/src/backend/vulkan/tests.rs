@@ -582,3 +582,73 @@ fn large_uploads_go_in_pieces() {
         unsafe { b.free(&mut a) };
     }
 }
+
+/// Registered host memory: the device copies a subresource straight into it in pieces (each
+/// reported once in, in order) and back out of it, for images and linear textures alike; memory
+/// never registered is refused for reads and still written through the upload ring.
+#[test]
+fn host_copies_through_registered_memory() {
+    let _serial = serial();
+    for b in backends() {
+        if b.host_import.is_none() {
+            eprintln!("host_copies_through_registered_memory: no VK_EXT_external_memory_host");
+            continue;
+        }
+        let (d, l) = texture(61, 37, 2);
+        let mut a = b.allocate(&d, &l).unwrap();
+        let sub = 1; // mip 1 of layer 0: 30x18
+        let s = l.subresources[sub as usize];
+        let row = s.width as usize * 4;
+        let len = row * s.height as usize;
+        let pattern: Vec<u8> = (0..len).map(|i| (i * 13 % 251) as u8).collect();
+        let full = l.full_region(sub).unwrap();
+        // SAFETY: `a` is `b`'s; the pattern is the packed subresource.
+        unsafe { b.write_region(&a, sub, &full, pattern.as_ptr(), row, len) };
+        // A page-aligned host range, registered around an unaligned start.
+        let mut host = vec![0u8; len + 8192];
+        let at = host
+            .as_mut_ptr()
+            .wrapping_add(4096 - host.as_ptr() as usize % 4096 + 12);
+        // SAFETY: `at..at + len` lies in `host`, which outlives the registration.
+        assert_eq!(unsafe { b.register_host(at, len) }, Ok(true));
+        let pieces: Vec<BlockRegion> = (0..3)
+            .map(|i| BlockRegion {
+                y: i * 6,
+                h: 6,
+                ..full
+            })
+            .collect();
+        let mut seen = Vec::new();
+        // SAFETY: the regions lie in the subresource; `at` holds its packed bytes.
+        unsafe { b.read_to_host(&a, sub, &pieces, at, &mut |i| seen.push(i)) }.unwrap();
+        assert_eq!(seen, [0, 1, 2]);
+        // SAFETY: `at..at + len` is ours and no copy runs any more.
+        let got = unsafe { slice::from_raw_parts(at, len) }.to_vec();
+        assert_eq!(got, pattern, "read into registered memory");
+        // Back the other way, from changed bytes.
+        let changed: Vec<u8> = pattern.iter().map(|v| v ^ 0x5a).collect();
+        // SAFETY: as above; the device only reads it during the call.
+        unsafe {
+            std::ptr::copy_nonoverlapping(changed.as_ptr(), at, len);
+            b.write_from_host(&a, sub, at).unwrap();
+        }
+        let rows = read_rows(&b, &a, sub);
+        assert_eq!(rows.concat(), changed, "written from registered memory");
+        assert_eq!(b.unregister_host(at), Ok(()));
+        assert_eq!(b.unregister_host(at), Err(BackendError::UnknownId));
+        // Unregistered memory: no direct read; a write goes through the upload ring.
+        let mut other = vec![0u8; len];
+        // SAFETY: as above.
+        let refused = unsafe { b.read_to_host(&a, sub, &pieces, other.as_mut_ptr(), &mut |_| {}) };
+        assert_eq!(refused, Err(BackendError::NotSupported));
+        // SAFETY: as above.
+        unsafe { b.write_from_host(&a, sub, pattern.as_ptr()) }.unwrap();
+        assert_eq!(
+            read_rows(&b, &a, sub).concat(),
+            pattern,
+            "written through the ring"
+        );
+        // SAFETY: `a` is `b`'s and unused from here.
+        unsafe { b.free(&mut a) };
+    }
+}
