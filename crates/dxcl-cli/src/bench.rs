@@ -389,6 +389,20 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         for l in bus {
             println!("{bullet}{l}");
         }
+        let direct = dxcl_d3d::com::interop::host_copies();
+        println!(
+            "{bullet}how the staging rows' bytes left Direct3D: {}",
+            if direct > 0 {
+                format!(
+                    "the runtime's device copied them straight into the layer's shadow \
+                     (IDxclInteropResource::CopyToHost, {direct} calls)"
+                )
+            } else {
+                "through a Direct3D staging resource, mapped and copied into the layer's shadow \
+                 (the runtime could not reach the shadow)"
+                    .to_string()
+            }
+        );
     }
     println!(
         "strategies, as the memory objects show them (DXCL_LOG=1 has the layer print its \

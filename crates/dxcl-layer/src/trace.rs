@@ -76,6 +76,9 @@ steps! {
     StagingCopy: Runtime, "runtime: CopySubresourceRegion (staging resource)";
     StagingMap: Runtime, "runtime: Map of the staging resource (waits for its copy)";
     StagingUnmap: Runtime, "runtime: Unmap of the staging resource";
+    HostRegister: Runtime, "runtime: RegisterHostMemory (the shadow, once)";
+    HostCopyTo: Runtime, "runtime: CopyToHost (its device's copy into the shadow, in pieces)";
+    HostCopyFrom: Runtime, "runtime: CopyFromHost (the shadow into the resource)";
     ClAcquireExternal: Platform, "clEnqueueAcquireExternalMemObjectsKHR";
     ClReleaseExternal: Platform, "clEnqueueReleaseExternalMemObjectsKHR";
     ClMarker: Platform, "clEnqueueMarkerWithWaitList";

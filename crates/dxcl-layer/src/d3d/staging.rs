@@ -29,6 +29,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::thread::ThreadId;
 
 use super::com::ComPtr;
+use super::host_copy::HostCopy;
 use super::interop::Interop;
 use super::multithread::Multithread;
 use super::packed::{Layout, Mapping, Piece};
@@ -194,6 +195,9 @@ pub(crate) struct Staging {
     extent: (u32, u32, u32),
     /// The packed shadow's shape (buffers: one row of the whole buffer).
     layout: Layout,
+    /// dxcl's runtime (`Place::Host`): copies straight between the subresource and the shadow,
+    /// the staging resource being the fallback.
+    direct: Option<HostCopy>,
 }
 
 impl Staging {
@@ -219,10 +223,17 @@ impl Staging {
         // A foreign device (no interop interface): a staging release writes back from a platform
         // thread, which must hold the device's own lock. dxcl's runtime writes back on the
         // thread of the next Direct3D access instead, and needs no protection.
-        let foreign = Interop::query(&r.com).is_none();
+        let interop = Interop::query(&r.com);
+        let foreign = interop.is_none();
+        // A DXVK texture's private interop object (`defers` false) copies nothing itself.
+        let direct_resource = interop
+            .filter(|i| i.defers && place == Place::Host)
+            .map(|i| i.com);
+        let direct_device;
         let (api, device_lock) = match base {
             AnyResource::D3D11(resource) => {
                 let device = device11(&resource).ok_or(D3dError(E_FAIL))?;
+                direct_device = device.query();
                 let context = immediate_context(&device)?;
                 let multithread = foreign.then(|| Multithread::of(&context)).flatten();
                 let device_lock = DeviceLock::of(device.identity(), multithread);
@@ -236,6 +247,7 @@ impl Staging {
             }
             AnyResource::D3D10(resource) => {
                 let device = device10(&resource).ok_or(D3dError(E_FAIL))?;
+                direct_device = device.query();
                 let multithread = foreign.then(|| Multithread::of(&device)).flatten();
                 let device_lock = DeviceLock::of(device.identity(), multithread);
                 let staging = create_staging10(&device, kind, r.desc.format, extent, place)?;
@@ -261,6 +273,17 @@ impl Staging {
             extent: (w as usize, h as usize, d as usize),
             row_bytes,
         };
+        let direct = match (direct_resource, direct_device) {
+            // SAFETY: the memory object's registry entry holds the counted reference to the
+            // resource (as for `base`), and the resource holds its device: the specs let a
+            // cl_mem add exactly one reference to its resource.
+            (Some(r), Some(d)) => Some(HostCopy::new(
+                unsafe { r.into_borrowed() },
+                unsafe { d.into_borrowed() },
+                subresource,
+            )),
+            _ => None,
+        };
         Ok(Staging {
             kind,
             api,
@@ -268,6 +291,7 @@ impl Staging {
             subresource,
             extent,
             layout,
+            direct,
         })
     }
 
@@ -314,19 +338,48 @@ impl Staging {
         self.copy(true);
     }
 
-    /// D3D → shadow: copies the subresource into the staging resource, maps it and packs it into
-    /// `shadow` in `pieces` ([`Layout::pieces`]); `done` runs for each piece once its bytes are
-    /// in, so the caller can send it on while later pieces are copied.
+    /// Lets dxcl's runtime copy straight into and out of the shadow at `at` (`len` bytes) from
+    /// now on (a no-op elsewhere, and once tried).
+    ///
+    /// # Safety
+    /// The shadow's memory stays valid until [`Staging::detach_host`] or drop.
+    pub unsafe fn attach_host(&mut self, at: *mut u8, len: usize) {
+        if let Some(d) = &mut self.direct {
+            let _device = self.device_lock.hold();
+            // SAFETY: the caller's contract.
+            unsafe { d.attach(at, len) };
+        }
+    }
+
+    /// Makes the runtime forget the shadow, before its memory goes.
+    pub fn detach_host(&mut self) {
+        if let Some(d) = &mut self.direct {
+            d.detach();
+        }
+    }
+
+    /// D3D → shadow: copies the subresource into `shadow` in `pieces` ([`Layout::pieces`]);
+    /// `done` runs for each piece once its bytes are in, so the caller can send it on while
+    /// later pieces are copied. dxcl's runtime writes an attached shadow itself; otherwise the
+    /// subresource goes through the staging resource, mapped and packed into the shadow.
     pub fn download(
         &mut self,
         shadow: &mut [u8],
         pieces: &[Piece],
-        done: impl FnMut(&Piece),
+        mut done: impl FnMut(&Piece),
     ) -> Result<(), D3dError> {
         let _rows = crate::trace::span(crate::trace::Step::StagingRows);
         assert_eq!(shadow.len(), self.layout.len(), "a shadow of another size");
         let lock = self.device_lock.clone();
         let _device = lock.hold();
+        if let Some(d) = &mut self.direct {
+            match d.download(&self.layout, shadow, pieces, &mut done) {
+                Ok(()) => return Ok(()),
+                // Not attached, or the runtime cannot reach it: nothing was copied.
+                Err(dxcl_abi::E_NOTIMPL) => {}
+                Err(hr) => return Err(D3dError(hr)),
+            }
+        }
         self.copy(false);
         let m = self.map(false)?;
         // SAFETY: `m` maps the staging resource, of the layout's extent, until the unmap below;
@@ -343,6 +396,9 @@ impl Staging {
         assert_eq!(shadow.len(), self.layout.len(), "a shadow of another size");
         let lock = self.device_lock.clone();
         let _device = lock.hold();
+        if let Some(d) = &self.direct {
+            return d.upload(shadow).map_err(D3dError);
+        }
         let m = self.map(true)?;
         let pieces = self.layout.pieces(UPLOAD_PIECE);
         // SAFETY: as in download; the copy only reads `shadow` (the pointer is cast to mut for

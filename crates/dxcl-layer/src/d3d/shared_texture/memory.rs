@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ash::vk;
 use dxcl_abi::interop::{
-    IDxclInteropResource, IDxclInteropResourceVtbl, DXCL_MEMORY_KIND, DXCL_OPENCL_ACCESS,
+    IDxclInteropResource, IDxclInteropResourceVtbl, DXCL_BOX, DXCL_MEMORY_KIND, DXCL_OPENCL_ACCESS,
     DXCL_RESOURCE_MEMORY, DXCL_SUBRESOURCE_LAYOUT, PFN_DXCL_PENDING_ORDER,
-    PFN_DXCL_PENDING_RELEASE, PFN_DXCL_PENDING_WAIT,
+    PFN_DXCL_PENDING_RELEASE, PFN_DXCL_PENDING_WAIT, PFN_DXCL_PIECE_DONE,
 };
 use dxcl_abi::*;
 
@@ -87,6 +87,8 @@ static VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
     SetOpenCLAccess: set_opencl_access,
     QueryDeviceWorkDone: query_device_work_done,
     AddPendingWorkOrdered: add_pending_work_ordered,
+    CopyToHost: copy_to_host,
+    CopyFromHost: copy_from_host,
 };
 
 /// # Safety
@@ -256,6 +258,32 @@ unsafe extern "system" fn add_pending_work_ordered(
     _order: PFN_DXCL_PENDING_ORDER,
     _release: PFN_DXCL_PENDING_RELEASE,
     _context: *mut c_void,
+) -> HRESULT {
+    E_NOTIMPL
+}
+
+/// The memory is DXVK's texture: the staging copy maps DXVK's own staging resources instead
+/// ("E_NOTIMPL where it cannot").
+#[allow(clippy::too_many_arguments)] // The interface's signature.
+unsafe extern "system" fn copy_to_host(
+    _p: *mut IDxclInteropResource,
+    _subresource: UINT,
+    _host: *mut c_void,
+    _size: u64,
+    _pieces: *const DXCL_BOX,
+    _count: UINT,
+    _done: PFN_DXCL_PIECE_DONE,
+    _context: *mut c_void,
+) -> HRESULT {
+    E_NOTIMPL
+}
+
+/// As `copy_to_host`.
+unsafe extern "system" fn copy_from_host(
+    _p: *mut IDxclInteropResource,
+    _subresource: UINT,
+    _host: *const c_void,
+    _size: u64,
 ) -> HRESULT {
     E_NOTIMPL
 }

@@ -56,6 +56,7 @@ pub(super) struct StagingCopy {
 
 /// The staging resource and the shadow it is packed into.
 struct Side {
+    /// Dropped before `shadow`: the runtime forgets the shadow's memory before it goes.
     d3d: Staging,
     shadow: Shadow,
     /// The shadow is still to be pinned (at the first acquire, which has a queue to map it).
@@ -282,7 +283,9 @@ impl Copy {
     /// next access: a pinned shadow's buffer holds the context, which must not wait for that
     /// access, so the bytes move to the heap. Runs on the layer's releasing thread.
     fn detach_shadow(&self) {
-        self.staging().shadow.detach();
+        let mut side = self.staging();
+        side.d3d.detach_host();
+        side.shadow.detach();
     }
 
     fn write_back(&self) -> MutexGuard<'_, Option<WriteBack>> {
@@ -356,6 +359,11 @@ impl SharingStrategy for StagingCopy {
         if std::mem::take(&mut side.pin) {
             side.shadow.pin(h.context, h.queue);
         }
+        let Side { d3d, shadow, .. } = &mut *side;
+        let bytes = shadow.as_mut_slice();
+        // SAFETY: the shadow's memory stays put until `detach_shadow` (which detaches it first)
+        // or the drop of `Side`, whose `d3d` goes before its `shadow` (field order).
+        unsafe { d3d.attach_host(bytes.as_mut_ptr(), bytes.len()) };
         let ev = upload_in_pieces(h.queue, mem, self.kind, &mut side, h.wait)?;
         // One reference for the call's event, one kept for the release.
         events::retain(ev)?;
@@ -559,6 +567,7 @@ fn upload_in_pieces(
     wait: &[cl_event],
 ) -> Result<cl_event, cl_int> {
     let pieces = side.d3d.layout().pieces(ACQUIRE_PIECE);
+    let several = pieces.len() > 1;
     let Side { d3d, shadow, .. } = side;
     let at = shadow.as_mut_slice().as_mut_ptr();
     let mut copies = Vec::with_capacity(pieces.len());
@@ -572,7 +581,14 @@ fn upload_in_pieces(
         // SAFETY: the piece's bytes are in and no longer written (see enqueue_copy's contract
         // for how long they stay).
         match unsafe { enqueue_copy(queue, mem, kind, at, p, false, wait) } {
-            Ok(ev) => copies.push(ev),
+            Ok(ev) => {
+                copies.push(ev);
+                if several {
+                    // Sent to the device now, so it copies this piece while the next lands (on
+                    // this thread: see `acquire` on flushes from other threads).
+                    crate::cl::flush(queue);
+                }
+            }
             Err(e) => failed = Some(e),
         }
     });
