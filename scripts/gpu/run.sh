@@ -57,8 +57,8 @@ fi
 # The suite RUNS times (default 5) in each sync mode, in a row (asked for by name): the "never
 # hangs" check of docs/gpu.md. A line per run; the logs are conformance-<mode>-<run>.log.
 if named repeat; then
-    for m in adaptive gpu cpu; do
-        i=1
+    for m in ${MODES:-adaptive gpu cpu}; do
+        i=${FIRST_RUN:-1}
         while [ "$i" -le "${RUNS:-5}" ]; do
             if [ "$m" = adaptive ]; then
                 (unset DXCL_SYNC; suite "$out/conformance-$m-$i.log") > "$out/repeat-$m-$i.txt"

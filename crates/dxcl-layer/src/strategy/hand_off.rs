@@ -357,9 +357,20 @@ impl<'a> HandOff<'a> {
         let gpu = match self.gpu_ordered {
             Some(gpu) => gpu,
             None => {
-                let gpu = trace::time(Step::ClThenD3d, || {
+                let signalled = trace::time(Step::ClThenD3d, || {
                     external_sync::cl_then_d3d(self.context, self.queue, &[done])
-                })?;
+                });
+                let gpu = match signalled {
+                    Ok(gpu) => gpu,
+                    // A release behind a failed wait list: NVIDIA refuses the semaphore signal
+                    // after the terminated commands with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+                    // (or CL_DEVICE_NOT_FOUND: see `release_imported`). The release itself still
+                    // succeeds; Direct3D's next access waits for its event on the CPU, which
+                    // returns at once for a terminated one.
+                    Err(opencl_sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) => false,
+                    Err(opencl_sys::CL_DEVICE_NOT_FOUND) if events::status(done) < 0 => false,
+                    Err(e) => return Err(e),
+                };
                 self.gpu_ordered = Some(gpu);
                 gpu
             }
