@@ -194,16 +194,13 @@ unsafe impl Backend for HostBackend {
         host: *mut u8,
         done: &mut dyn FnMut(usize),
     ) -> Result<(), BackendError> {
-        let full = src
+        let (_, row, slice) = src
             .layout
-            .full_region(subresource)
+            .packed(subresource)
             .ok_or(BackendError::NotSupported)?;
+        let (row, slice) = (row as usize, slice as usize);
         let ss = &src.layout.subresources[subresource as usize];
         let texel = src.layout.block.2 as usize;
-        let (row, slice) = (
-            full.w as usize * texel,
-            full.w as usize * texel * full.h as usize,
-        );
         for (i, r) in regions.iter().enumerate() {
             let s0 = region_ptr(src, subresource, r) as *const u8;
             for z in 0..r.d as usize {

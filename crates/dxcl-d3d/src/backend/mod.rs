@@ -234,14 +234,8 @@ pub unsafe trait Backend: Send + Sync {
         subresource: u32,
         host: *const u8,
     ) -> Result<(), BackendError> {
-        let full = dst
-            .layout
-            .full_region(subresource)
-            .ok_or(BackendError::NotSupported)?;
-        let row = full.w as usize * dst.layout.block.2 as usize;
-        // SAFETY: the caller's contract: `host` holds the region packed with these pitches.
-        unsafe { self.write_region(dst, subresource, &full, host, row, row * full.h as usize) };
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe { write_packed(self, dst, subresource, host) }
     }
 
     /// A fence after every operation issued so far.
@@ -290,4 +284,23 @@ pub unsafe trait Backend: Send + Sync {
     fn destroy_shared_semaphore(&self, _id: u64) -> Result<(), BackendError> {
         Err(BackendError::NotSupported)
     }
+}
+
+/// [`Backend::write_from_host`] through [`Backend::write_region`], the upload every backend has.
+///
+/// # Safety
+/// As [`Backend::write_from_host`].
+pub(crate) unsafe fn write_packed<B: Backend + ?Sized>(
+    backend: &B,
+    dst: &Allocation,
+    subresource: u32,
+    host: *const u8,
+) -> Result<(), BackendError> {
+    let (full, row, slice) = dst
+        .layout
+        .packed(subresource)
+        .ok_or(BackendError::NotSupported)?;
+    // SAFETY: the caller's contract: `host` holds the region packed with these pitches.
+    unsafe { backend.write_region(dst, subresource, &full, host, row as usize, slice as usize) };
+    Ok(())
 }

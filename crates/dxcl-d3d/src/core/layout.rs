@@ -200,6 +200,14 @@ impl ResourceLayout {
         })
     }
 
+    /// A subresource tightly packed, as host copies hold it (rows of its blocks, slices of its
+    /// rows): its whole region, and the bytes of a packed row and slice.
+    pub fn packed(&self, index: u32) -> Option<(BlockRegion, u64, u64)> {
+        let full = self.full_region(index)?;
+        let row = full.w as u64 * self.block.2 as u64;
+        Some((full, row, row * full.h as u64))
+    }
+
     /// Converts a texel box on a subresource into blocks. `None` when the box is empty, lies
     /// outside the subresource, or cuts through compression blocks (Direct3D ignores such boxes:
     /// "if the box is empty or invalid, the call does nothing").

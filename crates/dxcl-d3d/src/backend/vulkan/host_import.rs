@@ -183,12 +183,11 @@ impl VulkanBackend {
         done: &mut dyn FnMut(usize),
     ) -> Result<(), BackendError> {
         self.check_lost()?;
-        let full = src
+        let (full, row, slice) = src
             .layout
-            .full_region(subresource)
+            .packed(subresource)
             .ok_or(BackendError::NotSupported)?;
         let texel = src.layout.block.2 as u64;
-        let (row, slice) = (full.w as u64 * texel, full.w as u64 * texel * full.h as u64);
         let len = (slice * full.d as u64) as usize;
         let (buffer, at) = self
             .registered(host, len)
@@ -259,12 +258,11 @@ impl VulkanBackend {
         host: *const u8,
     ) -> Result<bool, BackendError> {
         self.check_lost()?;
-        let full = dst
+        let (full, row, slice) = dst
             .layout
-            .full_region(subresource)
+            .packed(subresource)
             .ok_or(BackendError::NotSupported)?;
         let texel = dst.layout.block.2 as u64;
-        let (row, slice) = (full.w as u64 * texel, full.w as u64 * texel * full.h as u64);
         let len = (slice * full.d as u64) as usize;
         let Some((buffer, at)) = self.registered(host, len) else {
             return Ok(false);

@@ -1078,14 +1078,9 @@ unsafe impl Backend for VulkanBackend {
         if unsafe { self.write_registered(dst, subresource, host) }? {
             return Ok(());
         }
-        let full = dst
-            .layout
-            .full_region(subresource)
-            .ok_or(BackendError::NotSupported)?;
-        let row = full.w as usize * dst.layout.block.2 as usize;
-        // SAFETY: the caller's contract: `host` holds the region packed with these pitches.
-        unsafe { self.write_region(dst, subresource, &full, host, row, row * full.h as usize) };
-        Ok(())
+        // Not registered: through the upload ring, as UpdateSubresource.
+        // SAFETY: the caller's contract.
+        unsafe { crate::backend::write_packed(self, dst, subresource, host) }
     }
 
     fn signal(&self) -> Fence {
