@@ -28,7 +28,7 @@ make --no-print-directory -C tests/gpu probe
 make --no-print-directory -C tests/platform
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/bin" "$out/conformance"
-cp build/stage/lib/libdxcl_d3d.so build/stage/lib/libdxcl_layer.so "$out/lib/"
+cp build/stage/lib/libdxcl_d3d.so build/stage/lib/libdxcl_layer.so build/platform/libcrashtrace.so "$out/lib/"
 cp build/stage/bin/dxcl build/gpu/probe build/platform/failed_event "$out/bin/"
 # The GPU machine's default libOpenCL.so.1 may be a loader without layer support (CUDA's copy):
 # pack this machine's ocl-icd, which loads OPENCL_LAYERS and honours OCL_ICD_VENDORS.

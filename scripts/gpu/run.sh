@@ -70,6 +70,30 @@ if named repeat; then
         done
     done
 fi
+# A program that dies now and then (by name only): CRASH_RUNS runs (default 30) of CRASH_PROGRAM
+# (default contexts) with the layer's log on and libcrashtrace.so preloaded, which prints the dying
+# thread's stack; each death's log goes to crash-N.log, its last lines shown. CRASH_WAKE=0: contexts
+# sends no signals to a context that is not gone (DXCL_WAKE=0).
+if named crashes; then
+    p=${CRASH_PROGRAM:-contexts}
+    i=1
+    while [ "$i" -le "${CRASH_RUNS:-30}" ]; do
+        # Line-buffered, so a death keeps the program's own lines before it.
+        LD_PRELOAD="$g/lib/libcrashtrace.so" DXCL_WAKE="${CRASH_WAKE:-1}" timeout 120 stdbuf -oL "$g/conformance/$p" > "$out/crash-$i.log" 2>&1
+        rc=$?
+        notes=$(grep -c "wake-up lost inside the platform" "$out/crash-$i.log")
+        [ "$notes" -eq 0 ] || echo "crashes: $p run $i: $notes context(s) died only after signals, exit status $rc"
+        if [ "$rc" -ne 0 ]; then
+            echo "crashes: $p run $i: exit status $rc"
+            grep -v "^dxcl-layer" "$out/crash-$i.log" | grep -v "^[0-9a-f]*-[0-9a-f]* " | tail -40
+            grep "^dxcl-layer" "$out/crash-$i.log" | tail -8
+        else
+            rm -f "$out/crash-$i.log"
+        fi
+        i=$((i + 1))
+    done
+    echo "crashes: $p, ${CRASH_RUNS:-30} runs done"
+fi
 # Timed parts run without the layer's log: a line per hand-off would be part of what they time.
 if want bench; then DXCL_LOG=0 timeout "${BENCH_LIMIT:-300}" "$g/bin/dxcl" bench --markdown 2>&1 | tee "$out/bench.md"; fi
 # Where a hand-off's time goes (not part of "all"; docs/benchmarks.md, "Hand-off trace"): the bench

@@ -391,10 +391,10 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         }
         let direct = dxcl_d3d::com::interop::host_copies();
         println!(
-            "{bullet}how the staging rows' bytes left Direct3D: {}",
+            "how the staging rows' bytes left Direct3D: {}",
             if direct > 0 {
                 format!(
-                    "the runtime's device copied them straight into the layer's shadow \
+                    "the runtime copied them straight into the layer's shadow \
                      (IDxclInteropResource::CopyToHost, {direct} calls)"
                 )
             } else {

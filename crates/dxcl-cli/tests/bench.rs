@@ -125,6 +125,11 @@ fn text_table_has_four_rows_per_kind_and_size_two_floors_two_verified_and_the_bu
         .take_while(|l| l.starts_with("  "))
         .collect();
     assert_eq!(bus.len(), 4, "{out}");
+    // dxcl's runtime reaches the layer's shadow: no staging resource on the way.
+    assert!(
+        out.contains("how the staging rows' bytes left Direct3D: the runtime copied them straight"),
+        "{out}"
+    );
     for (line, kind_size) in bus.iter().zip([
         "buffer 4 KiB",
         "texture2d 4 KiB",
