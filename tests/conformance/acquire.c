@@ -193,6 +193,47 @@ static void state_machine(env *E)
     CHECK_ERR(clFinish(E->q2), CL_SUCCESS);
 }
 
+/* Bytes across cycles: what OpenCL wrote is there at the next acquire with no Direct3D access
+ * between (the staging copy then copies nothing in) and reaches Direct3D at its next access; what
+ * Direct3D wrote between two cycles is what the next acquire sees. */
+static void bytes_across_cycles(env *E)
+{
+    const sharing *s = E->s;
+    unsigned char a[BUF_SIZE], b[BUF_SIZE], got[BUF_SIZE];
+    for (int i = 0; i < BUF_SIZE; i++) {
+        a[i] = (unsigned char)(i * 7 + 1);
+        b[i] = (unsigned char)(i * 13 + 5);
+    }
+    h_at("%s: bytes across cycles: OpenCL's, with no Direct3D access between", s->name);
+    CHECK_ERR(sh_acquire(s, E->q, 1, &E->mb, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_ERR(clEnqueueWriteBuffer(E->q, E->mb, CL_TRUE, 0, BUF_SIZE, a, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+    for (int round = 0; round < 2; round++) {
+        CHECK_ERR(sh_acquire(s, round ? E->q2 : E->q, 1, &E->mb, 0, NULL, NULL), CL_SUCCESS);
+        memset(got, 0, sizeof got);
+        CHECK_ERR(clEnqueueReadBuffer(round ? E->q2 : E->q, E->mb, CL_TRUE, 0, BUF_SIZE, got, 0, NULL, NULL),
+                  CL_SUCCESS);
+        CHECK(memcmp(got, a, BUF_SIZE) == 0);
+        CHECK_ERR(sh_release(s, round ? E->q2 : E->q, 1, &E->mb, 0, NULL, NULL), CL_SUCCESS);
+        CHECK_ERR(clFinish(round ? E->q2 : E->q), CL_SUCCESS);
+    }
+    h_at("%s: bytes across cycles: Direct3D's next access sees OpenCL's", s->name);
+    memset(got, 0, sizeof got);
+    CHECK(gfx_read(E->g, &E->rb, 0, got));
+    CHECK(memcmp(got, a, BUF_SIZE) == 0);
+    h_at("%s: bytes across cycles: Direct3D's write between two cycles", s->name);
+    CHECK(gfx_write(E->g, &E->rb, 0, b));
+    CHECK_ERR(sh_acquire(s, E->q, 1, &E->mb, 0, NULL, NULL), CL_SUCCESS);
+    memset(got, 0, sizeof got);
+    CHECK_ERR(clEnqueueReadBuffer(E->q, E->mb, CL_TRUE, 0, BUF_SIZE, got, 0, NULL, NULL), CL_SUCCESS);
+    CHECK(memcmp(got, b, BUF_SIZE) == 0);
+    CHECK_ERR(sh_release(s, E->q, 1, &E->mb, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+    /* The buffer's first contents back, for the tests after this one. */
+    CHECK(gfx_write(E->g, &E->rb, 0, E->b_init));
+}
+
 typedef struct later {
     cl_event ev;
     volatile int fired;
@@ -934,6 +975,7 @@ int main(void)
             } else if (E->mb && E->mt && E->pb && E->pi) {
                 arguments(E);
                 state_machine(E);
+                bytes_across_cycles(E);
                 waits_for_wait_list(E);
                 release_before_its_wait_list(E, 0);
                 release_before_its_wait_list(E, 1);

@@ -161,7 +161,8 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "{bullet}timing: {WARMUP} warm-up runs, then at least {} samples and more while under {} ms \
          per case (at most {}); Direct3D writes 4 bytes of the resource before every {} sample(s) \
-         and completes that work, outside the timed region (the other API idle)",
+         (the staging rows: every sample) and completes that work, outside the timed region (the \
+         other API idle)",
         budget.min_samples,
         opts.budget.as_millis(),
         budget.max_samples,
@@ -245,7 +246,14 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         seen.push(shared.sharing);
                     }
                 }
-                let every = opts.touch_every;
+                // Staging: Direct3D writes before every sample, so each acquire copies the
+                // subresource in (after a release with no Direct3D access since, the layer
+                // copies nothing: the memory object already holds the bytes).
+                let every = if case == Case::Staging {
+                    1
+                } else {
+                    opts.touch_every
+                };
                 let shared_ref = &shared;
                 let timed = || {
                     Timed::<Box<dyn std::error::Error>>::new(move || {

@@ -19,7 +19,7 @@
 //! each piece's copy to the memory object as soon as its bytes are in, so that the CPU's copies
 //! and the bus's overlap ([`crate::d3d::packed`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use opencl_sys::{
@@ -74,6 +74,9 @@ struct Copy {
     write_back: Mutex<Option<WriteBack>>,
     /// The next release's [`WriteBack::release`].
     releases: AtomicU64,
+    /// dxcl's runtime: a pending-work item that runs the newest write-back is queued and has not
+    /// started (one is enough, however many releases come before Direct3D's next access).
+    queued: AtomicBool,
 }
 
 /// A release's bytes on their way to the resource: the read-back into the shadow, then the
@@ -195,6 +198,7 @@ impl StagingCopy {
                     staging: Mutex::new(side),
                     write_back: Mutex::new(None),
                     releases: AtomicU64::new(0),
+                    queued: AtomicBool::new(false),
                 }),
                 // SAFETY: the memory object's entry holds the counted reference to the resource
                 // for as long as this strategy lives (the write-back's pending work does not use
@@ -223,9 +227,19 @@ impl StagingCopy {
         // The acquire ran the previous one; one left over could never run now.
         drop(self.copy.write_back().replace(w));
         if let (Some(i), false) = (&self.interop, foreign) {
+            // Direct3D's next access runs the newest write-back, whose read-back it waits for:
+            // an acquire that found the previous one pending left it there (see `acquire`).
+            if self.copy.queued.swap(true, Ordering::AcqRel) {
+                return Ok(());
+            }
             let copy = self.copy.clone();
-            let run = Box::new(move || copy.run_write_back(Some(release)).signal());
-            return interop::run_before_next_access(i, run).map_err(drop);
+            let run = Box::new(move || {
+                copy.queued.store(false, Ordering::Release);
+                copy.run_write_back(None).signal()
+            });
+            return interop::run_before_next_access(i, run).map_err(|_| {
+                self.copy.queued.store(false, Ordering::Release);
+            });
         }
         // Weak: the platform may run the callback long after the read-back completed (NVIDIA
         // does), when the release or the next acquire has run the write-back already and the
@@ -346,25 +360,51 @@ impl Copy {
     }
 }
 
+impl StagingCopy {
+    /// dxcl's runtime, with the previous release's write-back still pending and its read-back
+    /// complete: no Direct3D access came since the release (the runtime runs the write-back
+    /// before any), so the resource's bytes are the memory object's own, which nothing touched
+    /// since. The acquire then copies nothing in, and the write-back stays pending for Direct3D's
+    /// next access. A read-back still running, or failed, takes the full way (the acquire must
+    /// not wait on the release's wait list, and a failed one wrote nothing).
+    fn unchanged_since_release(&self) -> bool {
+        if self.interop.is_none() {
+            return false;
+        }
+        let pending = self.copy.write_back();
+        match pending.as_ref().map(|w| &w.read) {
+            Some(ReadBack::Pending(ev)) => events::status(*ev) == CL_COMPLETE as cl_int,
+            Some(ReadBack::Ended(status)) => *status == CL_COMPLETE as cl_int,
+            None => false,
+        }
+    }
+}
+
 impl SharingStrategy for StagingCopy {
     fn decision(&self) -> Decision {
         self.decision
     }
 
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        // The previous release's bytes go into the resource before it is read.
-        self.copy.run_write_back(None).signal();
-        let _device = self.copy.device.hold();
-        let mut side = self.copy.staging();
-        if std::mem::take(&mut side.pin) {
-            side.shadow.pin(h.context, h.queue);
-        }
-        let Side { d3d, shadow, .. } = &mut *side;
-        let bytes = shadow.as_mut_slice();
-        // SAFETY: the shadow's memory stays put until `detach_shadow` (which detaches it first)
-        // or the drop of `Side`, whose `d3d` goes before its `shadow` (field order).
-        unsafe { d3d.attach_host(bytes.as_mut_ptr(), bytes.len()) };
-        let ev = upload_in_pieces(h.queue, mem, self.kind, &mut side, h.wait)?;
+        let ev = if self.unchanged_since_release() {
+            // Nothing to copy: see `unchanged_since_release`. The acquire's event still follows
+            // its wait list.
+            events::marker(h.queue, h.wait)?
+        } else {
+            // The previous release's bytes go into the resource before it is read.
+            self.copy.run_write_back(None).signal();
+            let _device = self.copy.device.hold();
+            let mut side = self.copy.staging();
+            if std::mem::take(&mut side.pin) {
+                side.shadow.pin(h.context, h.queue);
+            }
+            let Side { d3d, shadow, .. } = &mut *side;
+            let bytes = shadow.as_mut_slice();
+            // SAFETY: the shadow's memory stays put until `detach_shadow` (which detaches it
+            // first) or the drop of `Side`, whose `d3d` goes before its `shadow` (field order).
+            unsafe { d3d.attach_host(bytes.as_mut_ptr(), bytes.len()) };
+            upload_in_pieces(h.queue, mem, self.kind, &mut side, h.wait)?
+        };
         // One reference for the call's event, one kept for the release.
         events::retain(ev)?;
         h.wait_for(ev);
