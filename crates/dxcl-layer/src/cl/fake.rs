@@ -19,6 +19,9 @@ pub(crate) const EVENTS: usize = 0xD0C1_0000;
 pub(crate) const ONE_REFERENCE: usize = EVENTS + 3;
 /// Events from here to the end of the range report `CL_COMPLETE`.
 pub(crate) const COMPLETE: usize = EVENTS + 0xC0;
+/// A queue whose `clFinish` answers `CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST`, as NVIDIA's
+/// does after the layer's commands were terminated by a failed event.
+pub(crate) const FINISH_TERMINATED: usize = EVENTS + 0xF1;
 
 static CALLS: Mutex<Option<HashMap<(&str, usize), usize>>> = Mutex::new(None);
 
@@ -120,6 +123,14 @@ unsafe extern "C" fn flush(q: cl_command_queue) -> cl_int {
     CL_SUCCESS
 }
 
+unsafe extern "C" fn finish(q: cl_command_queue) -> cl_int {
+    match q as usize {
+        FINISH_TERMINATED => opencl_sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+        q if ours(q) => CL_SUCCESS,
+        _ => CL_INVALID_COMMAND_QUEUE,
+    }
+}
+
 unsafe extern "C" fn retain_queue(q: cl_command_queue) -> cl_int {
     count("retain", q);
     CL_SUCCESS
@@ -139,6 +150,7 @@ pub(crate) fn install() {
     t.clRetainEvent = Some(retain_event);
     t.clReleaseEvent = Some(release_event);
     t.clFlush = Some(flush);
+    t.clFinish = Some(finish);
     t.clRetainCommandQueue = Some(retain_queue);
     t.clReleaseCommandQueue = Some(release_queue);
     super::set_target(t);
