@@ -10,7 +10,7 @@
 
 use ash::vk;
 
-use super::{image, lock, row_copies, VulkanBackend};
+use super::{image, lock, row_copies, Dedicated, VulkanBackend};
 use crate::backend::{Allocation, BackendError};
 use crate::core::BlockRegion;
 
@@ -115,15 +115,11 @@ impl VulkanBackend {
             // valid until unregister_host frees this allocation (register_host's contract).
             let memory = unsafe { self.device.allocate_memory(&alloc, None) }
                 .map_err(|_| BackendError::NotSupported)?;
-            // SAFETY: fresh memory of the buffer's size and an allowed type, bound at 0.
-            match unsafe { self.device.bind_buffer_memory(buffer, memory, 0) } {
-                Ok(()) => Ok(memory),
-                Err(_) => {
-                    // SAFETY: unused and ours.
-                    unsafe { self.device.free_memory(memory, None) };
-                    Err(BackendError::NotSupported)
-                }
-            }
+            self.bind_or_free(
+                Dedicated::Buffer(buffer),
+                memory,
+                BackendError::NotSupported,
+            )
         });
         match made {
             Ok(memory) => Ok(HostMemory {

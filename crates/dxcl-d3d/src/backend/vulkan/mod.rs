@@ -1260,6 +1260,30 @@ unsafe impl Backend for VulkanBackend {
 }
 
 impl VulkanBackend {
+    /// Binds `memory`, fresh and made for `to` (its size and an allowed type), at offset 0; frees
+    /// it and answers `err` when that fails.
+    fn bind_or_free(
+        &self,
+        to: Dedicated,
+        memory: vk::DeviceMemory,
+        err: BackendError,
+    ) -> Result<vk::DeviceMemory, BackendError> {
+        // SAFETY: the caller's contract: fresh memory of the required size and an allowed type
+        // for this device's buffer or image, bound at 0.
+        let bound = unsafe {
+            match to {
+                Dedicated::Buffer(b) => self.device.bind_buffer_memory(b, memory, 0),
+                Dedicated::Image(i) => self.device.bind_image_memory(i, memory, 0),
+            }
+        };
+        if bound.is_err() {
+            // SAFETY: unused and ours.
+            unsafe { self.device.free_memory(memory, None) };
+            return Err(err);
+        }
+        Ok(memory)
+    }
+
     /// A resource buffer of `size` bytes in exportable memory chosen for the `D3D11_USAGE`.
     fn allocate_buffer(&self, size: u64, usage: u32) -> Result<Memory, BackendError> {
         let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(OPAQUE_FD);
@@ -1286,15 +1310,8 @@ impl VulkanBackend {
         let made = self
             .export_memory(&req, dedicated, usage)
             .and_then(|(memory, host)| {
-                // SAFETY: fresh memory of the required size and an allowed type, bound at 0.
-                match unsafe { self.device.bind_buffer_memory(buffer, memory, 0) } {
-                    Ok(()) => Ok((memory, host)),
-                    Err(_) => {
-                        // SAFETY: unused and ours.
-                        unsafe { self.device.free_memory(memory, None) };
-                        Err(BackendError::OutOfMemory)
-                    }
-                }
+                self.bind_or_free(Dedicated::Buffer(buffer), memory, BackendError::OutOfMemory)
+                    .map(|memory| (memory, host))
             });
         match made {
             Ok((memory, host)) => Ok(Memory {
@@ -1330,15 +1347,7 @@ impl VulkanBackend {
         let made = self
             .export_memory(&req, dedicated, USAGE_DEFAULT)
             .and_then(|(memory, _)| {
-                // SAFETY: fresh memory of the required size and an allowed type, bound at 0.
-                match unsafe { self.device.bind_image_memory(raw, memory, 0) } {
-                    Ok(()) => Ok(memory),
-                    Err(_) => {
-                        // SAFETY: unused and ours.
-                        unsafe { self.device.free_memory(memory, None) };
-                        Err(BackendError::OutOfMemory)
-                    }
-                }
+                self.bind_or_free(Dedicated::Image(raw), memory, BackendError::OutOfMemory)
             });
         match made {
             Ok(memory) => Ok(Memory {
