@@ -188,6 +188,11 @@ impl Drop for DeviceGuard<'_> {
 }
 
 pub(crate) struct Staging {
+    /// dxcl's runtime (`Place::Host`): copies straight between the subresource and the shadow,
+    /// the staging resource being the fallback. First, so it is dropped first: its drop
+    /// unregisters the shadow through a borrowed device pointer, which the staging resource
+    /// (counted, below) may be the last to keep alive.
+    direct: Option<HostCopy>,
     kind: ResourceKind,
     api: Api,
     device_lock: DeviceLock,
@@ -195,9 +200,6 @@ pub(crate) struct Staging {
     extent: (u32, u32, u32),
     /// The packed shadow's shape (buffers: one row of the whole buffer).
     layout: Layout,
-    /// dxcl's runtime (`Place::Host`): copies straight between the subresource and the shadow,
-    /// the staging resource being the fallback.
-    direct: Option<HostCopy>,
 }
 
 impl Staging {
