@@ -341,13 +341,13 @@ impl Staging {
     }
 
     /// Lets dxcl's runtime copy straight into and out of the shadow at `at` (`len` bytes) from
-    /// now on (a no-op elsewhere, and once tried).
+    /// now on (a no-op elsewhere, and once tried). The caller holds the device lock (the
+    /// acquire does).
     ///
     /// # Safety
     /// The shadow's memory stays valid until [`Staging::detach_host`] or drop.
     pub unsafe fn attach_host(&mut self, at: *mut u8, len: usize) {
         if let Some(d) = &mut self.direct {
-            let _device = self.device_lock.hold();
             // SAFETY: the caller's contract.
             unsafe { d.attach(at, len) };
         }

@@ -10,7 +10,9 @@
 
 use ash::vk;
 
-use super::{image, lock, row_copies, Dedicated, VulkanBackend};
+use std::sync::Arc;
+
+use super::{image, lock, row_copies, Dedicated, Memory, VulkanBackend};
 use crate::backend::{Allocation, BackendError};
 use crate::core::BlockRegion;
 
@@ -30,6 +32,20 @@ pub struct HostMemory {
     len: usize,
     /// Timeline value of the last batch that touches it.
     last_use: u64,
+}
+
+/// A packed subresource's place in registered memory ([`VulkanBackend::target`]).
+struct Target {
+    /// The registered range's key (its start).
+    key: usize,
+    buffer: vk::Buffer,
+    /// The subresource's first byte in `buffer`.
+    at: u64,
+    /// The whole subresource, and its packed row and slice in bytes.
+    full: BlockRegion,
+    row: u64,
+    slice: u64,
+    memory: Arc<Memory>,
 }
 
 const HOST_ALLOCATION: vk::ExternalMemoryHandleTypeFlags =
@@ -150,17 +166,42 @@ impl VulkanBackend {
         }
     }
 
-    /// The registered range that holds `len` bytes at `host`: its buffer and their offset in it.
-    fn registered(&self, host: *const u8, len: usize) -> Option<(vk::Buffer, u64)> {
-        let start = host as usize;
-        lock(&self.hosts).iter().find_map(|(&at, h)| {
-            (start >= at && start + len <= at + h.len)
-                .then(|| (h.buffer, h.offset + (start - at) as u64))
-        })
+    /// Where a subresource, packed, lies in registered memory at `host`: `None` when no
+    /// registered range holds it all.
+    fn target(
+        &self,
+        a: &Allocation,
+        subresource: u32,
+        host: *const u8,
+    ) -> Result<Option<Target>, BackendError> {
+        self.check_lost()?;
+        let (full, row, slice) = a
+            .layout
+            .packed(subresource)
+            .ok_or(BackendError::NotSupported)?;
+        let (start, len) = (host as usize, (slice * full.d as u64) as usize);
+        let found = lock(&self.hosts).iter().find_map(|(&key, h)| {
+            (start >= key && start + len <= key + h.len)
+                .then(|| (key, h.buffer, h.offset + (start - key) as u64))
+        });
+        let Some((key, buffer, at)) = found else {
+            return Ok(None);
+        };
+        let memory = self.memory(a).ok_or(BackendError::NotSupported)?;
+        Ok(Some(Target {
+            key,
+            buffer,
+            at,
+            full,
+            row,
+            slice,
+            memory,
+        }))
     }
 
-    fn mark_host_use(&self, buffer: vk::Buffer, value: u64) {
-        if let Some(h) = lock(&self.hosts).values_mut().find(|h| h.buffer == buffer) {
+    /// The batches up to `value` read or write the registered range `key`.
+    fn mark_host_use(&self, key: usize, value: u64) {
+        if let Some(h) = lock(&self.hosts).get_mut(&key) {
             h.last_use = h.last_use.max(value);
         }
     }
@@ -178,21 +219,15 @@ impl VulkanBackend {
         host: *mut u8,
         done: &mut dyn FnMut(usize),
     ) -> Result<(), BackendError> {
-        self.check_lost()?;
-        let (full, row, slice) = src
-            .layout
-            .packed(subresource)
+        let t = self
+            .target(src, subresource, host)?
             .ok_or(BackendError::NotSupported)?;
+        let m = &t.memory;
         let texel = src.layout.block.2 as u64;
-        let len = (slice * full.d as u64) as usize;
-        let (buffer, at) = self
-            .registered(host, len)
-            .ok_or(BackendError::NotSupported)?;
-        let m = self.memory(src).ok_or(BackendError::NotSupported)?;
         let ss = src.layout.subresources[subresource as usize];
         let mut values = Vec::with_capacity(regions.len());
         for r in regions {
-            let dst = at + packed_offset(r, row, slice, texel);
+            let dst = t.at + packed_offset(r, t.row, t.slice, texel);
             let mut q = lock(&self.queue);
             match &m.image {
                 None => {
@@ -200,17 +235,24 @@ impl VulkanBackend {
                         src.layout.region_offset(subresource, r),
                         (ss.row_pitch as u64, ss.depth_pitch as u64),
                         dst,
-                        (row, slice),
+                        (t.row, t.slice),
                         r.w as u64 * texel,
                         r.h,
                         r.d,
                     );
-                    self.record_copy(&mut q, m.buffer, buffer, &copies, &[&m])?;
+                    self.record_copy(&mut q, m.buffer, t.buffer, &copies, &[m])?;
                 }
                 Some(si) => {
-                    let copy =
-                        image::buffer_image_copy(si, subresource, r, dst, row, slice, texel as u32);
-                    self.record_transfer(&mut q, &[&m], Some(buffer), |cmd| {
+                    let copy = image::buffer_image_copy(
+                        si,
+                        subresource,
+                        r,
+                        dst,
+                        t.row,
+                        t.slice,
+                        texel as u32,
+                    );
+                    self.record_transfer(&mut q, &[m], Some(t.buffer), |cmd| {
                         // SAFETY: `cmd` is recording; the image is alive and in GENERAL, the
                         // region lies in the subresource (trait contract) and its packed bytes
                         // inside the imported buffer (the registered range holds the whole
@@ -220,7 +262,7 @@ impl VulkanBackend {
                                 cmd,
                                 si.raw,
                                 vk::ImageLayout::GENERAL,
-                                buffer,
+                                t.buffer,
                                 &[copy],
                             )
                         }
@@ -232,7 +274,7 @@ impl VulkanBackend {
             values.push(value.max(q.floor));
         }
         if let Some(&last) = values.last() {
-            self.mark_host_use(buffer, last);
+            self.mark_host_use(t.key, last);
         }
         for (i, v) in values.into_iter().enumerate() {
             self.wait_value(v)?;
@@ -242,8 +284,8 @@ impl VulkanBackend {
         Ok(())
     }
 
-    /// `Backend::write_from_host` from registered memory: the device reads it directly; waits
-    /// for the copy (the caller may reuse the memory at once).
+    /// `Backend::write_from_host` from registered memory: the device reads it directly, as an
+    /// upload's band; waits for the copy (the caller may reuse the memory at once).
     ///
     /// # Safety
     /// As `Backend::write_from_host`. Returns `Ok(false)` when `host` is not registered.
@@ -253,61 +295,18 @@ impl VulkanBackend {
         subresource: u32,
         host: *const u8,
     ) -> Result<bool, BackendError> {
-        self.check_lost()?;
-        let (full, row, slice) = dst
-            .layout
-            .packed(subresource)
-            .ok_or(BackendError::NotSupported)?;
-        let texel = dst.layout.block.2 as u64;
-        let len = (slice * full.d as u64) as usize;
-        let Some((buffer, at)) = self.registered(host, len) else {
+        let Some(t) = self.target(dst, subresource, host)? else {
             return Ok(false);
         };
-        let m = self.memory(dst).ok_or(BackendError::NotSupported)?;
-        let ds = dst.layout.subresources[subresource as usize];
         let value = {
             let mut q = lock(&self.queue);
-            match &m.image {
-                None => {
-                    let copies = row_copies(
-                        at,
-                        (row, slice),
-                        dst.layout.region_offset(subresource, &full),
-                        (ds.row_pitch as u64, ds.depth_pitch as u64),
-                        row,
-                        full.h,
-                        full.d,
-                    );
-                    self.record_copy(&mut q, buffer, m.buffer, &copies, &[&m])?;
-                }
-                Some(di) => {
-                    let copy = image::buffer_image_copy(
-                        di,
-                        subresource,
-                        &full,
-                        at,
-                        row,
-                        slice,
-                        texel as u32,
-                    );
-                    self.record_transfer(&mut q, &[&m], Some(buffer), |cmd| {
-                        // SAFETY: as in read_registered, the other way.
-                        unsafe {
-                            self.device.cmd_copy_buffer_to_image(
-                                cmd,
-                                buffer,
-                                di.raw,
-                                vk::ImageLayout::GENERAL,
-                                &[copy],
-                            )
-                        }
-                    })?;
-                }
-            }
+            // The registered range holds the subresource tightly packed from `at`, as an upload
+            // band does.
+            self.record_upload(&mut q, &t.memory, dst, subresource, &t.full, t.buffer, t.at)?;
             let value = self.submit(&mut q, None, None)?;
             value.max(q.floor)
         };
-        self.mark_host_use(buffer, value);
+        self.mark_host_use(t.key, value);
         self.wait_value(value)?;
         self.reclaim(&mut lock(&self.queue));
         Ok(true)
@@ -317,11 +316,8 @@ impl VulkanBackend {
     pub(super) fn drop_hosts(&self) {
         let hosts: Vec<HostMemory> = lock(&self.hosts).drain().map(|(_, h)| h).collect();
         for h in hosts {
-            // SAFETY: the device is idle (Drop waited), so nothing uses them.
-            unsafe {
-                self.device.destroy_buffer(h.buffer, None);
-                self.device.free_memory(h.memory, None);
-            }
+            // The device is idle (Drop waited): no wait is left.
+            self.release_host(h);
         }
     }
 }
