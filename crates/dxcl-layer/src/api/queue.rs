@@ -42,6 +42,8 @@ pub(crate) unsafe extern "C" fn release(queue: cl_command_queue) -> cl_int {
         // Flushed first: once held, the queue may go on another thread at any moment.
         crate::cl::flush(queue);
         if crate::cl::events::hold_release(queue)? {
+            // The application's reference is the layer's to release now.
+            crate::cl::held::took(crate::cl::held::Kind::Queue, queue);
             return Ok(());
         }
         let below = down!(clReleaseCommandQueue);

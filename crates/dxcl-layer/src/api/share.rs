@@ -50,6 +50,7 @@ unsafe fn hand_out(ev: cl_event, command: cl_uint, event: *mut cl_event) {
         events::release(ev);
     } else {
         trace::time(Step::RecordEvent, || events::record(ev, command));
+        crate::cl::held::handed_over(ev);
         // SAFETY: caller's contract.
         unsafe { *event = ev };
     }

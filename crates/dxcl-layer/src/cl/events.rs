@@ -148,14 +148,23 @@ pub(crate) fn marker(queue: cl_command_queue, wait: &[cl_event]) -> Result<cl_ev
     check(trace::time(Step::ClMarker, || unsafe {
         enqueue(queue, n, list, &mut ev)
     }))?;
-    Ok(ev)
+    Ok(owned(ev))
+}
+
+/// `ev`, a new event of the layer's own command, recorded in the ledger ([`super::held`]); null
+/// (no event asked for) passes through.
+pub(crate) fn owned(ev: cl_event) -> cl_event {
+    super::held::took(super::held::Kind::Event, ev);
+    ev
 }
 
 /// Retains an event (the platform validates it).
 pub(crate) fn retain(ev: cl_event) -> Result<(), cl_int> {
     let retain = down!(clRetainEvent);
     // SAFETY: an event the caller holds; an invalid one just fails the call.
-    check(trace::time(Step::ClRetainEvent, || unsafe { retain(ev) }))
+    check(trace::time(Step::ClRetainEvent, || unsafe { retain(ev) }))?;
+    super::held::took(super::held::Kind::Event, ev);
+    Ok(())
 }
 
 /// Releases one reference to `event`, dropping its table entry when that was the last one.
@@ -182,9 +191,10 @@ pub(crate) fn release_checked(event: cl_event) -> Result<(), cl_int> {
     Ok(())
 }
 
-/// [`release_checked`] for the layer's own events (null is ignored).
+/// [`release_checked`] for the layer's own references (null is ignored).
 pub(crate) fn release(event: cl_event) {
     if !event.is_null() {
+        super::held::let_go(event);
         let _ = release_checked(event);
     }
 }

@@ -3,6 +3,7 @@
 //!
 //! - [`info`]: the size-query protocol of `clGet*Info`, both as caller and as answerer.
 //! - [`events`]: markers, and the command types of the acquire/release events handed out.
+//! - [`held`]: the ledger of the references the layer itself holds.
 //! - [`reaper`]: releases that completion callbacks hand to a thread of the layer's.
 //! - [`wait`]: wait lists of the layer's own commands, failed events replaced.
 
@@ -17,6 +18,7 @@ use crate::trace::{self, Step};
 pub(crate) mod events;
 #[cfg(test)]
 pub(crate) mod fake;
+pub(crate) mod held;
 pub(crate) mod info;
 pub(crate) mod reaper;
 pub(crate) mod release_thread;
@@ -86,7 +88,11 @@ pub(crate) fn create_queue(
     let mut err = CL_SUCCESS;
     // SAFETY: a context and one of its devices; no properties (in order, default size).
     let q = unsafe { create(context, device, std::ptr::null(), &mut err) };
-    (err == CL_SUCCESS && !q.is_null()).then_some(q)
+    if err != CL_SUCCESS || q.is_null() {
+        return None;
+    }
+    held::took(held::Kind::Queue, q);
+    Some(q)
 }
 
 /// Retains `queue` (the platform validates it).
@@ -95,7 +101,9 @@ pub(crate) fn retain_queue(queue: opencl_sys::cl_command_queue) -> Result<(), cl
     // SAFETY: the caller's queue; an invalid one just fails the call.
     check(trace::time(Step::ClRetainQueue, || unsafe {
         retain(queue)
-    }))
+    }))?;
+    held::took(held::Kind::Queue, queue);
+    Ok(())
 }
 
 /// The context of `queue`.
@@ -114,11 +122,14 @@ pub(crate) fn queue_context(
 pub(crate) fn retain_mem(mem: opencl_sys::cl_mem) -> Result<(), cl_int> {
     let retain = down!(clRetainMemObject);
     // SAFETY: the caller's object; an invalid one just fails the call.
-    check(unsafe { retain(mem) })
+    check(unsafe { retain(mem) })?;
+    held::took(held::Kind::Memory, mem);
+    Ok(())
 }
 
-/// Releases a reference [`retain_mem`] took.
+/// Releases a reference of the layer's to a memory object ([`retain_mem`]'s, or its own).
 pub(crate) fn release_mem(mem: opencl_sys::cl_mem) {
+    held::let_go(mem);
     if let Some(release) = target().and_then(|t| t.clReleaseMemObject) {
         // SAFETY: a reference the layer holds, released once.
         unsafe { release(mem) };
@@ -137,6 +148,7 @@ pub(crate) fn release_queue(queue: opencl_sys::cl_command_queue) {
 
 /// Releases a reference to a queue now (a release [`events::hold_release`] held back).
 pub(crate) fn release_queue_now(queue: opencl_sys::cl_command_queue) {
+    held::let_go(queue);
     if let Some(release) = target().and_then(|t| t.clReleaseCommandQueue) {
         // SAFETY: a queue the layer created and holds one reference to.
         trace::time(Step::ClReleaseQueue, || unsafe { release(queue) });

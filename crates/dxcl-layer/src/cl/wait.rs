@@ -55,9 +55,10 @@ impl Drop for WaitList {
     fn drop(&mut self) {
         for (ev, status) in self.stand_ins.drain(..) {
             set_user_status(ev, status);
+            super::held::let_go(ev);
             if let Some(release) = super::target().and_then(|t| t.clReleaseEvent) {
-                // SAFETY: our own stand-in, created in `new` and released once (no table of the
-                // layer's holds it).
+                // SAFETY: our own stand-in, created in `new` and released once (its ledger entry
+                // struck above; no other table holds it).
                 unsafe { release(ev) };
             }
         }
@@ -104,7 +105,7 @@ pub(crate) fn user_event(context: opencl_sys::cl_context) -> Result<cl_event, cl
     // SAFETY: the caller's context (the platform validates it); our own out pointer.
     let ev = unsafe { create(context, &mut err) };
     check(err)?;
-    Ok(ev)
+    Ok(super::events::owned(ev))
 }
 
 /// Completes a user event of the layer's: `CL_COMPLETE`, or a negative status for work that

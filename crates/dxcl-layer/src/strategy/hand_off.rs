@@ -314,7 +314,7 @@ impl<'a> HandOff<'a> {
                 if want { &mut ev } else { std::ptr::null_mut() },
             )
         })?;
-        Ok(ev)
+        Ok(events::owned(ev))
     }
 
     /// Release: Direct3D work on `interop`'s resource issued after this call waits for `done`

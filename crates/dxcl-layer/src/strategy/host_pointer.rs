@@ -459,5 +459,5 @@ fn copy(
     // "CL_OUT_OF_HOST_MEMORY if there is a failure to allocate resources required by the
     // OpenCL implementation on the host" (clEnqueueAcquire/ReleaseD3D1xObjects).
     check(r)?;
-    Ok(ev)
+    Ok(crate::cl::events::owned(ev))
 }

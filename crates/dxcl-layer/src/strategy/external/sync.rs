@@ -118,6 +118,7 @@ impl Pool {
             }
             return Err(if err != 0 { err } else { CL_OUT_OF_RESOURCES });
         }
+        crate::cl::held::took(crate::cl::held::Kind::Semaphore, cl);
         self.semaphores.push(Shared {
             id,
             cl,
@@ -163,6 +164,7 @@ impl Drop for Pool {
                 }
             ));
             events::release_pinned(s.last);
+            crate::cl::held::let_go(s.cl);
             // SAFETY: our CL semaphore; the runtime's id, destroyed once (it waits for its own
             // submitted operations first).
             unsafe {
@@ -256,6 +258,7 @@ pub(crate) fn d3d_then_cl(
     if r != 0 {
         return Err(r);
     }
+    let ev = events::owned(ev);
     retain(ev);
     pool.set_last(i, ev);
     Ok(Some(ev))
@@ -351,6 +354,7 @@ fn signal_then_d3d_waits(
     if r != 0 {
         return Err(r);
     }
+    let ev = events::owned(ev);
     // The runtime's wait must find the signal submitted.
     if let Some(flush) = crate::cl::target().and_then(|t| t.clFlush) {
         // SAFETY: a valid queue.

@@ -723,5 +723,5 @@ unsafe fn enqueue_copy(
         }
     };
     check(r)?;
-    Ok(ev)
+    Ok(events::owned(ev))
 }

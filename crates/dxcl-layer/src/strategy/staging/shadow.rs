@@ -165,6 +165,7 @@ fn pinned_buffer(
     // SAFETY: a live context; no host pointer; `err` is a valid out pointer.
     let mem = unsafe { create(context, flags, len, std::ptr::null_mut(), &mut err) };
     check(err)?;
+    crate::cl::held::took(crate::cl::held::Kind::Memory, mem);
     let Some(q) = crate::cl::create_queue(context, device) else {
         crate::cl::release_mem(mem);
         return Err(CL_OUT_OF_RESOURCES);
