@@ -109,7 +109,6 @@ test-crate: build/icd-pocl
 # C and C++ programs built against the installed headers and library, exactly as a user builds them.
 PKG := PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config
 test-c: stage test-windows build/icd-pocl
-	$(MAKE) --no-print-directory -C tests/platform check
 	@mkdir -p build/tests
 	$(CC)  -std=c11   -Wall -Wextra -Werror -o build/tests/d3d_c   tests/c/d3d_api.c   $$($(PKG) --cflags --libs dxcl)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -o build/tests/d3d_cpp tests/cpp/d3d_api.cpp $$($(PKG) --cflags --libs dxcl)

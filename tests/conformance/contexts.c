@@ -226,25 +226,59 @@ static void *complete_later(void *gate)
     return NULL;
 }
 
+/* Waits up to ms milliseconds for the layer to hold no more references than `before`; whether it
+ * got there. `text` gets the last reading by kind. */
+static int layer_back_within(long before, int ms, char *text, size_t size)
+{
+    for (int i = 0;; i++) {
+        if (h_layer_held(text, size) <= before)
+            return 1;
+        if (i >= ms)
+            return 0;
+        usleep(1000);
+    }
+}
+
 /* Once the application has released every object of a context, the context is gone: "the context
  * is deleted once all the objects attached to context are released" (clReleaseContext), even when
  * the Direct3D resource lives on and Direct3D never touches it again. The release here waits for
  * a user event that another thread completes later, so it is still pending when it returns (unless
  * the strategy blocks until its wait list completes), and whatever orders Direct3D's next access
- * after it must not keep its event, and with it the context, alive until that access. */
+ * after it must not keep its event, and with it the context, alive until that access.
+ *
+ * Two things are checked: the layer lets go of every object of the platform's it held (its ledger,
+ * dxclHeldObjects, back where it was before the context), and the platform destroys the context.
+ * A context the platform does not destroy although the layer holds nothing of it is the platform's
+ * loss, not the layer's: NVIDIA's OpenCL loses one now and then with no layer at all (docs/gpu.md,
+ * `probe teardown`). That is a NOTE, which tests/conformance/run.sh counts as a failure unless its
+ * caller repeats the loss in plain OpenCL in the same run (scripts/gpu/run.sh does). Nothing here
+ * disturbs the platform's threads: signals sent to wake a lost wait crashed NVIDIA's. */
 static void test_context_dies_with_its_objects(const sharing *s, gfx *g, cl_device_id dev)
 {
     h_at("%s: context dies with its objects", s->name);
+    long held_before = h_layer_held(NULL, 0);
     cl_int e = 1;
     cl_context ctx = h_context(s, g, -1, NULL, &e);
     if (!ctx)
         return;
-    int gone = 0;
-    e = clSetContextDestructorCallback(ctx, on_context_gone, &gone);
+    /* On the heap, both: a context the platform loses may still call back, and a release that has
+     * not returned still writes its result, after this function returns (then they are leaked). */
+    int *gone = calloc(1, sizeof *gone);
+    context_release *r = calloc(1, sizeof *r);
+    if (!gone || !r) {
+        CHECK(0);
+        free(gone);
+        free(r);
+        clReleaseContext(ctx);
+        return;
+    }
+    e = clSetContextDestructorCallback(ctx, on_context_gone, gone);
     if (e != CL_SUCCESS) {
         printf("NOTE platform: clSetContextDestructorCallback = %s: test_context_dies_with_its_objects not run\n",
                cl_err_name(e));
         clReleaseContext(ctx);
+        free(gone);
+        free(r);
         return;
     }
     cl_command_queue q = h_queue(ctx, dev);
@@ -270,45 +304,40 @@ static void test_context_dies_with_its_objects(const sharing *s, gfx *g, cl_devi
         CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
     if (q)
         CHECK_ERR(clReleaseCommandQueue(q), CL_SUCCESS);
-    context_release r = {ctx, 1, 0};
+    *r = (context_release){ctx, 1, 0};
     pthread_t rt;
-    if (pthread_create(&rt, NULL, release_context, &r) != 0) {
+    if (pthread_create(&rt, NULL, release_context, r) != 0) {
         CHECK(0);
-        release_context(&r);
+        release_context(r);
     }
     /* The platform may free the context on its own thread a moment later: allow it 2 s. */
-    int ok = both_within(&r.done, &gone, 2000);
-    if (!ok) {
-        /* Not gone: either something still holds the context (the layer: a failure), or the
-         * platform lost a wake-up while destroying it. A signal to every thread ends a lost
-         * wake-up's wait; a context that then dies was held by nobody, the layer included, since
-         * a context is destroyed only once its last reference goes. `probe teardown` shows the
-         * same loss with no layer and no Direct3D (scripts/gpu/run.sh repeats it whenever this
-         * note appears). One signal is not always enough (on an H100 a clReleaseContext stayed
-         * blocked after one): a signal every 100 ms, for 2 s. Still not gone: the failure below. */
-        int returned = __atomic_load_n(&r.done, __ATOMIC_ACQUIRE), woken = 0, signals = 0;
-        /* DXCL_WAKE=0: no signals (to tell whether the signals themselves disturb the platform);
-         * a context still not gone then fails below. */
-        const char *wake = getenv("DXCL_WAKE");
-        int may_wake = !(wake && strcmp(wake, "0") == 0);
-        while (!ok && may_wake && signals < 20 && (woken = h_wake_threads()) > 0) {
-            signals++;
-            ok = both_within(&r.done, &gone, 100);
-        }
-        if (ok)
-            printf("NOTE platform: %s: context dies with its objects: clReleaseContext %s, the context was "
-                   "destroyed only after %d signal(s) woke the process's %d other threads (a wake-up lost "
-                   "inside the platform)\n",
-                   s->name, returned ? "returned" : "had not returned", signals, woken);
+    int ok = both_within(&r->done, gone, 2000);
+    char held[160];
+    int layer_clear = held_before < 0 || layer_back_within(held_before, ok ? 2000 : 0, held, sizeof held);
+    if (layer_clear)
+        h_pass();
+    else
+        h_fail(__FILE__, __LINE__, "the layer still holds %s (%ld references before the context)", held,
+               held_before);
+    if (!ok && layer_clear && held_before >= 0) {
+        printf("NOTE platform: %s: context dies with its objects: clReleaseContext %s, and the context was not "
+               "destroyed within 2 s although the layer holds none of its objects (%s): context lost inside the "
+               "platform\n",
+               s->name, __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) ? "returned" : "had not returned", held);
+    } else {
+        CHECK(__atomic_load_n(&r->done, __ATOMIC_ACQUIRE));
+        CHECK(__atomic_load_n(gone, __ATOMIC_ACQUIRE));
     }
-    CHECK(__atomic_load_n(&r.done, __ATOMIC_ACQUIRE));
-    CHECK(__atomic_load_n(&gone, __ATOMIC_ACQUIRE));
-    if (__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
+    int returned = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
+    if (returned) {
         pthread_join(rt, NULL);
-        CHECK_ERR(r.result, CL_SUCCESS);
+        CHECK_ERR(r->result, CL_SUCCESS);
+        free(r);
     } else {
         pthread_detach(rt);
     }
+    if (__atomic_load_n(gone, __ATOMIC_ACQUIRE))
+        free(gone);
     if (buf.p)
         res_free(&buf); /* only now: Direct3D's next access or the resource's end would let go too */
 }
@@ -358,13 +387,11 @@ static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
         e = CL_SUCCESS;
         ctx = clCreateContext(pb, 1, &dev, NULL, NULL, &e);
         CHECK(ctx == NULL);
-    no_context(ctx);
         no_context(ctx);
         CHECK_ERR(e, CL_INVALID_OPERATION);
         e = CL_SUCCESS;
         ctx = clCreateContextFromType(pb, CL_DEVICE_TYPE_ALL, NULL, NULL, &e);
         CHECK(ctx == NULL);
-    no_context(ctx);
         no_context(ctx);
         CHECK_ERR(e, CL_INVALID_OPERATION);
     }

@@ -1,9 +1,9 @@
 /* Shared harness of the conformance suite: checks, platform and entry-point lookup, Direct3D 10/11
  * behind one small API, the format table, and the suite's one OpenCL program. See harness.h. */
 #include "harness.h"
-#include "../platform/wake.h"
 
 #ifndef _WIN32
+#include <dlfcn.h>
 #include <signal.h>
 #endif
 #include <stdarg.h>
@@ -105,7 +105,30 @@ int setenv(const char *name, const char *value, int overwrite)
 int unsetenv(const char *name) { return _putenv_s(name, "") ? -1 : 0; }
 #endif
 
-int h_wake_threads(void) { return wake_threads(); }
+long h_layer_held(char *text, size_t size)
+{
+    if (text && size)
+        text[0] = 0;
+#ifndef _WIN32
+    const char *layers = getenv("OPENCL_LAYERS");
+    char path[4096];
+    for (const char *p = layers ? layers : ""; *p;) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && n < sizeof path) {
+            memcpy(path, p, n);
+            path[n] = 0;
+            void *layer = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+            void *held = layer ? dlsym(layer, "dxclHeldObjects") : NULL;
+            if (layer)
+                dlclose(layer); /* NOLOAD took a reference of its own */
+            if (held)
+                return (long)((size_t (*)(char *, size_t))held)(text, size);
+        }
+        p += n + (p[n] == ':');
+    }
+#endif
+    return -1;
+}
 
 int h_reduced(void)
 {
@@ -150,6 +173,21 @@ void h_begin(const char *name, unsigned watchdog_seconds)
 
 int h_end(void)
 {
+    /* Every object the program made is released: the layer must hold nothing of the platform's any
+     * more (the releases it makes on its own thread, after completion callbacks, may take a moment). */
+    char held[160];
+    long n = h_layer_held(held, sizeof held);
+    for (int ms = 0; n > 0 && ms < 2000; ms++) {
+        usleep(1000);
+        n = h_layer_held(held, sizeof held);
+    }
+    if (n >= 0) {
+        h_at("the layer holds nothing at the end");
+        if (n == 0)
+            h_pass();
+        else
+            h_fail(__FILE__, __LINE__, "the layer still holds %s", held);
+    }
     printf("%s: %d passed, %d failed\n", h_name, h_passed, h_failed);
     return h_failed ? 1 : 0;
 }

@@ -110,9 +110,10 @@ void h_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * "Sanitizers"). The program's name gets "_reduced" appended and its watchdog is 10 times longer. */
 int h_reduced(void);
 
-/* Signals every other thread of the process (tests/platform/wake.h): a futex wait whose wake-up was
- * lost returns then. The number of threads signalled, or -1 where it cannot (not Linux). */
-int h_wake_threads(void);
+/* The references the dxcl layer holds to the platform's objects (its dxclHeldObjects), found in the
+ * loaded layer of OPENCL_LAYERS; `text` (may be NULL) gets them by kind. -1 with no such layer (or
+ * on Windows, where the layer lives on the Unix side). */
+long h_layer_held(char *text, size_t size);
 /* Picks a count by mode: `full` normally, `reduced` in the reduced mode. */
 #define H_BY_MODE(full, reduced) (h_reduced() ? (reduced) : (full))
 

@@ -6,9 +6,9 @@
 # of a foreign device (DXVK's): the path whose release writes back from the read-back's completion callback.
 # Every program runs even when an earlier one failed; a program that ends without its
 # "<name>: N passed, N failed" line (a crash) counts as one failure. The last line sums them all.
-# A context that died only once its threads were signalled (contexts.c: a wake-up lost inside the
-# platform) fails the run unless DXCL_WAKEUP_PROOF=caller says the caller repeats the loss in plain
-# OpenCL in the same run (scripts/gpu/run.sh does).
+# A context the platform did not destroy although the layer held none of its objects (contexts.c:
+# "context lost inside the platform") fails the run unless DXCL_LOSS_PROOF=caller says the caller
+# repeats the loss in plain OpenCL in the same run (scripts/gpu/run.sh does).
 build=$1
 valgrind=$2
 programs=$3
@@ -16,7 +16,7 @@ staged=$4
 foreign=${5:-}
 passed=0
 failed=0
-woken=0
+lost=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -40,7 +40,7 @@ one() { # label, command...
     fi
     passed=$((passed + p))
     failed=$((failed + f))
-    woken=$((woken + $(grep -c "wake-up lost inside the platform" "$log")))
+    lost=$((lost + $(grep -c "context lost inside the platform" "$log")))
     echo "   ($label: $(($(date +%s) - start)) s)"
 }
 
@@ -71,9 +71,9 @@ if [ -n "$valgrind" ]; then
         one "$prog (valgrind, DXCL_INTEROP=0)" env DXCL_CONFORMANCE_REDUCED=1 DXCL_INTEROP=0 $valgrind "$build/$prog"
     done
 fi
-if [ "$woken" -gt 0 ] && [ "${DXCL_WAKEUP_PROOF:-}" != caller ]; then
-    echo "FAIL conformance: $woken context(s) died only after a signal woke their threads, and nothing here repeats that in plain OpenCL (docs/gpu.md)"
-    failed=$((failed + woken))
+if [ "$lost" -gt 0 ] && [ "${DXCL_LOSS_PROOF:-}" != caller ]; then
+    echo "FAIL conformance: the platform lost $lost context(s) the layer held nothing of, and nothing here repeats that in plain OpenCL (docs/gpu.md)"
+    failed=$((failed + lost))
 fi
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
