@@ -4,7 +4,8 @@
  * semaphores passed both ways; and the cost of a semaphore round trip against clFinish.
  *
  * `probe teardown ROUNDS HOLD_QUEUE` checks, in plain OpenCL, the context teardown pattern that hung
- * on the H100 (see teardown() below).
+ * on the H100 (see teardown() below); `probe releases ROUNDS MODE` the image release pattern of the
+ * staging strategy that hung there (see releases() below).
  *
  * Build: make -C tests/gpu probe    Run: tests/gpu/probe    (needs libvulkan.so.1 and libOpenCL.so.1)
  */
@@ -273,10 +274,13 @@ static cl_device_id match_cl_device(cl_platform_id *plat) {
 static int lifecycle(int rounds, const char *flags);
 static int semfloor(void);
 static int teardown(int rounds, int hold_queue);
+static int releases(int rounds, int mode);
 
 int main(int argc, char **argv) {
     if (argc == 4 && !strcmp(argv[1], "teardown"))
         return teardown(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 4 && !strcmp(argv[1], "releases"))
+        return releases(atoi(argv[2]), atoi(argv[3]));
     if (argc == 4 && !strcmp(argv[1], "lifecycle"))
         return lifecycle(atoi(argv[2]), argv[3]);
     if (argc == 2 && !strcmp(argv[1], "semfloor"))
@@ -947,8 +951,8 @@ static int semfloor(void) {
  * ends a hang with the round it hung in. */
 #include <pthread.h>
 
-static cl_event td_inbox[64];
-static cl_command_queue td_inbox_q[64];
+static cl_event td_inbox[4096];
+static cl_command_queue td_inbox_q[4096];
 static int td_head, td_tail;
 static pthread_mutex_t td_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t td_cond = PTHREAD_COND_INITIALIZER;
@@ -960,8 +964,8 @@ static void *td_reaper(void *arg) {
         pthread_mutex_lock(&td_lock);
         while (td_head == td_tail)
             pthread_cond_wait(&td_cond, &td_lock);
-        cl_event ev = td_inbox[td_tail % 64];
-        cl_command_queue q = td_inbox_q[td_tail % 64];
+        cl_event ev = td_inbox[td_tail % 4096];
+        cl_command_queue q = td_inbox_q[td_tail % 4096];
         td_tail++;
         pthread_mutex_unlock(&td_lock);
         clReleaseEvent(ev);
@@ -978,8 +982,8 @@ static void CL_CALLBACK td_completed(cl_event ev, cl_int status, void *user) {
     (void)status;
     (void)user;
     pthread_mutex_lock(&td_lock);
-    td_inbox[td_head % 64] = ev;
-    td_inbox_q[td_head % 64] = td_hold_queue ? td_q : NULL;
+    td_inbox[td_head % 4096] = ev;
+    td_inbox_q[td_head % 4096] = td_hold_queue ? td_q : NULL;
     td_head++;
     pthread_cond_signal(&td_cond);
     pthread_mutex_unlock(&td_lock);
@@ -996,10 +1000,13 @@ static void *td_set_later(void *gate) {
     return NULL;
 }
 
-static void td_alarm(int sig) {
+/* The alarm of teardown and releases: which of them hung, in which round. */
+static const char *hang_part = "teardown";
+
+static void hang_alarm(int sig) {
     (void)sig;
     char buf[96];
-    int n = snprintf(buf, sizeof buf, "RESULT teardown: HUNG in round %d\n", td_round);
+    int n = snprintf(buf, sizeof buf, "RESULT %s: HUNG in round %d\n", hang_part, td_round);
     (void)!write(1, buf, (size_t)n);
     _exit(3);
 }
@@ -1012,7 +1019,7 @@ static int teardown(int rounds, int hold_queue) {
     td_hold_queue = hold_queue;
     pthread_t reaper;
     pthread_create(&reaper, NULL, td_reaper, NULL);
-    signal(SIGALRM, td_alarm);
+    signal(SIGALRM, hang_alarm);
     alarm((unsigned)rounds * 3 + 10); /* a round takes at most 2.2 s */
     int late = 0;
     for (int r = 0; r < rounds; r++) {
@@ -1052,4 +1059,72 @@ static int teardown(int rounds, int hold_queue) {
     }
     printf("RESULT teardown (hold_queue=%d): %d of %d contexts not gone within 2 s\n", hold_queue, late, rounds);
     return late != 0;
+}
+
+/* releases: the pattern of tests/conformance/textures.c "all N subresources" with the staging
+ * strategy, in plain OpenCL, no layer: in each round 21 small 2D images (a mip chain's sizes) are
+ * written, then each gets a non-blocking read into host memory (the release's read-back) and a
+ * marker after it, flushed; then every image is released at once. MODE 0: a completion callback on
+ * each read and each marker hands the event to teardown's releasing thread (as the layer's do); 1: no
+ * callbacks, the events are released at once; 2: as 0, with clFinish before the images' release.
+ * An alarm ends a hang with the round it hung in. */
+
+static int releases(int rounds, int mode) {
+    enum { N = 21 };
+    cl_platform_id plat;
+    cl_device_id dev;
+    CHECK_CL(clGetPlatformIDs(1, &plat, NULL), "clGetPlatformIDs");
+    CHECK_CL(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL), "clGetDeviceIDs");
+    pthread_t reaper;
+    pthread_create(&reaper, NULL, td_reaper, NULL);
+    hang_part = "releases";
+    signal(SIGALRM, hang_alarm);
+    alarm((unsigned)rounds / 4 + 30);
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK_CL(err, "clCreateContext");
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+    CHECK_CL(err, "clCreateCommandQueue");
+    cl_image_format fmt = {CL_RGBA, CL_UNORM_INT8};
+    static unsigned char src[128 * 128 * 4], dst[N][128 * 128 * 4];
+    double t0 = now_us();
+    for (int r = 0; r < rounds; r++) {
+        td_round = r;
+        cl_mem img[N];
+        for (int i = 0; i < N; i++) {
+            size_t w = (size_t)128 >> (i % 7), h = (size_t)64 >> (i % 6);
+            cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = w, .image_height = h};
+            img[i] = clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
+            CHECK_CL(err, "clCreateImage");
+            size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
+            CHECK_CL(clEnqueueWriteImage(q, img[i], CL_TRUE, origin, region, 0, 0, src, 0, NULL, NULL),
+                     "clEnqueueWriteImage");
+        }
+        for (int i = 0; i < N; i++) {
+            size_t w = (size_t)128 >> (i % 7), h = (size_t)64 >> (i % 6);
+            size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
+            cl_event read, marker;
+            CHECK_CL(clEnqueueReadImage(q, img[i], CL_FALSE, origin, region, 0, 0, dst[i], 0, NULL, &read),
+                     "clEnqueueReadImage");
+            CHECK_CL(clEnqueueMarkerWithWaitList(q, 0, NULL, &marker), "clEnqueueMarkerWithWaitList");
+            clFlush(q);
+            if (mode == 1) {
+                clReleaseEvent(read);
+                clReleaseEvent(marker);
+            } else {
+                CHECK_CL(clSetEventCallback(read, CL_COMPLETE, td_completed, NULL), "clSetEventCallback");
+                CHECK_CL(clSetEventCallback(marker, CL_COMPLETE, td_completed, NULL), "clSetEventCallback");
+            }
+        }
+        if (mode == 2)
+            CHECK_CL(clFinish(q), "clFinish");
+        for (int i = 0; i < N; i++)
+            CHECK_CL(clReleaseMemObject(img[i]), "clReleaseMemObject");
+        CHECK_CL(clFinish(q), "clFinish");
+    }
+    printf("RESULT releases (mode %d): %d rounds of %d images, none hung (%.1f ms a round)\n", mode, rounds, N,
+           (now_us() - t0) / 1e3 / rounds);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+    return 0;
 }
