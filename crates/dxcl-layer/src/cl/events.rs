@@ -10,6 +10,7 @@ use opencl_sys::{
     cl_command_queue, cl_command_type, cl_event, cl_int, cl_uint, CL_EVENT_REFERENCE_COUNT,
 };
 
+pub(crate) use super::held::new_event as owned;
 pub(crate) use super::wait::{set_user_status, user_event};
 use super::{check, down};
 use crate::cl::info::query_value;
@@ -149,13 +150,6 @@ pub(crate) fn marker(queue: cl_command_queue, wait: &[cl_event]) -> Result<cl_ev
         enqueue(queue, n, list, &mut ev)
     }))?;
     Ok(owned(ev))
-}
-
-/// `ev`, a new event of the layer's own command, recorded in the ledger ([`super::held`]); null
-/// (no event asked for) passes through.
-pub(crate) fn owned(ev: cl_event) -> cl_event {
-    super::held::took(super::held::Kind::Event, ev);
-    ev
 }
 
 /// Retains an event (the platform validates it).

@@ -46,6 +46,13 @@ pub(crate) fn took<T>(kind: Kind, handle: *mut T) {
     }
 }
 
+/// `ev`, a new event of the layer's own command, recorded; null (no event asked for) passes
+/// through.
+pub(crate) fn new_event(ev: opencl_sys::cl_event) -> opencl_sys::cl_event {
+    took(Kind::Event, ev);
+    ev
+}
+
 /// One reference less to `handle`: the layer released it.
 pub(crate) fn let_go<T>(handle: *mut T) {
     ledger(|m| {

@@ -105,7 +105,7 @@ pub(crate) fn user_event(context: opencl_sys::cl_context) -> Result<cl_event, cl
     // SAFETY: the caller's context (the platform validates it); our own out pointer.
     let ev = unsafe { create(context, &mut err) };
     check(err)?;
-    Ok(super::events::owned(ev))
+    Ok(super::held::new_event(ev))
 }
 
 /// Completes a user event of the layer's: `CL_COMPLETE`, or a negative status for work that
