@@ -174,10 +174,11 @@ void h_begin(const char *name, unsigned watchdog_seconds)
 int h_end(void)
 {
     /* Every object the program made is released: the layer must hold nothing of the platform's any
-     * more (the releases it makes on its own thread, after completion callbacks, may take a moment). */
+     * more (the releases it makes on its own thread, after completion callbacks, may take a moment:
+     * 2 s, ten times that in the reduced mode, which runs under valgrind). */
     char held[160];
     long n = h_layer_held(held, sizeof held);
-    for (int ms = 0; n > 0 && ms < 2000; ms++) {
+    for (int ms = 0; n > 0 && ms < H_BY_MODE(2000, 20000); ms++) {
         usleep(1000);
         n = h_layer_held(held, sizeof held);
     }
