@@ -226,19 +226,6 @@ static void *complete_later(void *gate)
     return NULL;
 }
 
-/* Waits up to ms milliseconds for the layer to hold no more references than `before`; whether it
- * got there. `text` gets the last reading by kind. */
-static int layer_back_within(long before, int ms, char *text, size_t size)
-{
-    for (int i = 0;; i++) {
-        if (h_layer_held(text, size) <= before)
-            return 1;
-        if (i >= ms)
-            return 0;
-        usleep(1000);
-    }
-}
-
 /* Once the application has released every object of a context, the context is gone: "the context
  * is deleted once all the objects attached to context are released" (clReleaseContext), even when
  * the Direct3D resource lives on and Direct3D never touches it again. The release here waits for
@@ -312,8 +299,10 @@ static void test_context_dies_with_its_objects(const sharing *s, gfx *g, cl_devi
     }
     /* The platform may free the context on its own thread a moment later: allow it 2 s. */
     int ok = both_within(&r->done, gone, 2000);
+    int returned = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
     char held[160];
-    int layer_clear = held_before < 0 || layer_back_within(held_before, ok ? H_BY_MODE(2000, 20000) : 0, held, sizeof held);
+    int layer_clear = held_before < 0 ||
+                      h_layer_back_within(held_before, ok ? H_BY_MODE(2000, 20000) : 0, held, sizeof held);
     if (layer_clear)
         h_pass();
     else
@@ -323,12 +312,11 @@ static void test_context_dies_with_its_objects(const sharing *s, gfx *g, cl_devi
         printf("NOTE platform: %s: context dies with its objects: clReleaseContext %s, and the context was not "
                "destroyed within 2 s although the layer holds none of its objects (%s): context lost inside the "
                "platform\n",
-               s->name, __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) ? "returned" : "had not returned", held);
+               s->name, returned ? "returned" : "had not returned", held);
     } else {
-        CHECK(__atomic_load_n(&r->done, __ATOMIC_ACQUIRE));
+        CHECK(returned);
         CHECK(__atomic_load_n(gone, __ATOMIC_ACQUIRE));
     }
-    int returned = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
     if (returned) {
         pthread_join(rt, NULL);
         CHECK_ERR(r->result, CL_SUCCESS);

@@ -3,8 +3,9 @@
 #include "harness.h"
 
 #ifndef _WIN32
-#include <dlfcn.h>
 #include <signal.h>
+
+#include "layer_symbol.h"
 #endif
 #include <stdarg.h>
 #include <stdlib.h>
@@ -110,24 +111,22 @@ long h_layer_held(char *text, size_t size)
     if (text && size)
         text[0] = 0;
 #ifndef _WIN32
-    const char *layers = getenv("OPENCL_LAYERS");
-    char path[4096];
-    for (const char *p = layers ? layers : ""; *p;) {
-        size_t n = strcspn(p, ":");
-        if (n > 0 && n < sizeof path) {
-            memcpy(path, p, n);
-            path[n] = 0;
-            void *layer = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-            void *held = layer ? dlsym(layer, "dxclHeldObjects") : NULL;
-            if (layer)
-                dlclose(layer); /* NOLOAD took a reference of its own */
-            if (held)
-                return (long)((size_t (*)(char *, size_t))held)(text, size);
-        }
-        p += n + (p[n] == ':');
-    }
+    void *held = layer_symbol("dxclHeldObjects");
+    if (held)
+        return (long)((size_t (*)(char *, size_t))held)(text, size);
 #endif
     return -1;
+}
+
+int h_layer_back_within(long before, int ms, char *text, size_t size)
+{
+    for (int i = 0;; i++) {
+        if (h_layer_held(text, size) <= before)
+            return 1;
+        if (i >= ms)
+            return 0;
+        usleep(1000);
+    }
 }
 
 int h_reduced(void)
@@ -177,14 +176,9 @@ int h_end(void)
      * more (the releases it makes on its own thread, after completion callbacks, may take a moment:
      * 2 s, ten times that in the reduced mode, which runs under valgrind). */
     char held[160];
-    long n = h_layer_held(held, sizeof held);
-    for (int ms = 0; n > 0 && ms < H_BY_MODE(2000, 20000); ms++) {
-        usleep(1000);
-        n = h_layer_held(held, sizeof held);
-    }
-    if (n >= 0) {
+    if (h_layer_held(held, sizeof held) >= 0) {
         h_at("the layer holds nothing at the end");
-        if (n == 0)
+        if (h_layer_back_within(0, H_BY_MODE(2000, 20000), held, sizeof held))
             h_pass();
         else
             h_fail(__FILE__, __LINE__, "the layer still holds %s", held);

@@ -114,6 +114,9 @@ int h_reduced(void);
  * loaded layer of OPENCL_LAYERS; `text` (may be NULL) gets them by kind. -1 with no such layer (or
  * on Windows, where the layer lives on the Unix side). */
 long h_layer_held(char *text, size_t size);
+/* Waits up to `ms` milliseconds for the layer to hold no more references than `before`; whether it
+ * got there. `text` gets the last reading by kind. */
+int h_layer_back_within(long before, int ms, char *text, size_t size);
 /* Picks a count by mode: `full` normally, `reduced` in the reduced mode. */
 #define H_BY_MODE(full, reduced) (h_reduced() ? (reduced) : (full))
 

@@ -18,9 +18,10 @@
 #include <CL/cl.h>
 #include <CL/cl_d3d11.h>
 #ifndef _WIN32
-#include <dlfcn.h>
 #include <string.h>
 #include <time.h>
+
+#include "../conformance/layer_symbol.h"
 #endif
 
 #define WIDTH 3840
@@ -35,26 +36,15 @@
  * loaded from OPENCL_LAYERS. */
 static void print_trace(void)
 {
-    const char *trace = getenv("DXCL_TRACE"), *layers = getenv("OPENCL_LAYERS");
-    static char table[1 << 16], path[4096];
-    if (!trace || !strstr(trace, "handoff") || !layers) return;
-    for (const char *p = layers; *p;)
+    const char *trace = getenv("DXCL_TRACE");
+    static char table[1 << 16];
+    if (!trace || !strstr(trace, "handoff") || !getenv("OPENCL_LAYERS")) return;
+    void *take = layer_symbol("dxclTraceTake");
+    if (take)
     {
-        size_t n = strcspn(p, ":");
-        if (n > 0 && n < sizeof path)
-        {
-            memcpy(path, p, n);
-            path[n] = 0;
-            void *layer = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-            void *take = layer ? dlsym(layer, "dxclTraceTake") : NULL;
-            if (take)
-            {
-                ((size_t (*)(char *, size_t))take)(table, sizeof table);
-                fputs(table, stderr);
-                return;
-            }
-        }
-        p += n + (p[n] == ':');
+        ((size_t (*)(char *, size_t))take)(table, sizeof table);
+        fputs(table, stderr);
+        return;
     }
     fprintf(stderr, "handoff: no loaded layer of OPENCL_LAYERS exports dxclTraceTake\n");
 }
