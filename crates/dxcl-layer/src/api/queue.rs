@@ -55,25 +55,22 @@ pub(crate) unsafe extern "C" fn release(queue: cl_command_queue) -> cl_int {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cl::events;
+    use crate::cl::fake::{self, calls, EVENTS, ONE_REFERENCE};
+    use opencl_sys::{cl_event, CL_INVALID_COMMAND_QUEUE, CL_SUCCESS};
 
     /// clFinish: a terminated command's status is no error of the call's; the platform's other
     /// answers are.
     #[test]
     fn finish_after_terminated_commands_succeeds() {
-        crate::cl::fake::install();
-        let terminated = crate::cl::fake::FINISH_TERMINATED as cl_command_queue;
+        fake::install();
+        let terminated = fake::FINISH_TERMINATED as cl_command_queue;
         // SAFETY: the fake platform takes any handle.
         unsafe {
-            assert_eq!(finish(terminated), opencl_sys::CL_SUCCESS);
-            assert_eq!(
-                finish(std::ptr::null_mut()),
-                opencl_sys::CL_INVALID_COMMAND_QUEUE
-            );
+            assert_eq!(finish(terminated), CL_SUCCESS);
+            assert_eq!(finish(std::ptr::null_mut()), CL_INVALID_COMMAND_QUEUE);
         }
     }
-    use crate::cl::events;
-    use crate::cl::fake::{self, calls, EVENTS, ONE_REFERENCE};
-    use opencl_sys::{cl_event, CL_INVALID_COMMAND_QUEUE, CL_SUCCESS};
 
     /// A pinned queue outlives the events the layer keeps on it: the application's release is
     /// flushed at once but made only after the last pinned event's release, and so is a release

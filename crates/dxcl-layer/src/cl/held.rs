@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::ffi::c_char;
 use std::sync::Mutex;
 
-/// What kind of object a reference is to.
+/// What kind of object a reference is to (its value: its place in [`NAMES`] and [`counts`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     Event,
@@ -24,12 +24,7 @@ pub(crate) enum Kind {
     Semaphore,
 }
 
-const KINDS: [(Kind, &str); 4] = [
-    (Kind::Event, "events"),
-    (Kind::Queue, "command queues"),
-    (Kind::Memory, "memory objects"),
-    (Kind::Semaphore, "semaphores"),
-];
+const NAMES: [&str; 4] = ["events", "command queues", "memory objects", "semaphores"];
 
 /// Handle → (its kind, references the layer holds).
 static HELD: Mutex<Option<HashMap<usize, (Kind, usize)>>> = Mutex::new(None);
@@ -70,13 +65,12 @@ pub(crate) fn handed_over<T>(handle: *mut T) {
     let_go(handle);
 }
 
-/// References held, by kind (in the order of [`KINDS`]).
+/// References held, by kind (indexed by [`Kind`]).
 pub(crate) fn counts() -> [usize; 4] {
     ledger(|m| {
         let mut n = [0; 4];
-        for (kind, refs) in m.values() {
-            let at = KINDS.iter().position(|(k, _)| k == kind).unwrap_or(0);
-            n[at] += refs;
+        for &(kind, refs) in m.values() {
+            n[kind as usize] += refs;
         }
         n
     })
@@ -93,10 +87,10 @@ pub(crate) fn counts() -> [usize; 4] {
 pub unsafe extern "C" fn dxclHeldObjects(buffer: *mut c_char, size: usize) -> usize {
     let n = std::panic::catch_unwind(counts).unwrap_or_default();
     if !buffer.is_null() && size > 0 {
-        let text = KINDS
+        let text = NAMES
             .iter()
             .zip(n)
-            .map(|((_, name), k)| format!("{name} {k}"))
+            .map(|(name, k)| format!("{name} {k}"))
             .collect::<Vec<_>>()
             .join(", ");
         let len = text.len().min(size - 1);
