@@ -202,10 +202,6 @@ if named failed; then
         done
     done
 fi
-# NVIDIA's context teardown defect (asked for by name; docs/gpu.md, "NVIDIA's context teardown defect"): the probe's
-# plain-OpenCL repetition of contexts.c's "context dies with its objects", three processes of four
-# rounds each, the marker's event let go of alone (0) or before a kept queue reference (1), without
-# the layer and then with it.
 # NVIDIA's image release that never returns while completion callbacks run (asked for by name):
 # probe releases, no layer, 3000 rounds with callbacks (mode 0) and without (mode 1); a hang prints
 # the round it hung in after 60 s (docs/gpu.md).
@@ -214,6 +210,10 @@ if named releases; then
         env -u OPENCL_LAYERS timeout -s ALRM 60 "$g/bin/probe" releases 3000 "$m" 2>&1 | grep RESULT
     done | tee "$out/releases.log"
 fi
+# NVIDIA's context teardown defect (asked for by name; docs/gpu.md, "NVIDIA's context teardown defect"): the probe's
+# plain-OpenCL repetition of contexts.c's "context dies with its objects", three processes of four
+# rounds each, the marker's event let go of alone (0) or before a kept queue reference (1), without
+# the layer and then with it.
 if named teardown; then
     for layer in none "$OPENCL_LAYERS"; do
         for h in 0 1 0 1 0 1; do
