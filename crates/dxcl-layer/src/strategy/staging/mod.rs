@@ -27,7 +27,7 @@ use opencl_sys::{
 };
 
 use super::{create_plain, made, release_mem, Decision, HandOff, Made, Request, SharingStrategy};
-use crate::cl::{check, down, events};
+use crate::cl::{check, down, events, reaper};
 use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
@@ -67,8 +67,8 @@ struct Side {
 struct Copy {
     device: DeviceLock,
     /// Locked only while `device` is held, so a thread holding `device` never waits for it (the
-    /// releasing thread's [`Copy::detach_shadow`] excepted: it waits for nothing while it holds
-    /// it).
+    /// releasing thread's [`Copy::detach_shadow`] excepted: while it holds it, it waits only
+    /// for the unmap on the layer's own queue).
     staging: Mutex<Side>,
     /// The last release's write-back, until it runs; taken under `device` by whoever runs it.
     write_back: Mutex<Option<WriteBack>>,
@@ -260,7 +260,7 @@ impl StagingCopy {
                         // Written back, and nothing holds the copy any more.
                         return;
                     };
-                    copy.read_back_ended(handle as cl_event, status);
+                    copy.read_back_ended(handle as cl_event, status, reaper::release_event);
                     let written = copy.run_write_back(Some(release));
                     // Perhaps the last reference to the staging resource and the device's
                     // context, once the memory object is gone (see Written).
@@ -278,13 +278,14 @@ impl Copy {
     /// write-back, if it is still that one's, keeps the status and lets go of the event. The
     /// status comes from the callback, not from a query of the event: rusticl runs the callback
     /// inside a clWaitForEvents holding the event's lock, where a query never returns.
-    fn read_back_ended(&self, read: cl_event, status: cl_int) {
+    /// `release` lets go of the event: on the releasing thread from a completion callback (it
+    /// may be the context's last holder), on the calling thread from the application's own.
+    fn read_back_ended(&self, read: cl_event, status: cl_int, release: fn(cl_event)) {
         let mut pending = self.write_back();
         if let Some(w) = pending.as_mut() {
             if matches!(w.read, ReadBack::Pending(ev) if ev == read) {
                 w.read = ReadBack::Ended(status);
-                // Run by the read-back's completion callback: perhaps the context's last holder.
-                crate::cl::reaper::release_event(read);
+                release(read);
             }
         }
     }
@@ -295,7 +296,8 @@ impl Copy {
 
     /// The application is done with the memory object while a write-back waits for Direct3D's
     /// next access: a pinned shadow's buffer holds the context, which must not wait for that
-    /// access, so the bytes move to the heap. Runs on the layer's releasing thread.
+    /// access, so the bytes move to the heap. Runs in the application's last release of the
+    /// memory object or on the layer's releasing thread (see [`Shadow::detach`]).
     fn detach_shadow(&self) {
         let mut side = self.staging();
         side.d3d.detach_host();
@@ -533,6 +535,19 @@ impl SharingStrategy for StagingCopy {
             self.copy.detach_shadow();
             return;
         };
+        // Ended already (the application waited for the release): the event and the pinned
+        // shadow go here, on the application's thread, not on a callback's and the releasing
+        // thread's time. An application that then lets go of its queue and its resource finds
+        // the context and the Direct3D device's references gone when its calls return
+        // (contexts' "queue outlives context" with a pinned shadow).
+        let status = events::status(read);
+        if status == CL_COMPLETE as cl_int || status < 0 {
+            self.copy.read_back_ended(read, status, events::release);
+            events::release(read);
+            let _device = self.copy.device.hold();
+            self.copy.detach_shadow();
+            return;
+        }
         let copy = self.copy.clone();
         let pinned = {
             let _device = self.copy.device.hold();
@@ -543,7 +558,7 @@ impl SharingStrategy for StagingCopy {
         let handle = read as usize;
         let run = Box::new(move |status| {
             crate::in_callback(|| {
-                copy.read_back_ended(handle as cl_event, status);
+                copy.read_back_ended(handle as cl_event, status, reaper::release_event);
                 if pinned {
                     // Not on the platform's thread: a copy of the whole shadow, and the buffer's
                     // release may end the context. A weak reference: the write-back may run

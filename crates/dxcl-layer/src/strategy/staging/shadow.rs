@@ -85,14 +85,21 @@ impl Shadow {
         }
     }
 
-    /// Lets go of pinned memory: the bytes move to the heap (a write-back may still need them).
+    /// Lets go of pinned memory: the bytes move to the heap (a write-back may still need them)
+    /// and the buffer is released on this thread, which must be one that may release it (the
+    /// application's release of the memory object, which still holds the context, or the
+    /// layer's releasing thread): an application that then lets go of the context finds it
+    /// gone when its own last release returns, with the Direct3D device's references.
     pub fn detach(&mut self) {
-        if !self.is_pinned() {
+        let Bytes::Pinned { mem, queue, at, .. } = self.bytes else {
             return;
-        }
+        };
         let heap = self.as_slice().to_vec();
-        // Drop releases the buffer.
-        self.bytes = Bytes::Heap(heap);
+        let pinned = std::mem::replace(&mut self.bytes, Bytes::Heap(heap));
+        // Released below instead of by its Drop (which defers to the releasing thread); the
+        // variant's fields are plain handles, so forgetting it leaks nothing.
+        std::mem::forget(pinned);
+        free_pinned(mem, queue, at);
     }
 
     pub fn len(&self) -> usize {
@@ -127,13 +134,17 @@ impl Drop for Bytes {
             // thread, unmapped first (a platform may keep a mapped buffer, and its context).
             let (mem, queue, at) = (mem as usize, queue as usize, at as usize);
             release_thread::later(Box::new(move || {
-                let (mem, queue) = (mem as cl_mem, queue as cl_command_queue);
-                unmap(queue, mem, at as *mut std::ffi::c_void);
-                crate::cl::release_queue(queue);
-                crate::cl::release_mem(mem);
+                free_pinned(mem as cl_mem, queue as cl_command_queue, at as *mut u8)
             }));
         }
     }
+}
+
+/// Unmaps and releases a pinned shadow's buffer and the queue that mapped it.
+fn free_pinned(mem: cl_mem, queue: cl_command_queue, at: *mut u8) {
+    unmap(queue, mem, at.cast());
+    crate::cl::release_queue(queue);
+    crate::cl::release_mem(mem);
 }
 
 /// Unmaps `at` of `mem` through `queue` and waits for it.
