@@ -1067,7 +1067,23 @@ static int teardown(int rounds, int hold_queue) {
  * marker after it, flushed; then every image is released at once. MODE 0: a completion callback on
  * each read and each marker hands the event to teardown's releasing thread (as the layer's do); 1: no
  * callbacks, the events are released at once; 2: as 0, with clFinish before the images' release.
+ * Modes 3 to 5 take mode 0 apart: 3, callbacks that do nothing, the events released by the main
+ * thread once the images are released and the queue finished (a callback pending during the
+ * release, no release on another thread); 4, no callbacks, the events handed to the releasing
+ * thread at once (releases on another thread, no callback); 5, as 0 with callbacks on the markers
+ * only, each read's event released at once (no callback on a command that uses an image).
  * An alarm ends a hang with the round it hung in. */
+
+static void CL_CALLBACK rl_nothing(cl_event ev, cl_int status, void *user) {
+    (void)ev;
+    (void)status;
+    (void)user;
+}
+
+/* Hands `ev` to teardown's releasing thread, as a completion callback does. */
+static void rl_hand_over(cl_event ev) {
+    td_completed(ev, CL_COMPLETE, NULL);
+}
 
 static int releases(int rounds, int mode) {
     enum { N = 21 };
@@ -1087,6 +1103,7 @@ static int releases(int rounds, int mode) {
     CHECK_CL(err, "clCreateCommandQueue");
     cl_image_format fmt = {CL_RGBA, CL_UNORM_INT8};
     static unsigned char src[128 * 128 * 4], dst[N][128 * 128 * 4];
+    cl_event later[2 * N];
     double t0 = now_us();
     for (int r = 0; r < rounds; r++) {
         td_round = r;
@@ -1108,10 +1125,26 @@ static int releases(int rounds, int mode) {
                      "clEnqueueReadImage");
             CHECK_CL(clEnqueueMarkerWithWaitList(q, 0, NULL, &marker), "clEnqueueMarkerWithWaitList");
             clFlush(q);
-            if (mode == 1) {
+            switch (mode) {
+            case 1:
                 clReleaseEvent(read);
                 clReleaseEvent(marker);
-            } else {
+                break;
+            case 3:
+                CHECK_CL(clSetEventCallback(read, CL_COMPLETE, rl_nothing, NULL), "clSetEventCallback");
+                CHECK_CL(clSetEventCallback(marker, CL_COMPLETE, rl_nothing, NULL), "clSetEventCallback");
+                later[2 * i] = read;
+                later[2 * i + 1] = marker;
+                break;
+            case 4:
+                rl_hand_over(read);
+                rl_hand_over(marker);
+                break;
+            case 5:
+                clReleaseEvent(read);
+                CHECK_CL(clSetEventCallback(marker, CL_COMPLETE, td_completed, NULL), "clSetEventCallback");
+                break;
+            default:
                 CHECK_CL(clSetEventCallback(read, CL_COMPLETE, td_completed, NULL), "clSetEventCallback");
                 CHECK_CL(clSetEventCallback(marker, CL_COMPLETE, td_completed, NULL), "clSetEventCallback");
             }
@@ -1121,6 +1154,9 @@ static int releases(int rounds, int mode) {
         for (int i = 0; i < N; i++)
             CHECK_CL(clReleaseMemObject(img[i]), "clReleaseMemObject");
         CHECK_CL(clFinish(q), "clFinish");
+        if (mode == 3)
+            for (int i = 0; i < 2 * N; i++)
+                clReleaseEvent(later[i]);
     }
     printf("RESULT releases (mode %d): %d rounds of %d images, none hung (%.1f ms a round)\n", mode, rounds, N,
            (now_us() - t0) / 1e3 / rounds);
