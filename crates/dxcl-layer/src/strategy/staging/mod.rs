@@ -447,6 +447,7 @@ impl SharingStrategy for StagingCopy {
             // SAFETY: the whole shadow (see enqueue_copy's contract: the write-back owns the
             // `Copy` holding it until the read-back ran).
             unsafe { enqueue_copy(h.queue, mem, self.kind, at, &whole, true, &wait) }
+                .and_then(|ev| behind_marker(h.queue, ev))
         };
         let read = match read {
             Ok(read) => read,
@@ -652,13 +653,27 @@ fn upload_in_pieces(
         // a failure to allocate resources required by the OpenCL implementation on the device".
         (Err(_), _) => Err(CL_OUT_OF_RESOURCES),
         (Ok(()), Some(e)) => Err(e),
-        (Ok(()), None) if copies.len() == 1 => return Ok(copies[0]),
+        // A marker even for one piece: the layer keeps no event of a copy (see behind_marker).
         (Ok(()), None) => events::marker(queue, &copies),
     };
     for ev in copies {
         events::release(ev);
     }
     done
+}
+
+/// A marker after the copy `ev`, whose event goes here: what the layer keeps, waits for and puts
+/// completion callbacks on. NVIDIA's driver 580 can hang in the application's
+/// `clReleaseMemObject` of an image while another thread lets go of the last reference to a
+/// completed read of that image whose completion callback ran: plain OpenCL does, in `probe
+/// releases` mode 0 (tests/gpu/probe.c); with the callbacks on markers only and the reads'
+/// events released at once (mode 5) it did not in 3000 rounds (docs/gpu.md).
+fn behind_marker(queue: cl_command_queue, ev: cl_event) -> Result<cl_event, cl_int> {
+    let marker = events::marker(queue, &[ev]);
+    // The command holds its event until it completes: this release is never the last one on a
+    // platform's or the releasing thread, only here or inside the platform.
+    events::release(ev);
+    marker
 }
 
 /// Enqueues the copy of one piece between a memory object and its shadow at `shadow` (tightly
