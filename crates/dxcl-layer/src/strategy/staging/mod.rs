@@ -536,12 +536,16 @@ impl SharingStrategy for StagingCopy {
             self.copy.detach_shadow();
             return;
         };
-        // Ended already (the application waited for the release): the event and the pinned
-        // shadow go here, on the application's thread, not on a callback's and the releasing
-        // thread's time. An application that then lets go of its queue and its resource finds
-        // the context and the Direct3D device's references gone when its calls return
-        // (contexts' "queue outlives context" with a pinned shadow).
-        let status = events::status(read);
+        // Ended (the application waited for the release, or the wait below saw it end): the
+        // event and the pinned shadow go here, on the application's thread, not on a callback's
+        // and the releasing thread's time. An application that then lets go of its queue and its
+        // resource finds the context and the Direct3D device's references gone when its calls
+        // return (contexts' "queue outlives context" with a pinned shadow). And the memory
+        // object reaches the platform's release with no command of the layer's on it in flight:
+        // NVIDIA's driver 580 could hang in the release of an image whose read-back was still
+        // running (`textures` with staging, "all N subresources"), as plain OpenCL never did
+        // with a `clFinish` before its releases (`probe releases` mode 2, docs/gpu.md).
+        let status = ended_within(read, READ_BACK_WAIT);
         if status == CL_COMPLETE as cl_int || status < 0 {
             self.copy.read_back_ended(read, status, events::release);
             events::release(read);
@@ -660,6 +664,39 @@ fn upload_in_pieces(
         events::release(ev);
     }
     done
+}
+
+/// How long the application's last release of a memory object waits for its read-back (see
+/// `let_go`): long enough for any copy the layer makes; a read-back held up longer is waiting
+/// for something of the application's (a user event it sets later, perhaps on this thread),
+/// and is watched by a completion callback instead.
+const READ_BACK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The status of `ev` once it has ended (`CL_COMPLETE` or an error), or its status when `limit`
+/// has passed first. Flushes its queue first (a platform may run unflushed commands only once
+/// flushed), then polls: `clWaitForEvents` has no time limit.
+fn ended_within(ev: cl_event, limit: std::time::Duration) -> cl_int {
+    let ended = |s: cl_int| s == CL_COMPLETE as cl_int || s < 0;
+    let status = events::status(ev);
+    if ended(status) {
+        return status;
+    }
+    if let Some(queue) = events::queue_of(ev) {
+        crate::cl::flush(queue);
+    }
+    let start = std::time::Instant::now();
+    loop {
+        let status = events::status(ev);
+        if ended(status) || start.elapsed() >= limit {
+            return status;
+        }
+        // A small copy ends within microseconds; a large one in milliseconds.
+        if start.elapsed() < std::time::Duration::from_millis(1) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
 }
 
 /// A marker after the copy `ev`, whose event goes here: what the layer keeps, waits for and puts
