@@ -4,7 +4,7 @@
 //! reference and a reused handle inherits nothing.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use opencl_sys::{
     cl_command_queue, cl_command_type, cl_event, cl_int, cl_uint, CL_EVENT_REFERENCE_COUNT,
@@ -278,25 +278,103 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
     if pinned {
         pin(ev);
     }
-    let data = Box::into_raw(Box::new((f, pinned)));
+    let watch = Arc::new(Watch {
+        ev: ev as usize,
+        work: Mutex::new(Some((f, pinned))),
+    });
+    watches(|w| w.insert(watch.key(), watch.clone()));
+    let data = Arc::into_raw(watch.clone());
     // SAFETY: a live event the caller owns a reference to; the callback is a plain function
-    // that takes back the box it is given exactly once.
+    // that takes back the reference it is given exactly once.
     let r = trace::time(Step::ClSetEventCallback, || unsafe {
-        set(ev, opencl_sys::CL_COMPLETE, Some(completed), data.cast())
+        set(ev, opencl_sys::CL_COMPLETE, Some(completed), data as *mut _)
     });
     if r != opencl_sys::CL_SUCCESS {
+        // SAFETY: the platform refused the callback, so that reference is still ours.
+        drop(unsafe { Arc::from_raw(data) });
+        watches(|w| w.remove(&watch.key()));
         if pinned {
             unpin(ev);
         }
-        // SAFETY: the platform refused the callback, so the box is still ours alone.
-        return Err(unsafe { Box::from_raw(data) }.0);
+        let (f, _) = watch.take().expect("work of a callback never registered");
+        return Err(f);
     }
     Ok(())
 }
 
+/// A completion callback still to come: its work, until the platform's callback or
+/// [`run_overdue_callbacks`] takes it.
+struct Watch {
+    ev: usize,
+    /// The work, and whether the layer's reference to `ev` pins its queue.
+    work: Mutex<Option<(Completion, bool)>>,
+}
+
+impl Watch {
+    fn key(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+
+    fn take(&self) -> Option<(Completion, bool)> {
+        self.work.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+/// Every [`Watch`] whose work has not run, by its address.
+static WATCHES: Mutex<Option<HashMap<usize, Arc<Watch>>>> = Mutex::new(None);
+
+fn watches<R>(f: impl FnOnce(&mut HashMap<usize, Arc<Watch>>) -> R) -> R {
+    let mut g = WATCHES.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(HashMap::new))
+}
+
+/// Runs, here, the work of every watched event that has ended but whose completion callback has
+/// not come, and lets go of the layer's reference to it (and its queue's pin). NVIDIA's driver
+/// 580 at times never calls back for a marker that has completed (with `DXCL_SYNC=cpu`,
+/// `contexts`' "context dies with its objects" found the layer still holding a release's end
+/// markers and the queues they pin long after `clFinish`; `probe teardown` loses its markers'
+/// callbacks the same way with no layer): the application's `clReleaseContext` runs this, so
+/// that what the layer holds of the context goes with the application's last objects. A
+/// callback that comes later finds its work gone and does nothing.
+pub(crate) fn run_overdue_callbacks() {
+    let all: Vec<Arc<Watch>> = watches(|w| w.values().cloned().collect());
+    for watch in all {
+        let ev = watch.ev as cl_event;
+        {
+            // Retained while the work is still there, under its lock: the callback, once it
+            // took the work, may let go of the layer's reference at any moment.
+            let work = watch.work.lock().unwrap_or_else(|p| p.into_inner());
+            if work.is_none() || retain(ev).is_err() {
+                continue;
+            }
+        }
+        // Not under the lock: rusticl runs callbacks holding the event's lock, which a query
+        // waits for.
+        let status = status(ev);
+        if status == opencl_sys::CL_COMPLETE as cl_int || status < 0 {
+            if let Some((f, pinned)) = watch.take() {
+                watches(|w| w.remove(&watch.key()));
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
+                // The application's thread: each event goes before the queue it pins.
+                if pinned {
+                    release_pinned(ev);
+                } else {
+                    release(ev);
+                }
+            }
+        }
+        release(ev);
+    }
+}
+
 extern "C" fn completed(ev: cl_event, status: cl_int, data: *mut std::ffi::c_void) {
-    // SAFETY: `data` is the box `when_complete` leaked for this one callback.
-    let (f, pinned) = *unsafe { Box::from_raw(data.cast::<(Completion, bool)>()) };
+    // SAFETY: `data` is the reference `when_complete` leaked for this one callback.
+    let watch = unsafe { Arc::from_raw(data as *const Watch) };
+    watches(|w| w.remove(&watch.key()));
+    let Some((f, pinned)) = watch.take() else {
+        // run_overdue_callbacks ran it and let go of the event.
+        return;
+    };
     let _work = trace::span(Step::Callback);
     // A panic must not unwind into the platform.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
@@ -388,12 +466,40 @@ mod tests {
         let f: Completion = Box::new(move |status| put.store(status, SeqCst));
         // What when_complete leaks: the work, and whether the event is pinned (not: nothing to
         // let go of for a null event).
-        let data = Box::into_raw(Box::new((f, false)));
+        let data = Arc::into_raw(Arc::new(Watch {
+            ev: 0,
+            work: Mutex::new(Some((f, false))),
+        }));
         completed(
             std::ptr::null_mut(),
             opencl_sys::CL_OUT_OF_RESOURCES,
-            data.cast(),
+            data as *mut _,
         );
         assert_eq!(seen.load(SeqCst), opencl_sys::CL_OUT_OF_RESOURCES);
+    }
+
+    /// A callback the platform never makes (NVIDIA's, at times): the application's context
+    /// release runs the work of an ended event and lets go of it, leaves a pending one to its
+    /// callback, and a callback that comes after all runs nothing twice.
+    #[test]
+    fn overdue_callbacks_run_at_the_context_release() {
+        use crate::cl::fake;
+        fake::install();
+        let (ended, pending) = (fake::COMPLETE + 0x21, fake::EVENTS + 0x61);
+        let runs = Arc::new(AtomicI32::new(0));
+        for ev in [ended, pending] {
+            let r = runs.clone();
+            let f: Completion = Box::new(move |_| {
+                r.fetch_add(if ev == ended { 1 } else { 100 }, SeqCst);
+            });
+            assert!(when_complete(ev as cl_event, f).is_ok());
+        }
+        run_overdue_callbacks();
+        assert_eq!(runs.load(SeqCst), 1);
+        // The platform calls back late for both: only the pending one's work runs.
+        for (ev, data) in fake::callbacks_of([ended, pending]) {
+            completed(ev as cl_event, opencl_sys::CL_COMPLETE as cl_int, data);
+        }
+        assert_eq!(runs.load(SeqCst), 101);
     }
 }

@@ -141,6 +141,35 @@ unsafe extern "C" fn release_queue(q: cl_command_queue) -> cl_int {
     CL_SUCCESS
 }
 
+/// Callbacks registered, by event: never made (as NVIDIA at times does not); a test makes them.
+static CALLBACKS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut c_void);
+
+unsafe extern "C" fn set_event_callback(
+    ev: cl_event,
+    _status: cl_int,
+    _f: Option<EventCallback>,
+    data: *mut c_void,
+) -> cl_int {
+    if !ours(ev as usize) {
+        return CL_INVALID_EVENT;
+    }
+    CALLBACKS.lock().unwrap().push((ev as usize, data as usize));
+    CL_SUCCESS
+}
+
+/// The registered callbacks' user data for `events`, taken (each event's in registration order).
+pub(crate) fn callbacks_of<const N: usize>(events: [usize; N]) -> Vec<(usize, *mut c_void)> {
+    let mut g = CALLBACKS.lock().unwrap();
+    let (taken, kept) = g.drain(..).partition(|(ev, _)| events.contains(ev));
+    *g = kept;
+    taken
+        .into_iter()
+        .map(|(ev, data): (usize, usize)| (ev, data as *mut c_void))
+        .collect()
+}
+
 /// Makes the fake the table below the layer.
 pub(crate) fn install() {
     // SAFETY: every slot of the table is an Option of a function pointer: zero is None.
@@ -153,5 +182,6 @@ pub(crate) fn install() {
     t.clFinish = Some(finish);
     t.clRetainCommandQueue = Some(retain_queue);
     t.clReleaseCommandQueue = Some(release_queue);
+    t.clSetEventCallback = Some(set_event_callback);
     super::set_target(t);
 }
