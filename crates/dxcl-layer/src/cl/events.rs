@@ -334,8 +334,10 @@ fn watches<R>(f: impl FnOnce(&mut HashMap<usize, Arc<Watch>>) -> R) -> R {
 /// `contexts`' "context dies with its objects" found the layer still holding a release's end
 /// markers and the queues they pin long after `clFinish`; `probe teardown` loses its markers'
 /// callbacks the same way with no layer): the application's `clReleaseContext` runs this, so
-/// that what the layer holds of the context goes with the application's last objects. A
-/// callback that comes later finds its work gone and does nothing.
+/// that what the layer holds of the context goes with the application's last objects, and so
+/// does a wait for a callback's signal (Direct3D's next access, `d3d::interop`), every 10 ms,
+/// so that the access does not wait for ever. A callback that comes later finds its work gone
+/// and does nothing.
 pub(crate) fn run_overdue_callbacks() {
     let all: Vec<Arc<Watch>> = watches(|w| w.values().cloned().collect());
     for watch in all {
@@ -364,6 +366,14 @@ pub(crate) fn run_overdue_callbacks() {
             }
         }
         release(ev);
+    }
+}
+
+/// Tests: makes the callbacks the fake platform holds for `ev`, as the platform would.
+#[cfg(test)]
+pub(crate) fn fake_callbacks(ev: usize, status: cl_int) {
+    for (ev, data) in super::fake::callbacks_of([ev]) {
+        completed(ev as cl_event, status, data);
     }
 }
 
@@ -485,7 +495,7 @@ mod tests {
     fn overdue_callbacks_run_at_the_context_release() {
         use crate::cl::fake;
         fake::install();
-        let (ended, pending) = (fake::COMPLETE + 0x21, fake::EVENTS + 0x61);
+        let (ended, pending) = (fake::COMPLETE + 0x21, fake::EVENTS + 0x65);
         let runs = Arc::new(AtomicI32::new(0));
         for ev in [ended, pending] {
             let r = runs.clone();
@@ -497,8 +507,8 @@ mod tests {
         run_overdue_callbacks();
         assert_eq!(runs.load(SeqCst), 1);
         // The platform calls back late for both: only the pending one's work runs.
-        for (ev, data) in fake::callbacks_of([ended, pending]) {
-            completed(ev as cl_event, opencl_sys::CL_COMPLETE as cl_int, data);
+        for ev in [ended, pending] {
+            fake_callbacks(ev, opencl_sys::CL_COMPLETE as cl_int);
         }
         assert_eq!(runs.load(SeqCst), 101);
     }

@@ -157,7 +157,11 @@ fn add_pending_event(interop: &ComPtr<IDxclInteropResource>, event: cl_event) {
 unsafe extern "system" fn signal_wait(context: *mut c_void) {
     // SAFETY: the context is the Arc `keep_until` leaked, alive until signal_release.
     let signal = unsafe { &*context.cast::<Signal>() };
-    let _ = std::panic::catch_unwind(|| signal.wait());
+    // The signal's setter is a completion callback, which NVIDIA at times never makes for a
+    // completed marker: while it waits, overdue callbacks' work runs here (the watched event's
+    // included, once it has ended), so Direct3D's access does not wait for ever.
+    let _ =
+        std::panic::catch_unwind(|| signal.wait_nudging(crate::cl::events::run_overdue_callbacks));
 }
 
 unsafe extern "system" fn signal_release(context: *mut c_void) {

@@ -791,7 +791,7 @@ mod tests {
     }
 
     /// The application's last context release lets go of every held release: the complete now,
-    /// the rest once complete (this platform has no callbacks: after a wait).
+    /// the rest from their completion callback.
     #[test]
     fn closing_lets_go_of_every_release() {
         use crate::cl::fake::COMPLETE;
@@ -802,7 +802,13 @@ mod tests {
         p.hold(&done, 0xD as cl_command_queue, true);
         p.hold(&running, 0xD as cl_command_queue, true);
         p.close();
-        assert!(lock_running(&done).is_none() && lock_running(&running).is_none());
+        assert!(lock_running(&done).is_none(), "complete: let go of at once");
+        assert!(
+            lock_running(&running).is_some(),
+            "running: left to its callback"
+        );
+        crate::cl::events::fake_callbacks(EVENTS + 0x15, opencl_sys::CL_COMPLETE as cl_int);
+        assert!(lock_running(&running).is_none());
         assert!(p.held.is_empty());
     }
 }
