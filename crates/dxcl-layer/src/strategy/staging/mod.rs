@@ -509,17 +509,15 @@ impl SharingStrategy for StagingCopy {
         Ok(())
     }
 
-    /// dxcl's runtime: a pending write-back waits for Direct3D's next access, which may be far
-    /// off (or never come), and its read-back's event holds the application's context, which
-    /// must die with its objects. From the application's last release on, the read-back's
+    /// The application's last release: on every device it waits up to [`READ_BACK_WAIT`] for
+    /// the last release's read-back (see below). On dxcl's runtime, a pending write-back waits
+    /// for Direct3D's next access, which may be far off (or never come), and its read-back's
+    /// event holds the application's context, which must die with its objects. From the application's last release on, the read-back's
     /// completion lets go of that event, keeping only its status for the write. The write itself
     /// stays Direct3D's pending work: a completion callback must not take the device lock or
     /// make Direct3D calls, whose pending work may wait for other events (the platform may
     /// complete none while its callback thread waits) or for a thread that waits for this one.
     fn let_go(&self, _mem: cl_mem, _acquired: bool) {
-        if self.interop.is_none() {
-            return;
-        }
         let read = {
             let pending = self.copy.write_back();
             // Retained under the slot's lock (the callback's reference).
@@ -532,10 +530,19 @@ impl SharingStrategy for StagingCopy {
         // The write-back keeps the shadow until Direct3D's next access; a pinned one holds the
         // context, so its bytes move to the heap once the read-back has written them.
         let Some(read) = read else {
-            let _device = self.copy.device.hold();
-            self.copy.detach_shadow();
+            if self.interop.is_some() {
+                let _device = self.copy.device.hold();
+                self.copy.detach_shadow();
+            }
             return;
         };
+        let status = ended_within(read, READ_BACK_WAIT);
+        if self.interop.is_none() {
+            // A foreign device: the read-back's completion callback writes the bytes and lets go
+            // of what it holds; only the wait (for NVIDIA's image release, below) is this call's.
+            events::release(read);
+            return;
+        }
         // Ended (the application waited for the release, or the wait below saw it end): the
         // event and the pinned shadow go here, on the application's thread, not on a callback's
         // and the releasing thread's time. An application that then lets go of its queue and its
@@ -545,7 +552,6 @@ impl SharingStrategy for StagingCopy {
         // NVIDIA's driver 580 could hang in the release of an image whose read-back was still
         // running (`textures` with staging, "all N subresources"), as plain OpenCL never did
         // with a `clFinish` before its releases (`probe releases` mode 2, docs/gpu.md).
-        let status = ended_within(read, READ_BACK_WAIT);
         if status == CL_COMPLETE as cl_int || status < 0 {
             self.copy.read_back_ended(read, status, events::release);
             events::release(read);
