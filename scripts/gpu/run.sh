@@ -202,6 +202,14 @@ if named failed; then
         done
     done
 fi
+# Whether a Vulkan copy out of the GPU and an OpenCL copy into it share the bus at once (asked for by
+# name): probe overlap for each size in OVERLAP_MIB (default 64 and 256), what bounds a staging
+# acquire on dxcl's runtime (docs/benchmarks.md, "Staging against the bus").
+if named overlap; then
+    for m in ${OVERLAP_MIB:-64 256}; do
+        timeout 120 "$g/bin/probe" overlap "$m" 2>&1 | grep -E "^overlap|RESULT|FAIL"
+    done | tee "$out/overlap.log"
+fi
 # NVIDIA's image release that never returns while completion callbacks run (asked for by name):
 # probe releases, no layer, 3000 rounds in each of RELEASE_MODES (default 0 to 5: with callbacks,
 # without, and the parts of mode 0 alone; tests/gpu/probe.c says which is which); a hang prints the
