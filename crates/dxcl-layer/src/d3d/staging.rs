@@ -66,17 +66,22 @@ fn ok(hr: HRESULT) -> Result<(), D3dError> {
 }
 
 /// The version-specific objects of one shared subresource.
+///
+/// The staging resource is `None` until it is needed where dxcl's runtime copies straight to and
+/// from the shadow ([`Staging::download`] makes it if the runtime cannot): a whole copy of the
+/// subresource in CPU-accessible memory that the direct path never touches.
 enum Api {
     D3D11 {
         /// The shared resource (borrowed: the memory object's entry holds the reference).
         resource: ComPtr<ID3D11Resource>,
+        device: ComPtr<ID3D11Device>,
         context: ComPtr<ID3D11DeviceContext>,
-        staging: ComPtr<ID3D11Resource>,
+        staging: Option<ComPtr<ID3D11Resource>>,
     },
     D3D10 {
         resource: ComPtr<ID3D10Resource>,
         device: ComPtr<ID3D10Device>,
-        staging: Staging10,
+        staging: Option<Staging10>,
     },
 }
 
@@ -198,6 +203,9 @@ pub(crate) struct Staging {
     device_lock: DeviceLock,
     subresource: u32,
     extent: (u32, u32, u32),
+    /// The resource's DXGI format and where its staging resource goes (to make it later).
+    format: i32,
+    place: Place,
     /// The packed shadow's shape (buffers: one row of the whole buffer).
     layout: Layout,
 }
@@ -232,6 +240,9 @@ impl Staging {
             .filter(|i| i.defers && place == Place::Host)
             .map(|i| i.com);
         let direct_device;
+        // Made now unless dxcl's runtime will copy straight to and from the shadow.
+        let eager = direct_resource.is_none();
+        let format = r.desc.format;
         let (api, device_lock) = match base {
             AnyResource::D3D11(resource) => {
                 let device = device11(&resource).ok_or(D3dError(E_FAIL))?;
@@ -239,9 +250,12 @@ impl Staging {
                 let context = immediate_context(&device)?;
                 let multithread = foreign.then(|| Multithread::of(&context)).flatten();
                 let device_lock = DeviceLock::of(device.identity(), multithread);
-                let staging = create_staging11(&device, kind, r.desc.format, extent, place)?;
+                let staging = eager
+                    .then(|| create_staging11(&device, kind, format, extent, place))
+                    .transpose()?;
                 let api = Api::D3D11 {
                     resource,
+                    device,
                     context,
                     staging,
                 };
@@ -252,7 +266,9 @@ impl Staging {
                 direct_device = device.query();
                 let multithread = foreign.then(|| Multithread::of(&device)).flatten();
                 let device_lock = DeviceLock::of(device.identity(), multithread);
-                let staging = create_staging10(&device, kind, r.desc.format, extent, place)?;
+                let staging = eager
+                    .then(|| create_staging10(&device, kind, format, extent, place))
+                    .transpose()?;
                 let api = Api::D3D10 {
                     resource,
                     device,
@@ -286,15 +302,41 @@ impl Staging {
             )),
             _ => None,
         };
-        Ok(Staging {
+        let mut staging = Staging {
             kind,
             api,
             device_lock,
             subresource,
             extent,
+            format,
+            place,
             layout,
             direct,
-        })
+        };
+        if staging.direct.is_none() {
+            // The runtime's interface without its device's: the staging resource after all.
+            staging.make_staging_resource()?;
+        }
+        Ok(staging)
+    }
+
+    /// Makes the staging resource if it is not there yet.
+    fn make_staging_resource(&mut self) -> Result<(), D3dError> {
+        let (kind, format, extent, place) = (self.kind, self.format, self.extent, self.place);
+        match &mut self.api {
+            Api::D3D11 {
+                device, staging, ..
+            } if staging.is_none() => {
+                *staging = Some(create_staging11(device, kind, format, extent, place)?);
+            }
+            Api::D3D10 {
+                device, staging, ..
+            } if staging.is_none() => {
+                *staging = Some(create_staging10(device, kind, format, extent, place)?);
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// A new counted reference to the shared resource (the staging copy itself borrows the
@@ -316,15 +358,16 @@ impl Staging {
         self.layout
     }
 
-    /// The staging resource itself (for `Place::Device`: the texture OpenCL imports).
-    pub fn staging_resource(&self) -> ComPtr {
+    /// The staging resource itself (for `Place::Device` and `Place::Shared`, which make it at
+    /// once: the texture OpenCL imports).
+    pub fn staging_resource(&self) -> Option<ComPtr> {
         match &self.api {
-            Api::D3D11 { staging, .. } => staging.clone().upcast(),
-            Api::D3D10 { staging, .. } => match staging {
+            Api::D3D11 { staging, .. } => staging.clone().map(ComPtr::upcast),
+            Api::D3D10 { staging, .. } => staging.as_ref().map(|s| match s {
                 Staging10::Buffer(b) => b.clone().upcast(),
                 Staging10::Texture2D(t) => t.clone().upcast(),
                 Staging10::Texture3D(t) => t.clone().upcast(),
-            },
+            }),
         }
     }
 
@@ -382,6 +425,7 @@ impl Staging {
                 Err(hr) => return Err(D3dError(hr)),
             }
         }
+        self.make_staging_resource()?;
         self.copy(false);
         let m = self.map(false)?;
         // SAFETY: `m` maps the staging resource, of the layout's extent, until the unmap below;
@@ -422,7 +466,8 @@ impl Staging {
             Api::D3D11 {
                 resource,
                 context,
-                staging,
+                staging: Some(staging),
+                ..
             } => {
                 let (dst, dst_sub, src, src_sub) = if to_resource {
                     (resource.as_ptr(), sub, staging.as_ptr(), 0)
@@ -450,7 +495,7 @@ impl Staging {
             Api::D3D10 {
                 resource,
                 device,
-                staging,
+                staging: Some(staging),
             } => {
                 let (dst, dst_sub, src, src_sub) = if to_resource {
                     (resource.as_ptr(), sub, staging.resource(), 0)
@@ -473,6 +518,8 @@ impl Staging {
                     )
                 };
             }
+            // Made before any copy through it (`Staging::make_staging_resource`).
+            _ => {}
         }
     }
 
@@ -480,7 +527,9 @@ impl Staging {
         let _map = crate::trace::span(crate::trace::Step::StagingMap);
         let (data, mut row_pitch, mut depth_pitch) = match &self.api {
             Api::D3D11 {
-                context, staging, ..
+                context,
+                staging: Some(staging),
+                ..
             } => {
                 let map_type = if write {
                     D3D11_MAP_WRITE
@@ -494,7 +543,10 @@ impl Staging {
                 ok(unsafe { ((*(*c).lpVtbl).Map)(c, staging.as_ptr(), 0, map_type, 0, &mut m) })?;
                 (m.pData, m.RowPitch, m.DepthPitch)
             }
-            Api::D3D10 { staging, .. } => {
+            Api::D3D10 {
+                staging: Some(staging),
+                ..
+            } => {
                 let map_type: D3D10_MAP = if write {
                     D3D10_MAP_WRITE
                 } else {
@@ -524,6 +576,7 @@ impl Staging {
                     }
                 }
             }
+            _ => return Err(D3dError(E_FAIL)),
         };
         if data.is_null() {
             self.unmap();
@@ -546,13 +599,18 @@ impl Staging {
         let _unmap = crate::trace::span(crate::trace::Step::StagingUnmap);
         match &self.api {
             Api::D3D11 {
-                context, staging, ..
+                context,
+                staging: Some(staging),
+                ..
             } => {
                 let c = context.as_ptr();
                 // SAFETY: the live immediate context unmaps the subresource we mapped.
                 unsafe { ((*(*c).lpVtbl).Unmap)(c, staging.as_ptr(), 0) };
             }
-            Api::D3D10 { staging, .. } => match staging {
+            Api::D3D10 {
+                staging: Some(staging),
+                ..
+            } => match staging {
                 Staging10::Buffer(b) => {
                     let p = b.as_ptr();
                     // SAFETY: our live staging buffer, which we mapped.
@@ -569,6 +627,8 @@ impl Staging {
                     unsafe { ((*(*p).lpVtbl).Unmap)(p, 0) };
                 }
             },
+            // Never mapped: there is no staging resource.
+            _ => {}
         }
     }
 }
