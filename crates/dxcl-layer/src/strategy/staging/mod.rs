@@ -512,11 +512,12 @@ impl SharingStrategy for StagingCopy {
     /// The application's last release: on every device it waits up to [`READ_BACK_WAIT`] for
     /// the last release's read-back (see below). On dxcl's runtime, a pending write-back waits
     /// for Direct3D's next access, which may be far off (or never come), and its read-back's
-    /// event holds the application's context, which must die with its objects. From the application's last release on, the read-back's
-    /// completion lets go of that event, keeping only its status for the write. The write itself
-    /// stays Direct3D's pending work: a completion callback must not take the device lock or
-    /// make Direct3D calls, whose pending work may wait for other events (the platform may
-    /// complete none while its callback thread waits) or for a thread that waits for this one.
+    /// event holds the application's context, which must die with its objects. From the
+    /// application's last release on, the read-back's completion lets go of that event, keeping
+    /// only its status for the write. The write itself stays Direct3D's pending work: a
+    /// completion callback must not take the device lock or make Direct3D calls, whose pending
+    /// work may wait for other events (the platform may complete none while its callback thread
+    /// waits) or for a thread that waits for this one.
     fn let_go(&self, _mem: cl_mem, _acquired: bool) {
         let read = {
             let pending = self.copy.write_back();
