@@ -293,10 +293,14 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
         // SAFETY: the platform refused the callback, so that reference is still ours.
         drop(unsafe { Arc::from_raw(data) });
         watches(|w| w.remove(&watch.key()));
+        // Gone only if run_overdue_callbacks found the event ended meanwhile, ran the work and
+        // let go of the reference and its pin: as if the platform had called back.
+        let Some((f, _)) = watch.take() else {
+            return Ok(());
+        };
         if pinned {
             unpin(ev);
         }
-        let (f, _) = watch.take().expect("work of a callback never registered");
         return Err(f);
     }
     Ok(())
