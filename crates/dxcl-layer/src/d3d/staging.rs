@@ -66,22 +66,17 @@ fn ok(hr: HRESULT) -> Result<(), D3dError> {
 }
 
 /// The version-specific objects of one shared subresource.
-///
-/// The staging resource is `None` until it is needed where dxcl's runtime copies straight to and
-/// from the shadow ([`Staging::download`] makes it if the runtime cannot): a whole copy of the
-/// subresource in CPU-accessible memory that the direct path never touches.
 enum Api {
     D3D11 {
         /// The shared resource (borrowed: the memory object's entry holds the reference).
         resource: ComPtr<ID3D11Resource>,
-        device: ComPtr<ID3D11Device>,
         context: ComPtr<ID3D11DeviceContext>,
-        staging: Option<ComPtr<ID3D11Resource>>,
+        staging: ComPtr<ID3D11Resource>,
     },
     D3D10 {
         resource: ComPtr<ID3D10Resource>,
         device: ComPtr<ID3D10Device>,
-        staging: Option<Staging10>,
+        staging: Staging10,
     },
 }
 
@@ -203,9 +198,6 @@ pub(crate) struct Staging {
     device_lock: DeviceLock,
     subresource: u32,
     extent: (u32, u32, u32),
-    /// The resource's DXGI format and where its staging resource goes (to make it later).
-    format: i32,
-    place: Place,
     /// The packed shadow's shape (buffers: one row of the whole buffer).
     layout: Layout,
 }
@@ -240,9 +232,6 @@ impl Staging {
             .filter(|i| i.defers && place == Place::Host)
             .map(|i| i.com);
         let direct_device;
-        // Made now unless dxcl's runtime will copy straight to and from the shadow.
-        let eager = direct_resource.is_none();
-        let format = r.desc.format;
         let (api, device_lock) = match base {
             AnyResource::D3D11(resource) => {
                 let device = device11(&resource).ok_or(D3dError(E_FAIL))?;
@@ -250,12 +239,9 @@ impl Staging {
                 let context = immediate_context(&device)?;
                 let multithread = foreign.then(|| Multithread::of(&context)).flatten();
                 let device_lock = DeviceLock::of(device.identity(), multithread);
-                let staging = eager
-                    .then(|| create_staging11(&device, kind, format, extent, place))
-                    .transpose()?;
+                let staging = create_staging11(&device, kind, r.desc.format, extent, place)?;
                 let api = Api::D3D11 {
                     resource,
-                    device,
                     context,
                     staging,
                 };
@@ -266,9 +252,7 @@ impl Staging {
                 direct_device = device.query();
                 let multithread = foreign.then(|| Multithread::of(&device)).flatten();
                 let device_lock = DeviceLock::of(device.identity(), multithread);
-                let staging = eager
-                    .then(|| create_staging10(&device, kind, format, extent, place))
-                    .transpose()?;
+                let staging = create_staging10(&device, kind, r.desc.format, extent, place)?;
                 let api = Api::D3D10 {
                     resource,
                     device,
@@ -302,41 +286,15 @@ impl Staging {
             )),
             _ => None,
         };
-        let mut staging = Staging {
+        Ok(Staging {
             kind,
             api,
             device_lock,
             subresource,
             extent,
-            format,
-            place,
             layout,
             direct,
-        };
-        if staging.direct.is_none() {
-            // The runtime's interface without its device's: the staging resource after all.
-            staging.make_staging_resource()?;
-        }
-        Ok(staging)
-    }
-
-    /// Makes the staging resource if it is not there yet.
-    fn make_staging_resource(&mut self) -> Result<(), D3dError> {
-        let (kind, format, extent, place) = (self.kind, self.format, self.extent, self.place);
-        match &mut self.api {
-            Api::D3D11 {
-                device, staging, ..
-            } if staging.is_none() => {
-                *staging = Some(create_staging11(device, kind, format, extent, place)?);
-            }
-            Api::D3D10 {
-                device, staging, ..
-            } if staging.is_none() => {
-                *staging = Some(create_staging10(device, kind, format, extent, place)?);
-            }
-            _ => {}
-        }
-        Ok(())
+        })
     }
 
     /// A new counted reference to the shared resource (the staging copy itself borrows the
@@ -358,16 +316,15 @@ impl Staging {
         self.layout
     }
 
-    /// The staging resource itself (for `Place::Device` and `Place::Shared`, which make it at
-    /// once: the texture OpenCL imports).
-    pub fn staging_resource(&self) -> Option<ComPtr> {
+    /// The staging resource itself (for `Place::Device`: the texture OpenCL imports).
+    pub fn staging_resource(&self) -> ComPtr {
         match &self.api {
-            Api::D3D11 { staging, .. } => staging.clone().map(ComPtr::upcast),
-            Api::D3D10 { staging, .. } => staging.as_ref().map(|s| match s {
+            Api::D3D11 { staging, .. } => staging.clone().upcast(),
+            Api::D3D10 { staging, .. } => match staging {
                 Staging10::Buffer(b) => b.clone().upcast(),
                 Staging10::Texture2D(t) => t.clone().upcast(),
                 Staging10::Texture3D(t) => t.clone().upcast(),
-            }),
+            },
         }
     }
 
@@ -425,7 +382,6 @@ impl Staging {
                 Err(hr) => return Err(D3dError(hr)),
             }
         }
-        self.make_staging_resource()?;
         self.copy(false);
         let m = self.map(false)?;
         // SAFETY: `m` maps the staging resource, of the layout's extent, until the unmap below;
@@ -466,8 +422,7 @@ impl Staging {
             Api::D3D11 {
                 resource,
                 context,
-                staging: Some(staging),
-                ..
+                staging,
             } => {
                 let (dst, dst_sub, src, src_sub) = if to_resource {
                     (resource.as_ptr(), sub, staging.as_ptr(), 0)
@@ -495,7 +450,7 @@ impl Staging {
             Api::D3D10 {
                 resource,
                 device,
-                staging: Some(staging),
+                staging,
             } => {
                 let (dst, dst_sub, src, src_sub) = if to_resource {
                     (resource.as_ptr(), sub, staging.resource(), 0)
@@ -518,8 +473,6 @@ impl Staging {
                     )
                 };
             }
-            // Made before any copy through it (`Staging::make_staging_resource`).
-            _ => {}
         }
     }
 
@@ -527,9 +480,7 @@ impl Staging {
         let _map = crate::trace::span(crate::trace::Step::StagingMap);
         let (data, mut row_pitch, mut depth_pitch) = match &self.api {
             Api::D3D11 {
-                context,
-                staging: Some(staging),
-                ..
+                context, staging, ..
             } => {
                 let map_type = if write {
                     D3D11_MAP_WRITE
@@ -543,10 +494,7 @@ impl Staging {
                 ok(unsafe { ((*(*c).lpVtbl).Map)(c, staging.as_ptr(), 0, map_type, 0, &mut m) })?;
                 (m.pData, m.RowPitch, m.DepthPitch)
             }
-            Api::D3D10 {
-                staging: Some(staging),
-                ..
-            } => {
+            Api::D3D10 { staging, .. } => {
                 let map_type: D3D10_MAP = if write {
                     D3D10_MAP_WRITE
                 } else {
@@ -576,7 +524,6 @@ impl Staging {
                     }
                 }
             }
-            _ => return Err(D3dError(E_FAIL)),
         };
         if data.is_null() {
             self.unmap();
@@ -599,18 +546,13 @@ impl Staging {
         let _unmap = crate::trace::span(crate::trace::Step::StagingUnmap);
         match &self.api {
             Api::D3D11 {
-                context,
-                staging: Some(staging),
-                ..
+                context, staging, ..
             } => {
                 let c = context.as_ptr();
                 // SAFETY: the live immediate context unmaps the subresource we mapped.
                 unsafe { ((*(*c).lpVtbl).Unmap)(c, staging.as_ptr(), 0) };
             }
-            Api::D3D10 {
-                staging: Some(staging),
-                ..
-            } => match staging {
+            Api::D3D10 { staging, .. } => match staging {
                 Staging10::Buffer(b) => {
                     let p = b.as_ptr();
                     // SAFETY: our live staging buffer, which we mapped.
@@ -627,8 +569,6 @@ impl Staging {
                     unsafe { ((*(*p).lpVtbl).Unmap)(p, 0) };
                 }
             },
-            // Never mapped: there is no staging resource.
-            _ => {}
         }
     }
 }

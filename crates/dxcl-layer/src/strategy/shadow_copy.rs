@@ -70,7 +70,7 @@ impl ShadowCopy {
             Place::Shared,
         )
         .map_err(|_| fallback())?;
-        let texture = staging.staging_resource().ok_or_else(fallback)?;
+        let texture = staging.staging_resource();
         // SAFETY: a live texture (the staging object holds a counted reference).
         let shadow = unsafe {
             resource::open(
