@@ -1181,6 +1181,56 @@ static double ov_median(double *v, int n) {
     return v[n / 2];
 }
 
+/* What overlap's timed cases copy with. */
+static struct {
+    const VkSubmitInfo *si;
+    cl_command_queue q, q2;
+    cl_mem up, down;
+    void *host_up, *host_down;
+    size_t size;
+} ov;
+
+/* OpenCL's upload on `ov.q`, or its download on `ov.q2`, non-blocking. */
+static void ov_upload(void) {
+    CHECK_CL(clEnqueueWriteBuffer(ov.q, ov.up, CL_FALSE, 0, ov.size, ov.host_up, 0, NULL, NULL), "clEnqueueWriteBuffer");
+}
+
+static void ov_download(void) {
+    CHECK_CL(clEnqueueReadBuffer(ov.q2, ov.down, CL_FALSE, 0, ov.size, ov.host_down, 0, NULL, NULL), "clEnqueueReadBuffer");
+}
+
+/* The timed cases, in the order overlap() reports them. */
+static void ov_vk_down(void) {
+    VK(vkQueueSubmit(queue, 1, ov.si, VK_NULL_HANDLE));
+    VK(vkQueueWaitIdle(queue));
+}
+
+static void ov_cl_up(void) {
+    ov_upload();
+    CHECK_CL(clFinish(ov.q), "clFinish");
+}
+
+static void ov_two_contexts(void) {
+    VK(vkQueueSubmit(queue, 1, ov.si, VK_NULL_HANDLE));
+    ov_upload();
+    CHECK_CL(clFlush(ov.q), "clFlush");
+    VK(vkQueueWaitIdle(queue));
+    CHECK_CL(clFinish(ov.q), "clFinish");
+}
+
+static void ov_cl_down(void) {
+    ov_download();
+    CHECK_CL(clFinish(ov.q2), "clFinish");
+}
+
+static void ov_one_context(void) {
+    ov_download();
+    CHECK_CL(clFlush(ov.q2), "clFlush");
+    ov_upload();
+    CHECK_CL(clFinish(ov.q), "clFinish");
+    CHECK_CL(clFinish(ov.q2), "clFinish");
+}
+
 static int overlap(int mib) {
     enum { ROUNDS = 9 };
     quiet = 1;
@@ -1223,40 +1273,23 @@ static int overlap(int mib) {
     void *host_down = clEnqueueMapBuffer(q, pin_down, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, NULL, NULL, &err);
     CHECK_CL(err, "clEnqueueMapBuffer");
     memset(host_up, 0x5a, size);
+    ov.si = &si;
+    ov.q = q;
+    ov.q2 = q2;
+    ov.size = size;
+    ov.up = up;
+    ov.down = down;
+    ov.host_up = host_up;
+    ov.host_down = host_down;
 
+    void (*cases[5])(void) = {ov_vk_down, ov_cl_up, ov_two_contexts, ov_cl_down, ov_one_context};
     double t[5][ROUNDS];
-    for (int r = 0; r < ROUNDS; r++) {
-        double t0 = now_us();
-        VK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
-        VK(vkQueueWaitIdle(queue));
-        t[0][r] = now_us() - t0;
-
-        t0 = now_us();
-        CHECK_CL(clEnqueueWriteBuffer(q, up, CL_FALSE, 0, size, host_up, 0, NULL, NULL), "clEnqueueWriteBuffer");
-        CHECK_CL(clFinish(q), "clFinish");
-        t[1][r] = now_us() - t0;
-
-        t0 = now_us();
-        VK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
-        CHECK_CL(clEnqueueWriteBuffer(q, up, CL_FALSE, 0, size, host_up, 0, NULL, NULL), "clEnqueueWriteBuffer");
-        CHECK_CL(clFlush(q), "clFlush");
-        VK(vkQueueWaitIdle(queue));
-        CHECK_CL(clFinish(q), "clFinish");
-        t[2][r] = now_us() - t0;
-
-        t0 = now_us();
-        CHECK_CL(clEnqueueReadBuffer(q2, down, CL_FALSE, 0, size, host_down, 0, NULL, NULL), "clEnqueueReadBuffer");
-        CHECK_CL(clFinish(q2), "clFinish");
-        t[3][r] = now_us() - t0;
-
-        t0 = now_us();
-        CHECK_CL(clEnqueueReadBuffer(q2, down, CL_FALSE, 0, size, host_down, 0, NULL, NULL), "clEnqueueReadBuffer");
-        CHECK_CL(clFlush(q2), "clFlush");
-        CHECK_CL(clEnqueueWriteBuffer(q, up, CL_FALSE, 0, size, host_up, 0, NULL, NULL), "clEnqueueWriteBuffer");
-        CHECK_CL(clFinish(q), "clFinish");
-        CHECK_CL(clFinish(q2), "clFinish");
-        t[4][r] = now_us() - t0;
-    }
+    for (int r = 0; r < ROUNDS; r++)
+        for (int c = 0; c < 5; c++) {
+            double t0 = now_us();
+            cases[c]();
+            t[c][r] = now_us() - t0;
+        }
     double vk_down = ov_median(t[0], ROUNDS), cl_up = ov_median(t[1], ROUNDS), two = ov_median(t[2], ROUNDS);
     double cl_down = ov_median(t[3], ROUNDS), one = ov_median(t[4], ROUNDS);
     double gb = (double)size / 1e3; /* over a time in µs: GB/s */
