@@ -208,19 +208,15 @@ pub(crate) fn status(ev: cl_event) -> cl_int {
     .unwrap_or(opencl_sys::CL_INVALID_EVENT)
 }
 
-/// Whether `ev` has completed (or failed: a failed command holds nothing up any more).
-pub(crate) fn is_done(ev: cl_event) -> bool {
-    let Some(get) = super::target().and_then(|t| t.clGetEventInfo) else {
-        return false;
-    };
-    let status: cl_int = trace::time(Step::ClEventInfo, || {
-        // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
-        query_value(|n, p, r| unsafe {
-            get(ev, opencl_sys::CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r)
-        })
-    })
-    .unwrap_or(-1);
+/// Whether an execution status is final: `CL_COMPLETE`, or an error (a failed command holds
+/// nothing up any more; nor does an event whose status cannot be read).
+pub(crate) fn has_ended(status: cl_int) -> bool {
     status == opencl_sys::CL_COMPLETE as cl_int || status < 0
+}
+
+/// Whether `ev` has completed (or failed); false where the platform answers no query.
+pub(crate) fn is_done(ev: cl_event) -> bool {
+    super::target().is_some_and(|t| t.clGetEventInfo.is_some()) && has_ended(status(ev))
 }
 
 /// The command type of any event (None when the query fails).
@@ -250,6 +246,32 @@ pub(crate) fn wait(ev: cl_event) {
     if let Some(wait) = super::target().and_then(|t| t.clWaitForEvents) {
         // SAFETY: an event the caller holds; a list of one.
         trace::time(Step::ClWaitForEvents, || unsafe { wait(1, &ev) });
+    }
+}
+
+/// The status of `ev` once it has ended ([`has_ended`]), or its status when `limit` has passed
+/// first. Flushes its queue first (a platform may run unflushed commands only once flushed),
+/// then polls: `clWaitForEvents` has no time limit.
+pub(crate) fn wait_within(ev: cl_event, limit: std::time::Duration) -> cl_int {
+    let now = status(ev);
+    if has_ended(now) {
+        return now;
+    }
+    if let Some(queue) = queue_of(ev) {
+        super::flush(queue);
+    }
+    let start = std::time::Instant::now();
+    loop {
+        let now = status(ev);
+        if has_ended(now) || start.elapsed() >= limit {
+            return now;
+        }
+        // A small copy ends within microseconds; a large one in milliseconds.
+        if start.elapsed() < std::time::Duration::from_millis(1) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
     }
 }
 
@@ -357,16 +379,12 @@ pub(crate) fn run_overdue_callbacks() {
         // Not under the lock: rusticl runs callbacks holding the event's lock, which a query
         // waits for.
         let status = status(ev);
-        if status == opencl_sys::CL_COMPLETE as cl_int || status < 0 {
+        if has_ended(status) {
             if let Some((f, pinned)) = watch.take() {
                 watches(|w| w.remove(&watch.key()));
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
                 // The application's thread: each event goes before the queue it pins.
-                if pinned {
-                    release_pinned(ev);
-                } else {
-                    release(ev);
-                }
+                release_watched(ev, pinned);
             }
         }
         release(ev);
@@ -395,13 +413,16 @@ extern "C" fn completed(ev: cl_event, status: cl_int, data: *mut std::ffi::c_voi
     // Perhaps the last reference, holding the context: not released on the platform's thread.
     if !ev.is_null() {
         let ev = ev as usize;
-        super::release_thread::later(Box::new(move || {
-            if pinned {
-                release_pinned(ev as cl_event);
-            } else {
-                release(ev as cl_event);
-            }
-        }));
+        super::release_thread::later(Box::new(move || release_watched(ev as cl_event, pinned)));
+    }
+}
+
+/// Lets go of the reference a [`Watch`] kept to its event, and of its queue's pin if it has one.
+fn release_watched(ev: cl_event, pinned: bool) {
+    if pinned {
+        release_pinned(ev);
+    } else {
+        release(ev);
     }
 }
 

@@ -537,7 +537,7 @@ impl SharingStrategy for StagingCopy {
             }
             return;
         };
-        let status = ended_within(read, READ_BACK_WAIT);
+        let status = events::wait_within(read, READ_BACK_WAIT);
         if self.interop.is_none() {
             // A foreign device: the read-back's completion callback writes the bytes and lets go
             // of what it holds; only the wait (for NVIDIA's image release, below) is this call's.
@@ -553,7 +553,7 @@ impl SharingStrategy for StagingCopy {
         // NVIDIA's driver 580 could hang in the release of an image whose read-back was still
         // running (`textures` with staging, "all N subresources"), as plain OpenCL never did
         // with a `clFinish` before its releases (`probe releases` mode 2, docs/gpu.md).
-        if status == CL_COMPLETE as cl_int || status < 0 {
+        if events::has_ended(status) {
             self.copy.read_back_ended(read, status, events::release);
             events::release(read);
             let _device = self.copy.device.hold();
@@ -678,33 +678,6 @@ fn upload_in_pieces(
 /// for something of the application's (a user event it sets later, perhaps on this thread),
 /// and is watched by a completion callback instead.
 const READ_BACK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// The status of `ev` once it has ended (`CL_COMPLETE` or an error), or its status when `limit`
-/// has passed first. Flushes its queue first (a platform may run unflushed commands only once
-/// flushed), then polls: `clWaitForEvents` has no time limit.
-fn ended_within(ev: cl_event, limit: std::time::Duration) -> cl_int {
-    let ended = |s: cl_int| s == CL_COMPLETE as cl_int || s < 0;
-    let status = events::status(ev);
-    if ended(status) {
-        return status;
-    }
-    if let Some(queue) = events::queue_of(ev) {
-        crate::cl::flush(queue);
-    }
-    let start = std::time::Instant::now();
-    loop {
-        let status = events::status(ev);
-        if ended(status) || start.elapsed() >= limit {
-            return status;
-        }
-        // A small copy ends within microseconds; a large one in milliseconds.
-        if start.elapsed() < std::time::Duration::from_millis(1) {
-            std::thread::yield_now();
-        } else {
-            std::thread::sleep(std::time::Duration::from_micros(100));
-        }
-    }
-}
 
 /// A marker after the copy `ev`, whose event goes here: what the layer keeps, waits for and puts
 /// completion callbacks on. NVIDIA's driver 580 can hang in the application's
