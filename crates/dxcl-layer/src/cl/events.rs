@@ -4,6 +4,7 @@
 //! reference and a reused handle inherits nothing.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
 use opencl_sys::{
@@ -293,18 +294,7 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
     let Some(set) = super::target().and_then(|t| t.clSetEventCallback) else {
         return Err(f);
     };
-    // The callback's reference outlives the call: it pins the event's queue (see PINS), when the
-    // queue is sure to be alive. An event handed over here may be old (a staging read-back kept
-    // since its release), and an application may have released the queue of a completed one.
-    let pinned = pins(|m| m.events.contains_key(&(ev as usize))) || !is_done(ev);
-    if pinned {
-        pin(ev);
-    }
-    let watch = Arc::new(Watch {
-        ev: ev as usize,
-        work: Mutex::new(Some((f, pinned))),
-    });
-    watches(|w| w.insert(watch.key(), watch.clone()));
+    let watch = watch(ev, f, false);
     let data = Arc::into_raw(watch.clone());
     // SAFETY: a live event the caller owns a reference to; the callback is a plain function
     // that takes back the reference it is given exactly once.
@@ -317,7 +307,7 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
         watches(|w| w.remove(&watch.key()));
         // Gone only if run_overdue_callbacks found the event ended meanwhile, ran the work and
         // let go of the reference and its pin: as if the platform had called back.
-        let Some((f, _)) = watch.take() else {
+        let Some((f, pinned)) = watch.take() else {
             return Ok(());
         };
         if pinned {
@@ -328,10 +318,62 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
     Ok(())
 }
 
-/// A completion callback still to come: its work, until the platform's callback or
+/// Takes over the caller's reference to `ev` until it has ended (completed or failed), and
+/// says when that is without a completion callback: the layer's polling thread
+/// ([`super::poller`]) lets go of it once it has ended, as does [`settle`] called with the
+/// returned key, and the application's `clReleaseContext` ([`run_overdue_callbacks`]).
+///
+/// For work many threads hand over at once. NVIDIA's driver 580 (H200) hung in `threads` with
+/// `DXCL_SYNC=cpu`, where every release left Direct3D a completion callback on its end marker:
+/// the platform's callback thread waited for a lock (`pthread_rwlock_wrlock`) while one
+/// application thread ran inside a blocking `clEnqueueReadImage` and the others waited for the
+/// platform's mutex behind it (docs/gpu.md).
+pub(crate) fn when_ended(ev: cl_event) -> usize {
+    let _set_up = trace::span(Step::WhenComplete);
+    let watch = watch(ev, Box::new(|_| {}), true);
+    // Without the thread (none could start), the waiter's polls and the context's release let
+    // go of it.
+    super::poller::wake(settle_polled);
+    watch.key()
+}
+
+/// Registers the work for `ev`, the caller's reference, and pins its queue where needed.
+fn watch(ev: cl_event, f: Completion, polled: bool) -> Arc<Watch> {
+    // The watch's reference outlives the call: it pins the event's queue (see PINS), when the
+    // queue is sure to be alive. An event handed over here may be old (a staging read-back kept
+    // since its release), and an application may have released the queue of a completed one.
+    let pinned = pins(|m| m.events.contains_key(&(ev as usize))) || !is_done(ev);
+    if pinned {
+        pin(ev);
+    }
+    let watch = Arc::new(Watch {
+        ev: ev as usize,
+        polled,
+        work: Mutex::new(Some((f, pinned))),
+    });
+    watches(|w| w.insert(watch.key(), watch.clone()));
+    watch
+}
+
+/// Blocks until the event of [`when_ended`]'s `key` has ended (or the process exits), polling
+/// it: yields for the first millisecond, then sleeps 100 µs at a time.
+pub(crate) fn wait_ended(key: usize) {
+    let start = std::time::Instant::now();
+    while !settle(key) && !crate::exiting() {
+        if start.elapsed() < std::time::Duration::from_millis(1) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
+}
+
+/// Work still to run when its event ends: until the platform's callback, [`settle`] or
 /// [`run_overdue_callbacks`] takes it.
 struct Watch {
     ev: usize,
+    /// Registered by [`when_ended`]: no callback will come.
+    polled: bool,
     /// The work, and whether the layer's reference to `ev` pins its queue.
     work: Mutex<Option<(Completion, bool)>>,
 }
@@ -354,40 +396,77 @@ fn watches<R>(f: impl FnOnce(&mut HashMap<usize, Arc<Watch>>) -> R) -> R {
     f(g.get_or_insert_with(HashMap::new))
 }
 
+/// Settles in progress ([`settle_watch`]): between taking a watch's work and letting go of its
+/// event, which may be the context's last holder.
+static SETTLING: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs, here, the work of the watch at `key` if its event has ended, and lets go of the event.
+/// True once the event has ended: the work has run or is running on another thread.
+pub(crate) fn settle(key: usize) -> bool {
+    match watches(|w| w.get(&key).cloned()) {
+        Some(watch) => settle_watch(&watch),
+        None => true,
+    }
+}
+
+/// [`settle`] for every watch of [`when_ended`]'s: how many are still pending.
+fn settle_polled() -> usize {
+    let polled: Vec<Arc<Watch>> = watches(|w| w.values().filter(|w| w.polled).cloned().collect());
+    polled.iter().filter(|w| !settle_watch(w)).count()
+}
+
+fn settle_watch(watch: &Arc<Watch>) -> bool {
+    let ev = watch.ev as cl_event;
+    SETTLING.fetch_add(1, SeqCst);
+    let ended = (|| {
+        {
+            // Retained while the work is still there, under its lock: the callback, once it
+            // took the work, may let go of the layer's reference at any moment.
+            let work = watch.work.lock().unwrap_or_else(|p| p.into_inner());
+            if work.is_none() {
+                // Taken by whoever saw the event end first.
+                return true;
+            }
+            if retain(ev).is_err() {
+                return false;
+            }
+        }
+        // Not under the lock: rusticl runs callbacks holding the event's lock, which a query
+        // waits for.
+        let status = status(ev);
+        let ended = has_ended(status);
+        if ended {
+            if let Some((f, pinned)) = watch.take() {
+                watches(|w| w.remove(&watch.key()));
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
+                // Each event goes before the queue it pins.
+                release_watched(ev, pinned);
+            }
+        }
+        release(ev);
+        ended
+    })();
+    SETTLING.fetch_sub(1, SeqCst);
+    ended
+}
+
 /// Runs, here, the work of every watched event that has ended but whose completion callback has
 /// not come, and lets go of the layer's reference to it (and its queue's pin). NVIDIA's driver
 /// 580 at times never calls back for a marker that has completed (with `DXCL_SYNC=cpu`,
 /// `contexts`' "context dies with its objects" found the layer still holding a release's end
 /// markers and the queues they pin long after `clFinish`; `probe teardown` loses its markers'
 /// callbacks the same way with no layer): the application's `clReleaseContext` runs this, so
-/// that what the layer holds of the context goes with the application's last objects, and so
-/// does a wait for a callback's signal (Direct3D's next access, `d3d::interop`), every 10 ms,
-/// so that the access does not wait for ever. A callback that comes later finds its work gone
-/// and does nothing.
+/// that what the layer holds of the context goes with the application's last objects. A
+/// callback that comes later finds its work gone and does nothing. Settles that other threads have begun are waited for (up to 100 ms): the
+/// application's last release must not race the polling thread's release of the last event.
 pub(crate) fn run_overdue_callbacks() {
     let all: Vec<Arc<Watch>> = watches(|w| w.values().cloned().collect());
     for watch in all {
-        let ev = watch.ev as cl_event;
-        {
-            // Retained while the work is still there, under its lock: the callback, once it
-            // took the work, may let go of the layer's reference at any moment.
-            let work = watch.work.lock().unwrap_or_else(|p| p.into_inner());
-            if work.is_none() || retain(ev).is_err() {
-                continue;
-            }
-        }
-        // Not under the lock: rusticl runs callbacks holding the event's lock, which a query
-        // waits for.
-        let status = status(ev);
-        if has_ended(status) {
-            if let Some((f, pinned)) = watch.take() {
-                watches(|w| w.remove(&watch.key()));
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
-                // The application's thread: each event goes before the queue it pins.
-                release_watched(ev, pinned);
-            }
-        }
-        release(ev);
+        settle_watch(&watch);
+    }
+    let start = std::time::Instant::now();
+    while SETTLING.load(SeqCst) > 0 && start.elapsed() < std::time::Duration::from_millis(100) {
+        std::thread::yield_now();
     }
 }
 
@@ -503,6 +582,7 @@ mod tests {
         // let go of for a null event).
         let data = Arc::into_raw(Arc::new(Watch {
             ev: 0,
+            polled: false,
             work: Mutex::new(Some((f, false))),
         }));
         completed(
@@ -536,5 +616,38 @@ mod tests {
             fake_callbacks(ev, opencl_sys::CL_COMPLETE as cl_int);
         }
         assert_eq!(runs.load(SeqCst), 101);
+    }
+
+    /// A polled watch (Direct3D's pending work after a release): no completion callback is
+    /// asked for; the polling thread lets go of an ended event on its own, a waiter's settle of
+    /// a pending one finds it pending and keeps it.
+    #[test]
+    fn a_polled_watch_ends_without_a_callback() {
+        use crate::cl::fake;
+        fake::install();
+        let (ended, pending) = (fake::COMPLETE + 0x23, fake::EVENTS + 0x67);
+        let (done, waiting) = (
+            when_ended(ended as cl_event),
+            when_ended(pending as cl_event),
+        );
+        let registered = |key| watches(|w| w.contains_key(&key));
+        let start = std::time::Instant::now();
+        while registered(done) && start.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(
+            !registered(done),
+            "the polling thread let go of the ended event"
+        );
+        assert!(settle(done), "settled: ended");
+        assert!(!settle(waiting) && registered(waiting), "pending: kept");
+        assert!(fake::callbacks_of([ended, pending]).is_empty());
+        // Let go of the pending one as its end would, so the polling thread stops.
+        let (_, pinned) = watches(|w| w.remove(&waiting))
+            .and_then(|w| w.take())
+            .unwrap();
+        if pinned {
+            unpin(pending as cl_event);
+        }
     }
 }

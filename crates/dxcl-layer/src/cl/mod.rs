@@ -20,6 +20,7 @@ pub(crate) mod events;
 pub(crate) mod fake;
 pub(crate) mod held;
 pub(crate) mod info;
+pub(crate) mod poller;
 pub(crate) mod reaper;
 pub(crate) mod release_thread;
 pub(crate) mod wait;

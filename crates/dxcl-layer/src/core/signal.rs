@@ -23,27 +23,12 @@ impl Signal {
 
     /// Blocks until the signal is set, or until the process exits (checked every 10 ms).
     pub fn wait(&self) {
-        self.wait_nudging(|| {});
-    }
-
-    /// As [`Signal::wait`], calling `nudge` (without the signal's lock) every 10 ms while it is
-    /// not set: for a setter that may never come on its own (a completion callback the platform
-    /// does not make), which `nudge` can stand in for.
-    pub fn wait_nudging(&self, nudge: impl Fn()) {
-        loop {
-            let set = self.set.lock().unwrap_or_else(|p| p.into_inner());
-            if *set || crate::exiting() {
-                return;
-            }
-            let (set, _) = match self.changed.wait_timeout(set, Duration::from_millis(10)) {
-                Ok(r) => r,
-                Err(p) => p.into_inner(),
+        let mut set = self.set.lock().unwrap_or_else(|p| p.into_inner());
+        while !*set && !crate::exiting() {
+            set = match self.changed.wait_timeout(set, Duration::from_millis(10)) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
             };
-            if *set {
-                return;
-            }
-            drop(set);
-            nudge();
         }
     }
 }
@@ -68,19 +53,5 @@ mod tests {
         assert!(s.is_set());
         setter.join().unwrap();
         s.wait(); // set stays set
-    }
-
-    /// A setter that never comes: the nudge stands in for it.
-    #[test]
-    fn a_nudge_can_set_what_nobody_else_will() {
-        let s = Signal::default();
-        let nudges = std::sync::atomic::AtomicU32::new(0);
-        s.wait_nudging(|| {
-            if nudges.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 2 {
-                s.set();
-            }
-        });
-        assert!(s.is_set());
-        assert_eq!(nudges.load(std::sync::atomic::Ordering::Relaxed), 3);
     }
 }

@@ -6,7 +6,7 @@ use dxcl_abi::interop::{
     IDxclInteropResource, DXCL_MEMORY_KIND_HOST, DXCL_RESOURCE_MEMORY, DXCL_SUBRESOURCE_LAYOUT,
 };
 use dxcl_abi::SUCCEEDED;
-use opencl_sys::{cl_event, cl_uint};
+use opencl_sys::cl_event;
 
 use super::com::ComPtr;
 use crate::core::signal::Signal;
@@ -90,30 +90,13 @@ pub(crate) fn wait_for_device_work(interop: &ComPtr<IDxclInteropResource>) {
     unsafe { ((*(*p).lpVtbl).WaitForDeviceWork)(p) };
 }
 
-unsafe extern "system" fn pending_wait(context: *mut c_void) {
-    let _ = std::panic::catch_unwind(|| {
-        let ev = context as cl_event;
-        if let Some(wait) = crate::cl::target().and_then(|t| t.clWaitForEvents) {
-            // SAFETY: the event we retained for this pending work, alive until pending_release.
-            unsafe { wait(1 as cl_uint, &ev) };
-        }
-    });
-}
-
-unsafe extern "system" fn pending_release(context: *mut c_void) {
-    let _ = std::panic::catch_unwind(|| crate::cl::events::release(context as cl_event));
-}
-
-/// Makes the runtime's next access to the resource wait for `event`. The runtime is handed a
-/// signal that the event's completion callback sets, not the event: the event holds its queue
-/// and context, and Direct3D may not touch the resource again for a long time (or ever), so a
-/// pending event would keep a context the application has released alive until then. Where the
-/// platform cannot call back, the runtime waits on the event itself (retained here, released by
-/// its pfnRelease call).
-///
-/// The callback watches a marker right after the event where it can (its end, whether it
-/// completes or is terminated: a platform may never call back for a terminated command, and
-/// Direct3D would wait for ever; see cl::events::end_marker).
+/// Makes the runtime's next access to the resource wait for `event`. The runtime is handed work
+/// that polls a marker right after the event (or the event itself: see
+/// cl::events::end_marker), whose end, completed or terminated, the layer's polling thread
+/// watches too: the event holds its queue and context, and Direct3D may not touch the resource
+/// again for a long time (or ever), so a pending event would keep a context the application has
+/// released alive until then. No completion callback: NVIDIA's callback thread deadlocked with
+/// one per release (cl::events::when_ended).
 pub(crate) fn add_pending_work(interop: &ComPtr<IDxclInteropResource>, event: cl_event) {
     let _pending = crate::trace::span(crate::trace::Step::PendingWork);
     let watched = match crate::cl::events::end_marker(event) {
@@ -121,47 +104,19 @@ pub(crate) fn add_pending_work(interop: &ComPtr<IDxclInteropResource>, event: cl
         None if crate::cl::events::retain(event).is_ok() => event,
         None => return,
     };
-    let signal = Arc::new(Signal::default());
-    let setter = signal.clone();
-    // when_complete releases the reference taken above after setting the signal.
-    match crate::cl::events::when_complete(watched, Box::new(move |_| setter.set())) {
-        Ok(()) => {
-            if !keep_until(interop, signal.clone()) {
-                // The runtime will not call us back: wait now (the guarantee still holds).
-                signal.wait();
-            }
-        }
-        Err(_) => add_pending_event(interop, watched),
-    }
-}
-
-/// [`add_pending_work`] with the event itself (retained by the caller, released by the runtime's
-/// pfnRelease call).
-fn add_pending_event(interop: &ComPtr<IDxclInteropResource>, event: cl_event) {
-    let p = interop.as_ptr();
-    // SAFETY: a live IDxclInteropResource; the callbacks are plain functions that catch panics,
-    // and the context is the event the caller retained.
-    let hr = unsafe {
-        ((*(*p).lpVtbl).AddPendingWork)(p, Some(pending_wait), Some(pending_release), event.cast())
-    };
-    if !SUCCEEDED(hr) {
-        // The runtime will not call us back: wait now (the guarantee still holds) and let go.
-        // SAFETY: the event the caller retained.
-        unsafe {
-            pending_wait(event.cast());
-            pending_release(event.cast());
-        }
+    // The watch takes over the reference taken above.
+    let key = crate::cl::events::when_ended(watched);
+    let wait: AccessWork = Box::new(move || crate::cl::events::wait_ended(key));
+    if let Err(wait) = run_before_next_access(interop, wait) {
+        // The runtime will not call us back: wait now (the guarantee still holds).
+        wait();
     }
 }
 
 unsafe extern "system" fn signal_wait(context: *mut c_void) {
     // SAFETY: the context is the Arc `keep_until` leaked, alive until signal_release.
     let signal = unsafe { &*context.cast::<Signal>() };
-    // The signal's setter is a completion callback, which NVIDIA at times never makes for a
-    // completed marker: while it waits, overdue callbacks' work runs here (the watched event's
-    // included, once it has ended), so Direct3D's access does not wait for ever.
-    let _ =
-        std::panic::catch_unwind(|| signal.wait_nudging(crate::cl::events::run_overdue_callbacks));
+    let _ = std::panic::catch_unwind(|| signal.wait());
 }
 
 unsafe extern "system" fn signal_release(context: *mut c_void) {
