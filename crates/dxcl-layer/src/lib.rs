@@ -37,11 +37,13 @@ static EXITING: AtomicBool = AtomicBool::new(false);
 /// Destructor callbacks running now (see [`in_callback`]).
 static IN_CALLBACK: AtomicUsize = AtomicUsize::new(0);
 
-/// At exit: later destructor callbacks do nothing, and the ones running are waited for (bounded,
-/// so a stuck callback cannot hang the exit). Their work, releasing Direct3D resources and
+/// At exit: later destructor callbacks and settles of watched events do nothing, and the ones
+/// running are waited for (bounded, so a stuck callback cannot hang the exit). Their work, releasing Direct3D resources and
 /// Vulkan objects, must not overlap the drivers' own teardown, which follows this handler.
 extern "C" fn mark_exiting() {
     EXITING.store(true, SeqCst);
+    // The polling thread's settle in progress, too: it may release a context's last event.
+    cl::events::settled_within(std::time::Duration::from_millis(500));
     for _ in 0..2000 {
         if IN_CALLBACK.load(SeqCst) == 0 {
             return;

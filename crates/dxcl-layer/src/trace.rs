@@ -65,7 +65,7 @@ steps! {
     NextAccess: Layer, "sync: ordering left to Direct3D's next access";
     D3dThenCl: Layer, "sync: Direct3D then OpenCL (semaphore wait, enqueue incl.)";
     ClThenD3d: Layer, "sync: OpenCL then Direct3D (semaphore signal, enqueue incl.)";
-    WhenComplete: Layer, "completion callback set-up (pins, box)";
+    WhenComplete: Layer, "completion callback or polled watch set-up (pins, box)";
     Callback: Layer, "completion callback (its work)";
     RecordEvent: Layer, "event table: record the command type (lock)";
     FinishCopies: Layer, "clFinish: the layer's copies (lock)";

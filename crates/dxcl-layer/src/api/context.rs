@@ -287,7 +287,8 @@ pub(crate) unsafe extern "C" fn release_context(context: cl_context) -> cl_int {
     status(|| {
         let below = down!(clReleaseContext);
         // Before the release: what the layer still holds of this context for a completion
-        // callback that never came goes first, its events before their queues.
+        // callback that never came, or for a polled watch whose event has ended, goes first,
+        // its events before their queues.
         crate::cl::events::run_overdue_callbacks();
         // SAFETY: argument forwarded unchanged.
         let result = unsafe { below(context) };

@@ -7,7 +7,7 @@
 //! - acquire: D3D work issued before it completes before its event completes (host pointer:
 //!   `IDxclInteropResource::WaitForDeviceWork`; staging copy: D3D's own `Map` wait);
 //! - release: later D3D work waits for the release's wait list and all earlier work of the queue
-//!   (host pointer: `AddPendingWork` with a callback waiting on the release's event; staging copy:
+//!   (host pointer: `AddPendingWork` with work polling the release's end marker; staging copy:
 //!   the write-back runs as that pending work, or on a foreign device the release waits for it
 //!   unless its wait list holds an unset user event: `strategy/staging/`).
 //!

@@ -320,22 +320,26 @@ pub(crate) fn when_complete(ev: cl_event, f: Completion) -> Result<(), Completio
 
 /// Takes over the caller's reference to `ev` until it has ended (completed or failed), and
 /// says when that is without a completion callback: the layer's polling thread
-/// ([`super::poller`]) lets go of it once it has ended, as does [`settle`] called with the
-/// returned key, and the application's `clReleaseContext` ([`run_overdue_callbacks`]).
+/// ([`super::poller`]) lets go of it once it has ended, as does [`wait_ended`] with the returned
+/// handle, and the application's `clReleaseContext` ([`run_overdue_callbacks`]).
 ///
 /// For work many threads hand over at once. NVIDIA's driver 580 (H200) hung in `threads` with
 /// `DXCL_SYNC=cpu`, where every release left Direct3D a completion callback on its end marker:
 /// the platform's callback thread waited for a lock (`pthread_rwlock_wrlock`) while one
 /// application thread ran inside a blocking `clEnqueueReadImage` and the others waited for the
 /// platform's mutex behind it (docs/gpu.md).
-pub(crate) fn when_ended(ev: cl_event) -> usize {
+pub(crate) fn when_ended(ev: cl_event) -> Ended {
     let _set_up = trace::span(Step::WhenComplete);
     let watch = watch(ev, Box::new(|_| {}), true);
     // Without the thread (none could start), the waiter's polls and the context's release let
     // go of it.
     super::poller::wake(settle_polled);
-    watch.key()
+    Ended(watch)
 }
+
+/// A watch of [`when_ended`]'s. It holds the watch itself, not its address: once let go of, an
+/// address comes back for the next watch at once.
+pub(crate) struct Ended(Arc<Watch>);
 
 /// Registers the work for `ev`, the caller's reference, and pins its queue where needed.
 fn watch(ev: cl_event, f: Completion, polled: bool) -> Arc<Watch> {
@@ -355,21 +359,22 @@ fn watch(ev: cl_event, f: Completion, polled: bool) -> Arc<Watch> {
     watch
 }
 
-/// Blocks until the event of [`when_ended`]'s `key` has ended (or the process exits), polling
-/// it: yields for the first millisecond, then sleeps 100 µs at a time.
-pub(crate) fn wait_ended(key: usize) {
+/// Blocks until the event of `ended` has ended (or the process exits), polling it every 20 µs
+/// for the first millisecond, then every 100 µs: one status query each.
+pub(crate) fn wait_ended(ended: &Ended) {
     let start = std::time::Instant::now();
-    while !settle(key) && !crate::exiting() {
-        if start.elapsed() < std::time::Duration::from_millis(1) {
-            std::thread::yield_now();
+    while !settle_watch(&ended.0) && !crate::exiting() {
+        let pause = if start.elapsed() < std::time::Duration::from_millis(1) {
+            20
         } else {
-            std::thread::sleep(std::time::Duration::from_micros(100));
-        }
+            100
+        };
+        std::thread::sleep(std::time::Duration::from_micros(pause));
     }
 }
 
-/// Work still to run when its event ends: until the platform's callback, [`settle`] or
-/// [`run_overdue_callbacks`] takes it.
+/// Work still to run when its event ends: until the platform's callback, a settle
+/// ([`settle_watch`]) or [`run_overdue_callbacks`] takes it.
 struct Watch {
     ev: usize,
     /// Registered by [`when_ended`]: no callback will come.
@@ -396,35 +401,72 @@ fn watches<R>(f: impl FnOnce(&mut HashMap<usize, Arc<Watch>>) -> R) -> R {
     f(g.get_or_insert_with(HashMap::new))
 }
 
-/// Settles in progress ([`settle_watch`]): between taking a watch's work and letting go of its
-/// event, which may be the context's last holder.
+/// Settles that took a watch's work and have not yet let go of its event, which may be the
+/// context's last holder: the application's last `clReleaseContext` and the process's exit wait
+/// for them ([`settled_within`]).
 static SETTLING: AtomicUsize = AtomicUsize::new(0);
 
-/// Runs, here, the work of the watch at `key` if its event has ended, and lets go of the event.
-/// True once the event has ended: the work has run or is running on another thread.
-pub(crate) fn settle(key: usize) -> bool {
-    match watches(|w| w.get(&key).cloned()) {
-        Some(watch) => settle_watch(&watch),
-        None => true,
+/// One settle in [`SETTLING`], for as long as it lives (a panic included).
+struct Settling;
+
+impl Settling {
+    fn begin() -> Self {
+        SETTLING.fetch_add(1, SeqCst);
+        Settling
     }
 }
 
-/// [`settle`] for every watch of [`when_ended`]'s: how many are still pending.
+impl Drop for Settling {
+    fn drop(&mut self) {
+        SETTLING.fetch_sub(1, SeqCst);
+    }
+}
+
+/// Waits up to `limit` for the settles in progress on other threads; whether none is left.
+pub(crate) fn settled_within(limit: std::time::Duration) -> bool {
+    let start = std::time::Instant::now();
+    while SETTLING.load(SeqCst) > 0 {
+        if start.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+    true
+}
+
+/// Every watch of [`when_ended`]'s settled where it can be: how many are still pending.
 fn settle_polled() -> usize {
     let polled: Vec<Arc<Watch>> = watches(|w| w.values().filter(|w| w.polled).cloned().collect());
     polled.iter().filter(|w| !settle_watch(w)).count()
 }
 
+/// Runs, here, the watch's work if its event has ended, and lets go of the watch's reference
+/// (and its queue's pin). True once the event has ended: the work has run, here or on another
+/// thread, or is running there.
 fn settle_watch(watch: &Arc<Watch>) -> bool {
+    if crate::exiting() {
+        return false;
+    }
     let ev = watch.ev as cl_event;
-    SETTLING.fetch_add(1, SeqCst);
-    let ended = (|| {
+    let taken = if watch.polled {
+        // No callback takes the work, so the watch's reference lives while its lock is held:
+        // the status is read under it, with no reference of the settle's own (which would
+        // outlive the queue's release below).
+        let mut work = watch.work.lock().unwrap_or_else(|p| p.into_inner());
+        if work.is_none() {
+            return true;
+        }
+        let status = status(ev);
+        if !has_ended(status) {
+            return false;
+        }
+        work.take().map(|w| (w, status, Settling::begin()))
+    } else {
         {
             // Retained while the work is still there, under its lock: the callback, once it
             // took the work, may let go of the layer's reference at any moment.
             let work = watch.work.lock().unwrap_or_else(|p| p.into_inner());
             if work.is_none() {
-                // Taken by whoever saw the event end first.
                 return true;
             }
             if retain(ev).is_err() {
@@ -434,40 +476,43 @@ fn settle_watch(watch: &Arc<Watch>) -> bool {
         // Not under the lock: rusticl runs callbacks holding the event's lock, which a query
         // waits for.
         let status = status(ev);
-        let ended = has_ended(status);
-        if ended {
-            if let Some((f, pinned)) = watch.take() {
-                watches(|w| w.remove(&watch.key()));
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
-                // Each event goes before the queue it pins.
-                release_watched(ev, pinned);
-            }
-        }
+        let settling = Settling::begin();
+        let taken = if has_ended(status) {
+            watch.take().map(|w| (w, status, settling))
+        } else {
+            None
+        };
+        // The settle's own reference goes first: the watch's, released below, is then the
+        // last, and goes before the queue it pins.
         release(ev);
-        ended
-    })();
-    SETTLING.fetch_sub(1, SeqCst);
-    ended
+        if !has_ended(status) {
+            return false;
+        }
+        taken
+    };
+    if let Some(((f, pinned), status, _settling)) = taken {
+        watches(|w| w.remove(&watch.key()));
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(status)));
+        release_watched(ev, pinned);
+    }
+    true
 }
 
 /// Runs, here, the work of every watched event that has ended but whose completion callback has
-/// not come, and lets go of the layer's reference to it (and its queue's pin). NVIDIA's driver
-/// 580 at times never calls back for a marker that has completed (with `DXCL_SYNC=cpu`,
-/// `contexts`' "context dies with its objects" found the layer still holding a release's end
-/// markers and the queues they pin long after `clFinish`; `probe teardown` loses its markers'
-/// callbacks the same way with no layer): the application's `clReleaseContext` runs this, so
-/// that what the layer holds of the context goes with the application's last objects. A
-/// callback that comes later finds its work gone and does nothing. Settles that other threads have begun are waited for (up to 100 ms): the
-/// application's last release must not race the polling thread's release of the last event.
+/// not come, and of every polled watch ([`when_ended`]) whose event has ended, and lets go of
+/// the layer's reference to it (and its queue's pin). NVIDIA's driver 580 at times never calls
+/// back for a marker that has completed (`probe teardown` loses its markers' callbacks with no
+/// layer): the application's `clReleaseContext` runs this, so that what the layer holds of the
+/// context goes with the application's last objects. A callback that comes later finds its
+/// work gone and does nothing. Settles begun on other threads (the polling thread's) are waited
+/// for, up to 100 ms: the application's last release must not race their release of the last
+/// event.
 pub(crate) fn run_overdue_callbacks() {
     let all: Vec<Arc<Watch>> = watches(|w| w.values().cloned().collect());
     for watch in all {
         settle_watch(&watch);
     }
-    let start = std::time::Instant::now();
-    while SETTLING.load(SeqCst) > 0 && start.elapsed() < std::time::Duration::from_millis(100) {
-        std::thread::yield_now();
-    }
+    settled_within(std::time::Duration::from_millis(100));
 }
 
 /// Tests: makes the callbacks the fake platform holds for `ev`, as the platform would.
@@ -533,9 +578,9 @@ fn take_pin(ev: cl_event) -> Option<cl_command_queue> {
 /// with no wait list that follows terminated ones in an in-order queue (case "inorder"). None
 /// for a user event, an out-of-order queue, or a failed enqueue: watch `ev` itself then.
 ///
-/// The queue is flushed after the marker: its watcher waits for a completion callback, which
-/// rusticl runs only for commands submitted (a release's own flush came before the marker, and
-/// DXVK's shared textures, whose runtime cannot wait, had the release wait for ever there).
+/// The queue is flushed after the marker: its watcher waits for it to end, which rusticl lets
+/// happen only for commands submitted (a release's own flush came before the marker, and DXVK's
+/// shared textures, whose runtime cannot wait, had the release wait for ever there).
 /// Called on the thread that enqueued the release.
 pub(crate) fn end_marker(ev: cl_event) -> Option<cl_event> {
     let queue = queue_of(ev)?;
@@ -630,22 +675,24 @@ mod tests {
             when_ended(ended as cl_event),
             when_ended(pending as cl_event),
         );
-        let registered = |key| watches(|w| w.contains_key(&key));
+        let registered = |e: &Ended| watches(|w| w.contains_key(&e.0.key()));
         let start = std::time::Instant::now();
-        while registered(done) && start.elapsed() < std::time::Duration::from_secs(5) {
+        while registered(&done) && start.elapsed() < std::time::Duration::from_secs(5) {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         assert!(
-            !registered(done),
+            !registered(&done),
             "the polling thread let go of the ended event"
         );
-        assert!(settle(done), "settled: ended");
-        assert!(!settle(waiting) && registered(waiting), "pending: kept");
+        wait_ended(&done);
+        assert!(
+            !settle_watch(&waiting.0) && registered(&waiting),
+            "pending: kept"
+        );
         assert!(fake::callbacks_of([ended, pending]).is_empty());
         // Let go of the pending one as its end would, so the polling thread stops.
-        let (_, pinned) = watches(|w| w.remove(&waiting))
-            .and_then(|w| w.take())
-            .unwrap();
+        watches(|w| w.remove(&waiting.0.key()));
+        let (_, pinned) = waiting.0.take().unwrap();
         if pinned {
             unpin(pending as cl_event);
         }

@@ -10,8 +10,9 @@ pub(crate) type Poll = fn() -> usize;
 
 /// The first pause between polls: a small command ends within tens of microseconds.
 const FIRST_PAUSE: Duration = Duration::from_micros(50);
-/// The longest pause: a command that runs long is seen within a millisecond of its end.
-const LONGEST_PAUSE: Duration = Duration::from_millis(1);
+/// The longest pause: a command that runs long is let go of within 5 ms of its end (a waiter
+/// for it polls on its own, and the context's release settles what has ended).
+const LONGEST_PAUSE: Duration = Duration::from_millis(5);
 
 struct Wake {
     /// The poll to run, set by [`wake`] and taken by the thread.

@@ -105,8 +105,8 @@ pub(crate) fn add_pending_work(interop: &ComPtr<IDxclInteropResource>, event: cl
         None => return,
     };
     // The watch takes over the reference taken above.
-    let key = crate::cl::events::when_ended(watched);
-    let wait: AccessWork = Box::new(move || crate::cl::events::wait_ended(key));
+    let ended = crate::cl::events::when_ended(watched);
+    let wait: AccessWork = Box::new(move || crate::cl::events::wait_ended(&ended));
     if let Err(wait) = run_before_next_access(interop, wait) {
         // The runtime will not call us back: wait now (the guarantee still holds).
         wait();
