@@ -359,11 +359,26 @@ fn watch(ev: cl_event, f: Completion, polled: bool) -> Arc<Watch> {
     watch
 }
 
-/// Blocks until the event of `ended` has ended (or the process exits), polling it every 20 µs
-/// for the first millisecond, then every 100 µs: one status query each.
+/// Blocks until the event of `ended` has ended (or the process exits), polling it ([`poll`]).
 pub(crate) fn wait_ended(ended: &Ended) {
+    poll(|| settle_watch(&ended.0));
+}
+
+/// Blocks until `ev`, a command its own thread has flushed, has ended (or the process exits),
+/// polling its status ([`poll`]) where `clWaitForEvents` would flush its queue again from this
+/// thread: a flush from another thread can meet a blocking call on that queue, whose wait
+/// rusticl 22.3 then loses (docs/conformance.md). A staging write-back waited for its
+/// read-back on another thread's queue that way, and `threads`' staging rerun read stale bytes
+/// on rusticl in about one run in fifteen.
+pub(crate) fn wait_flushed(ev: cl_event) {
+    poll(|| has_ended(status(ev)));
+}
+
+/// Calls `ended` until it says yes or the process exits: every 20 µs for the first
+/// millisecond, then every 100 µs.
+fn poll(mut ended: impl FnMut() -> bool) {
     let start = std::time::Instant::now();
-    while !settle_watch(&ended.0) && !crate::exiting() {
+    while !ended() && !crate::exiting() {
         let pause = if start.elapsed() < std::time::Duration::from_millis(1) {
             20
         } else {

@@ -329,7 +329,8 @@ impl Copy {
             }
         };
         if let Some(read) = read {
-            events::wait(read);
+            // The release flushed the read-back's queue on its own thread; this may be another.
+            events::wait_flushed(read);
             events::release(read);
         }
         let _device = self.device.hold();
