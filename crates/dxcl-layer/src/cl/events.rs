@@ -368,8 +368,8 @@ pub(crate) fn wait_ended(ended: &Ended) {
 /// polling its status ([`poll`]) where `clWaitForEvents` would flush its queue again from this
 /// thread: a flush from another thread can meet a blocking call on that queue, whose wait
 /// rusticl 22.3 then loses (docs/conformance.md). A staging write-back waited for its
-/// read-back on another thread's queue that way, and `threads`' staging rerun read stale bytes
-/// on rusticl in about one run in fifteen.
+/// read-back on another thread's queue that way, the one such flush left on the path where
+/// `threads`' staging rerun read stale bytes on rusticl (1 run in 30): the likely cause.
 pub(crate) fn wait_flushed(ev: cl_event) {
     poll(|| has_ended(status(ev)));
 }
