@@ -38,8 +38,9 @@ static EXITING: AtomicBool = AtomicBool::new(false);
 static IN_CALLBACK: AtomicUsize = AtomicUsize::new(0);
 
 /// At exit: later destructor callbacks and settles of watched events do nothing, and the ones
-/// running are waited for (bounded, so a stuck callback cannot hang the exit). Their work, releasing Direct3D resources and
-/// Vulkan objects, must not overlap the drivers' own teardown, which follows this handler.
+/// running are waited for (bounded, so a stuck callback cannot hang the exit). Their work,
+/// releasing Direct3D resources, Vulkan objects and events, must not overlap the drivers' own
+/// teardown, which follows this handler.
 extern "C" fn mark_exiting() {
     EXITING.store(true, SeqCst);
     // The polling thread's settle in progress, too: it may release a context's last event.

@@ -251,10 +251,10 @@ pub(crate) fn wait(ev: cl_event) {
 }
 
 /// The status of `ev` once it has ended ([`has_ended`]), or its status when `limit` has passed
-/// first. Flushes its queue first (a platform may run unflushed commands only once flushed),
-/// then polls: `clWaitForEvents` has no time limit.
+/// first (or the process exits). Flushes its queue first (a platform may run unflushed commands
+/// only once flushed), then polls ([`poll`]): `clWaitForEvents` has no time limit.
 pub(crate) fn wait_within(ev: cl_event, limit: std::time::Duration) -> cl_int {
-    let now = status(ev);
+    let mut now = status(ev);
     if has_ended(now) {
         return now;
     }
@@ -262,18 +262,11 @@ pub(crate) fn wait_within(ev: cl_event, limit: std::time::Duration) -> cl_int {
         super::flush(queue);
     }
     let start = std::time::Instant::now();
-    loop {
-        let now = status(ev);
-        if has_ended(now) || start.elapsed() >= limit {
-            return now;
-        }
-        // A small copy ends within microseconds; a large one in milliseconds.
-        if start.elapsed() < std::time::Duration::from_millis(1) {
-            std::thread::yield_now();
-        } else {
-            std::thread::sleep(std::time::Duration::from_micros(100));
-        }
-    }
+    poll(|| {
+        now = status(ev);
+        has_ended(now) || start.elapsed() >= limit
+    });
+    now
 }
 
 /// Work to run when an event completes; it is given the event's execution status as the
@@ -375,7 +368,8 @@ pub(crate) fn wait_flushed(ev: cl_event) {
 }
 
 /// Calls `ended` until it says yes or the process exits: every 20 µs for the first
-/// millisecond, then every 100 µs.
+/// millisecond (a small copy ends within microseconds), then every 100 µs (a large one takes
+/// milliseconds).
 fn poll(mut ended: impl FnMut() -> bool) {
     let start = std::time::Instant::now();
     while !ended() && !crate::exiting() {
@@ -491,8 +485,10 @@ fn settle_watch(watch: &Arc<Watch>) -> bool {
         // Not under the lock: rusticl runs callbacks holding the event's lock, which a query
         // waits for.
         let status = status(ev);
-        let settling = Settling::begin();
-        let taken = if has_ended(status) {
+        let ended = has_ended(status);
+        // Counted before the take: a sweep that finds the work gone waits for this settle.
+        let taken = if ended {
+            let settling = Settling::begin();
             watch.take().map(|w| (w, status, settling))
         } else {
             None
@@ -500,7 +496,7 @@ fn settle_watch(watch: &Arc<Watch>) -> bool {
         // The settle's own reference goes first: the watch's, released below, is then the
         // last, and goes before the queue it pins.
         release(ev);
-        if !has_ended(status) {
+        if !ended {
             return false;
         }
         taken
