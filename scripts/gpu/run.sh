@@ -149,10 +149,15 @@ elif want dxvk && [ -d "$g/dxvk" ]; then
         VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_DXVK_LIB="$d/lib" \
             timeout 120 "$g/bin/dxcl" demo --d3d dxvk --size 2048 --out "$out/dxvk-demo.png" 2>&1 | tee "$out/dxvk-demo.log"
         # A 4K DXVK texture's hand-off, staging against shadow copies
-        # (shadows imported by NVIDIA's OpenCL with dxcl's Vulkan layer), in one run.
-        VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_LOG=1 \
-            timeout 120 "$d/handoff_bench" 2>"$out/dxvk-handoff.stderr" | tee "$out/dxvk-handoff.txt"
-        grep "clCreateFromD3D resource" "$out/dxvk-handoff.stderr"
+        # (shadows imported by NVIDIA's OpenCL with dxcl's Vulkan layer), in one run: first as
+        # the layer runs by default (semaphores on DXVK's queue), then with DXCL_SYNC=cpu (CPU
+        # waits) for contrast.
+        for m in adaptive cpu; do
+            VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_LOG=1 DXCL_SYNC=$m \
+                timeout 120 "$d/handoff_bench" 2>"$out/dxvk-handoff-$m.stderr" | sed "s/^/[DXCL_SYNC=$m] /" | tee -a "$out/dxvk-handoff.txt"
+            grep -E "clCreateFromD3D resource|semaphore pool of context .*: created" "$out/dxvk-handoff-$m.stderr" |
+                sed 's/0x[0-9a-f]*/…/' | sort -u
+        done
         timeout 120 "$d/foreign" >"$out/dxvk-foreign.log" 2>&1
         echo "dxvk foreign: exit status $? ($(grep -cE '^FAIL' "$out/dxvk-foreign.log") FAIL lines)"
         (cd "$d/conformance" && DXCL_STRATEGY=staging timeout 300 sh ./run.sh . "" \
@@ -162,6 +167,11 @@ elif want dxvk && [ -d "$g/dxvk" ]; then
         (cd "$d/conformance" && VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd \
             timeout 300 sh ./run.sh . "" "textures acquire sync" "") >"$out/dxvk-conformance-shadow.log" 2>&1
         grep -E "FAIL|passed, .* failed|clCreateFromD3D resource: shadow" "$out/dxvk-conformance-shadow.log" | sort -u | tail -20
+        # The same with a semaphore at every hand-off (no adaptive shortcut).
+        (cd "$d/conformance" && VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_SYNC=gpu \
+            timeout 300 sh ./run.sh . "" "textures acquire sync" "") >"$out/dxvk-conformance-shadow-gpu.log" 2>&1
+        echo "DXCL_SYNC=gpu:"
+        grep -E "FAIL|passed, .* failed" "$out/dxvk-conformance-shadow-gpu.log" | sort -u | tail -20
     )
 fi
 # The fixed sync modes (DXCL_SYNC=gpu: a semaphore at every hand-off; cpu: CPU waits), for

@@ -6,6 +6,7 @@ pub(crate) mod adapter_id;
 pub(crate) mod com;
 pub(crate) mod device;
 pub(crate) mod dxvk_com;
+pub(crate) mod dxvk_semaphores;
 pub(crate) mod host_copy;
 pub(crate) mod interop;
 pub(crate) mod multithread;

@@ -56,6 +56,20 @@ pub(crate) fn loader_proc_addr() -> Option<vk::PFN_vkGetInstanceProcAddr> {
         .then(|| unsafe { std::mem::transmute::<*mut c_void, vk::PFN_vkGetInstanceProcAddr>(sym) })
 }
 
+/// Looks up `name` through `get` (`vkGetInstanceProcAddr` or `vkGetDeviceProcAddr`) and casts it
+/// to `F`.
+///
+/// # Safety
+/// `F` is the function pointer type of `name`; `get` answers for `handle`.
+pub(crate) unsafe fn load<F, H: Copy>(
+    get: unsafe extern "system" fn(H, *const c_char) -> vk::PFN_vkVoidFunction,
+    handle: H,
+    name: &std::ffi::CStr,
+) -> Option<F> {
+    // SAFETY: caller's contract.
+    unsafe { get(handle, name.as_ptr()).map(|f| std::mem::transmute_copy(&f)) }
+}
+
 /// The adapter's Vulkan physical device, when the adapter is DXVK's: `Software` for a CPU device,
 /// `Uuid` for any other.
 pub(crate) fn from_dxgi_adapter(adapter: &ComPtr<IDXGIAdapter>) -> Option<AdapterId> {

@@ -80,10 +80,13 @@ impl SharingStrategy for ExternalMemory {
 
     fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int> {
         if h.sync {
-            if !self.defers && !h.may_wait_now() {
-                // DXVK's shared textures: the call waits instead of Direct3D, but not for a user
-                // event only the application can set.
-                return Ok(());
+            if !self.defers {
+                // DXVK's shared textures: ordered on the GPU through semaphores on DXVK's
+                // queue where the context has them; else the call waits instead of Direct3D,
+                // but not for a user event only the application can set.
+                if h.order_d3d_after_on_gpu(done)? || !h.may_wait_now() {
+                    return Ok(());
+                }
             }
             h.order_d3d_after(done, &self.interop)?;
         }

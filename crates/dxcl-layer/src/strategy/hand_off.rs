@@ -354,6 +354,30 @@ impl<'a> HandOff<'a> {
             }
             return Ok(());
         }
+        if !self.signal_d3d_after(done)? {
+            interop::add_pending_work(interop, done);
+        }
+        Ok(())
+    }
+
+    /// Release, for a runtime that cannot be made to wait before its next access (DXVK):
+    /// Direct3D work issued after the call waits for `done` on the GPU through the context's
+    /// shared semaphore, so the call need not wait for it. False, and nothing done, where the
+    /// context has no shared semaphores (`DXCL_SYNC=cpu`, or one side has none) or the wait list
+    /// holds a user event only the application can set (NVIDIA's signal after it would block
+    /// this thread: see [`HandOff::order_d3d_after`]).
+    pub fn order_d3d_after_on_gpu(&mut self, done: cl_event) -> Result<bool, cl_int> {
+        if self.waits_for_unset_user_event()
+            || trace::time(Step::SyncMode, || external_sync::mode(self.context)).is_none()
+        {
+            return Ok(false);
+        }
+        self.signal_d3d_after(done)
+    }
+
+    /// One shared semaphore for the whole call, signalled after `done`, which Direct3D's later
+    /// work waits for; whether the context has them (decided once per call).
+    fn signal_d3d_after(&mut self, done: cl_event) -> Result<bool, cl_int> {
         let gpu = match self.gpu_ordered {
             Some(gpu) => gpu,
             None => {
@@ -375,10 +399,7 @@ impl<'a> HandOff<'a> {
                 gpu
             }
         };
-        if !gpu {
-            interop::add_pending_work(interop, done);
-        }
-        Ok(())
+        Ok(gpu)
     }
 }
 

@@ -232,6 +232,13 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
     });
     let decision = choose_with(&inputs, e.as_ref());
     log_once("clCreateFromD3D resource", decision);
+    // DXVK's device, where its textures are shared through memory it cannot export or through
+    // dxcl's memory on it: shared semaphores on its queue order the hand-offs on the GPU.
+    let interop_device = interop_device.or_else(|| {
+        (uuid.is_some() && support.semaphores.is_some())
+            .then(|| crate::d3d::dxvk_semaphores::interop_device(req.device))
+            .flatten()
+    });
     let ext = external::Context {
         support,
         device: interop_device,

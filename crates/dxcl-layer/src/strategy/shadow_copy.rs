@@ -5,13 +5,17 @@
 //! strategy), and each hand-off copies between the subresource and the shadow on DXVK's queue
 //! (`CopySubresourceRegion`): no staging texture mapped, no host round trip through the layer.
 //!
-//! Ordering: DXVK cannot be made to wait, so acquire waits on the CPU for DXVK's copy into the
-//! shadow (once: on GPUs, the external-memory acquire's own wait for the shadow's Direct3D work),
-//! and release waits on the CPU for OpenCL's commands before it copies back. A release whose wait
-//! list holds an unset user event must not wait: its copy back runs from the completion of a
-//! marker after its commands (after the platform's external release, on GPUs), and the call's
-//! event waits for a user event set once the copy is issued (as staging copies on a foreign
-//! device write back).
+//! Ordering: on GPUs whose OpenCL imports semaphores, on the GPU. DXVK runs no work of ours
+//! before its next access, but its queue takes submissions of ours between its own
+//! (d3d::dxvk_semaphores): the acquire's semaphore is signalled on DXVK's queue after its copy
+//! into the shadow, and OpenCL waits for it; the release's is signalled by OpenCL, DXVK's queue
+//! waits for it, and the copy back follows. No CPU waits. Elsewhere (a CPU device, or
+//! `DXCL_SYNC=cpu`) acquire waits on the CPU for DXVK's copy into the shadow (once: the
+//! external-memory acquire's own wait for the shadow's Direct3D work, on GPUs), and release
+//! waits on the CPU for OpenCL's commands before it copies back. A release whose wait list holds
+//! an unset user event must not wait: its copy back runs from the completion of a marker after
+//! its commands (after the platform's external release, on GPUs), and the call's event waits for
+//! a user event set once the copy is issued (as staging copies on a foreign device write back).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -246,8 +250,12 @@ impl SharingStrategy for ShadowCopy {
             }
             return Ok(());
         }
-        crate::cl::flush(h.queue);
-        events::wait(done);
+        // DXVK's queue waits for the release on the GPU before the copy back, where the
+        // context has semaphores on it; else the copy back waits here.
+        if !h.order_d3d_after_on_gpu(done)? {
+            crate::cl::flush(h.queue);
+            events::wait(done);
+        }
         self.shadow().copy_out();
         Ok(())
     }

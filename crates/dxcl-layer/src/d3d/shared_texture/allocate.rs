@@ -6,7 +6,7 @@
 //!   imported by the GPU's OpenCL), which needs `vkGetMemoryFdKHR` on DXVK's device: dxcl's Vulkan
 //!   layer enables it (crates/dxcl-vk-layer).
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::c_void;
 
 use ash::vk;
 use dxcl_abi::interop::{
@@ -15,6 +15,7 @@ use dxcl_abi::interop::{
 use dxcl_abi::*;
 
 use super::memory::{Allocation, Vk};
+use crate::d3d::vulkan::load;
 
 /// The Vulkan format and texel size of the DXGI formats a shared texture may have: those OpenCL
 /// images have (the layer's `core/format.rs`), in the same bit layout.
@@ -46,19 +47,6 @@ pub(super) fn vk_format(f: DXGI_FORMAT) -> Option<(vk::Format, u32)> {
         DXGI_FORMAT_R32_SINT => (vk::Format::R32_SINT, 4),
         _ => return None,
     })
-}
-
-/// Looks up `name` through `get` and casts it to `F`.
-///
-/// # Safety
-/// `F` is the function pointer type of `name`; `get` answers for `handle`.
-unsafe fn load<F, H: Copy>(
-    get: unsafe extern "system" fn(H, *const c_char) -> vk::PFN_vkVoidFunction,
-    handle: H,
-    name: &CStr,
-) -> Option<F> {
-    // SAFETY: caller's contract.
-    unsafe { get(handle, name.as_ptr()).map(|f| std::mem::transmute_copy(&f)) }
 }
 
 /// Everything a shared texture calls on DXVK's instance and device.
