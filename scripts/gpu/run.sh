@@ -125,9 +125,20 @@ fi
 # DXVK's adapters, dxcl's Vulkan layer on DXVK's device (no memory fd without it, an fd with it),
 # tests/dxvk/foreign.c, and the conformance suite with the staging strategy, headless
 # (tests/dxvk/headless_sdl.c stands in for SDL2: no X server here).
-if named dxvk && [ ! -d "$g/dxvk" ]; then
+# A 4K DXVK texture's hand-off, staging against shadow copies (shadows imported by NVIDIA's OpenCL
+# with dxcl's Vulkan layer), in one run: first as the layer runs by default (semaphores on DXVK's
+# queue), then with DXCL_SYNC=cpu (CPU waits) for contrast. Part of "dxvk"; "dxvk-handoff" alone.
+dxvk_handoff() {
+    for m in adaptive cpu; do
+        VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_LOG=1 DXCL_SYNC=$m \
+            timeout 120 "$d/handoff_bench" 2>"$out/dxvk-handoff-$m.stderr" | sed "s/^/[DXCL_SYNC=$m] /" | tee -a "$out/dxvk-handoff.txt"
+        grep -E "clCreateFromD3D resource|semaphore pool of context .*: created" "$out/dxvk-handoff-$m.stderr" |
+            sed 's/0x[0-9a-f]*/…/' | sort -u
+    done
+}
+if { named dxvk || named dxvk-handoff; } && [ ! -d "$g/dxvk" ]; then
     echo "dxvk: SKIPPED, NOTHING TESTED: no DXVK in .carry/gpu/dxvk (build it on the build machine first, then pack: docs/dxvk.md)"
-elif want dxvk && [ -d "$g/dxvk" ]; then
+elif { want dxvk || named dxvk-handoff; } && [ -d "$g/dxvk" ]; then
     d=$g/dxvk
     mkdir -p /tmp/dxcl-vk-layer
     sed "s|@LIBRARY@|$d/lib/libdxcl_vk_layer.so|" "$d/dxcl_external_fd.json.in" >/tmp/dxcl-vk-layer/dxcl_external_fd.json
@@ -135,6 +146,10 @@ elif want dxvk && [ -d "$g/dxvk" ]; then
         export LD_LIBRARY_PATH="$d/lib:$g/lib" DXVK_LOG_LEVEL=warn DXVK_LOG_PATH="$out" DXVK_STATE_CACHE=0
         unset DISPLAY
         DXCL_DXVK_LIB="$d/lib" "$g/bin/dxcl" info >"$out/dxvk-info.log" 2>&1
+        if ! want dxvk; then
+            dxvk_handoff
+            exit 0
+        fi
         sed -n '/^Direct3D adapters (DXVK-native/,$p' "$out/dxvk-info.log"
         EXPECT_FD=0 "$d/vk_layer" 2>>"$out/dxvk-stderr.log" | grep -E "PASS|FAIL"
         EXPECT_FD=1 VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd \
@@ -148,16 +163,7 @@ elif want dxvk && [ -d "$g/dxvk" ]; then
         grep -E "clCreateFromD3D resource|dxclCreateSharedTexture2D|shared_texture:|^FAIL" "$out/dxvk-shared-texture.log" | head -8
         VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_DXVK_LIB="$d/lib" \
             timeout 120 "$g/bin/dxcl" demo --d3d dxvk --size 2048 --out "$out/dxvk-demo.png" 2>&1 | tee "$out/dxvk-demo.log"
-        # A 4K DXVK texture's hand-off, staging against shadow copies
-        # (shadows imported by NVIDIA's OpenCL with dxcl's Vulkan layer), in one run: first as
-        # the layer runs by default (semaphores on DXVK's queue), then with DXCL_SYNC=cpu (CPU
-        # waits) for contrast.
-        for m in adaptive cpu; do
-            VK_LAYER_PATH=/tmp/dxcl-vk-layer VK_INSTANCE_LAYERS=VK_LAYER_DXCL_external_fd DXCL_LOG=1 DXCL_SYNC=$m \
-                timeout 120 "$d/handoff_bench" 2>"$out/dxvk-handoff-$m.stderr" | sed "s/^/[DXCL_SYNC=$m] /" | tee -a "$out/dxvk-handoff.txt"
-            grep -E "clCreateFromD3D resource|semaphore pool of context .*: created" "$out/dxvk-handoff-$m.stderr" |
-                sed 's/0x[0-9a-f]*/…/' | sort -u
-        done
+        dxvk_handoff
         timeout 120 "$d/foreign" >"$out/dxvk-foreign.log" 2>&1
         echo "dxvk foreign: exit status $? ($(grep -cE '^FAIL' "$out/dxvk-foreign.log") FAIL lines)"
         (cd "$d/conformance" && DXCL_STRATEGY=staging timeout 300 sh ./run.sh . "" \
