@@ -134,6 +134,12 @@ dxvk_handoff() {
             timeout 120 "$d/handoff_bench" 2>"$out/dxvk-handoff-$m.stderr" | sed "s/^/[DXCL_SYNC=$m] /" | tee -a "$out/dxvk-handoff.txt"
         grep -E "clCreateFromD3D resource|semaphore pool of context .*: created" "$out/dxvk-handoff-$m.stderr" |
             sed 's/0x[0-9a-f]*/…/' | sort -u
+        # The default must order on the GPU (shared semaphores on DXVK's queue); cpu must not.
+        if grep -q "semaphore pool of context .*: created" "$out/dxvk-handoff-$m.stderr"; then
+            [ "$m" = cpu ] && echo "FAIL dxvk handoff: DXCL_SYNC=cpu opened a semaphore pool"
+        else
+            [ "$m" = adaptive ] && echo "FAIL dxvk handoff: no shared semaphores on DXVK's queue (CPU waits)"
+        fi
     done
 }
 if { named dxvk || named dxvk-handoff; } && [ ! -d "$g/dxvk" ]; then
