@@ -5,12 +5,18 @@
 //! queue: `FlushRenderingCommands` submits everything recorded, `LockSubmissionQueue` waits until
 //! DXVK's submission thread has handed all of it to the `VkQueue` and keeps it from submitting
 //! more until `ReleaseSubmissionQueue`. An empty `vkQueueSubmit` made in between signals a
-//! semaphore after all of DXVK's earlier work, or waits for one before all of its later work: a
+//! semaphore after all of DXVK's flushed work, or waits for one before all of its later work: a
 //! semaphore signal's first synchronisation scope includes every command earlier in submission
 //! order, a wait's second scope every command later in it (Vulkan, "Semaphore Signaling" and
 //! "Semaphore Waiting"). The semaphores are binary and exported as opaque fds, which dxcl's
 //! Vulkan layer lets DXVK's device do (`VK_KHR_external_semaphore_fd`). Each of our submissions
 //! also signals the next value of a timeline semaphore of ours, which says when they executed.
+//!
+//! `SignalSharedSemaphore` does not flush: `FlushRenderingCommands` takes DXVK's context lock and
+//! waits for its command thread, and the semaphore pool calls it under the pool's lock, which an
+//! application thread inside `ID3D11Multithread::Enter` may be waiting for. The strategies flush
+//! first, with no lock of the layer's held ([`DxvkFlush`], at each acquire), so the signal follows
+//! every Direct3D call made before the acquire.
 //!
 //! Only the semaphore calls are implemented: the layer reaches this object through the strategy
 //! code alone, never through DXVK's device, so the other calls answer what a runtime without them
@@ -71,6 +77,25 @@ struct DxvkDevice {
     dxvk: *mut IDXGIVkInteropDevice1,
     fns: Fns,
     state: Mutex<State>,
+}
+
+/// Submits what DXVK's immediate context has recorded and waits until its command thread has
+/// passed it on (`FlushRenderingCommands`), for [`SignalSharedSemaphore`](signal_shared_semaphore)
+/// to follow. Holds a counted reference to DXVK's interop device.
+pub(crate) struct DxvkFlush(ComPtr<IDXGIVkInteropDevice1>);
+
+impl DxvkFlush {
+    /// None when `device` is not DXVK's.
+    pub fn of(device: &ComPtr) -> Option<DxvkFlush> {
+        device.query::<IDXGIVkInteropDevice1>().map(DxvkFlush)
+    }
+
+    /// Call with no lock of the layer's held (see the module's comment).
+    pub fn flush(&self) {
+        let d = self.0.as_ptr();
+        // SAFETY: DXVK's live interop device (counted).
+        unsafe { ((*(*d).lpVtbl).FlushRenderingCommands)(d) };
+    }
 }
 
 /// DXVK's `device` as an interop device with shared semaphores; None when it is not DXVK's, or
@@ -174,14 +199,15 @@ impl DxvkDevice {
         }
     }
 
-    /// Waits up to `timeout_ns` for the timeline to reach `value`.
+    /// Waits up to `timeout_ns` for the timeline to reach `value`; true also for a lost device,
+    /// which runs nothing any more.
     fn wait_value(&self, s: &State, value: u64, timeout_ns: u64) -> bool {
         let info = vk::SemaphoreWaitInfo::default()
             .semaphores(std::slice::from_ref(&s.timeline))
             .values(std::slice::from_ref(&value));
         // SAFETY: our live timeline semaphore; a valid wait info.
         let r = unsafe { (self.fns.wait_semaphores)(self.fns.device, &info, timeout_ns) };
-        r == vk::Result::SUCCESS
+        r == vk::Result::SUCCESS || r == vk::Result::ERROR_DEVICE_LOST
     }
 
     /// A new semaphore; `export` makes it exportable as an opaque fd, `timeline` a timeline one.
@@ -207,15 +233,13 @@ impl DxvkDevice {
         (r == vk::Result::SUCCESS).then_some(raw)
     }
 
-    /// Submits, on DXVK's queue after all its work so far, a batch that waits for `wait` (all
+    /// Submits, on DXVK's queue after all its flushed work, a batch that waits for `wait` (all
     /// stages), signals `signal`, and signals the timeline's next value; returns that value.
-    /// `flush` first submits what DXVK has recorded, so that the batch follows it.
     fn submit(
         &self,
         s: &mut State,
         wait: Option<vk::Semaphore>,
         signal: Option<vk::Semaphore>,
-        flush: bool,
     ) -> Result<u64, HRESULT> {
         let value = s.next_value;
         let mut signals = vec![s.timeline];
@@ -240,9 +264,6 @@ impl DxvkDevice {
         // between LockSubmissionQueue and ReleaseSubmissionQueue; the batch's semaphores are
         // live semaphores of its device.
         let r = unsafe {
-            if flush {
-                ((*(*d).lpVtbl).FlushRenderingCommands)(d);
-            }
             ((*(*d).lpVtbl).LockSubmissionQueue)(d);
             let r = (self.fns.queue_submit)(self.fns.queue, 1, &batch, vk::Fence::null());
             ((*(*d).lpVtbl).ReleaseSubmissionQueue)(d);
@@ -399,7 +420,8 @@ unsafe extern "system" fn create_shared_semaphore(
     })
 }
 
-/// "Submits at once, after all Direct3D work issued so far, a signal of the semaphore."
+/// "Submits at once, after all Direct3D work issued so far, a signal of the semaphore": all work
+/// DXVK has been made to flush ([`DxvkFlush`]).
 unsafe extern "system" fn signal_shared_semaphore(p: *mut IDxclInteropDevice, id: u64) -> HRESULT {
     // SAFETY: COM contract.
     let dev = unsafe { this(p) };
@@ -408,7 +430,7 @@ unsafe extern "system" fn signal_shared_semaphore(p: *mut IDxclInteropDevice, id
         let Some(raw) = s.semaphores.get(&id).map(|x| x.raw) else {
             return E_INVALIDARG;
         };
-        match dev.submit(&mut s, None, Some(raw), true) {
+        match dev.submit(&mut s, None, Some(raw)) {
             Ok(value) => {
                 if let Some(x) = s.semaphores.get_mut(&id) {
                     x.last = value;
@@ -422,7 +444,10 @@ unsafe extern "system" fn signal_shared_semaphore(p: *mut IDxclInteropDevice, id
 
 /// "Submits at once a wait for the semaphore: all Direct3D work issued later ... waits for it."
 /// Work DXVK recorded earlier and has not submitted is held back too (not flushed first: that
-/// costs a wait for DXVK's command thread, and after a release there is seldom any).
+/// costs a wait for DXVK's command thread, and after a release there is seldom any). "CPU access
+/// through Map" waits only through DXVK's own tracking: a Map of a resource written after the
+/// wait (the shadow's copy back) waits for that write, which follows the wait; the textures this
+/// serves have no CPU access of their own.
 unsafe extern "system" fn wait_shared_semaphore(p: *mut IDxclInteropDevice, id: u64) -> HRESULT {
     // SAFETY: COM contract.
     let dev = unsafe { this(p) };
@@ -431,7 +456,7 @@ unsafe extern "system" fn wait_shared_semaphore(p: *mut IDxclInteropDevice, id: 
         let Some(raw) = s.semaphores.get(&id).map(|x| x.raw) else {
             return E_INVALIDARG;
         };
-        match dev.submit(&mut s, Some(raw), None, false) {
+        match dev.submit(&mut s, Some(raw), None) {
             Ok(value) => {
                 if let Some(x) = s.semaphores.get_mut(&id) {
                     x.last = value;

@@ -7,6 +7,7 @@ use opencl_sys::{cl_event, cl_int, cl_mem};
 use super::external::{self, import_failure};
 use super::{made, Decision, Failure, HandOff, Made, Request, SharingStrategy};
 use crate::d3d::com::ComPtr;
+use crate::d3d::dxvk_semaphores::DxvkFlush;
 use crate::d3d::interop::Interop;
 use dxcl_abi::interop::IDxclInteropResource;
 
@@ -20,6 +21,8 @@ pub(super) struct ExternalMemory {
     fns: Option<external::cl::MemoryFns>,
     /// The runtime runs a release's pending work before its next access (`Interop::defers`).
     defers: bool,
+    /// DXVK's device, which an acquire ordered on the GPU flushes first (d3d::dxvk_semaphores).
+    flush: Option<DxvkFlush>,
 }
 
 impl ExternalMemory {
@@ -35,6 +38,11 @@ impl ExternalMemory {
             .import(req, &i.com)
             .map_err(|e| Failure::Fallback(import_failure(e)))?;
         ext.open_pool(req);
+        let flush = if defers {
+            None
+        } else {
+            DxvkFlush::of(req.device)
+        };
         made(
             mem,
             ExternalMemory {
@@ -45,6 +53,7 @@ impl ExternalMemory {
                 acquired_on: Default::default(),
                 fns: ext.support.memory,
                 defers,
+                flush,
             },
         )
     }
@@ -65,6 +74,13 @@ impl SharingStrategy for ExternalMemory {
             || !crate::trace::time(crate::trace::Step::DeviceWorkDone, || {
                 external::sync::device_work_done(&self.interop)
             });
+        // DXVK's shared semaphore follows only the work DXVK has flushed; flushed here, with no
+        // lock of the layer's held (the pool's signal runs under its lock).
+        if let Some(f) = self.flush.as_ref().filter(|_| ordered) {
+            if external::sync::mode(h.context).is_some() {
+                f.flush();
+            }
+        }
         h.import(mem, &self.interop, ordered, self.fns);
         Ok(())
     }

@@ -366,13 +366,19 @@ impl<'a> HandOff<'a> {
     /// context has no shared semaphores (`DXCL_SYNC=cpu`, or one side has none) or the wait list
     /// holds a user event only the application can set (NVIDIA's signal after it would block
     /// this thread: see [`HandOff::order_d3d_after`]).
+    ///
+    /// A release already complete (its wait list failed, say) needs no semaphore. One whose
+    /// commands fail after the signal was enqueued leaves the signal to the platform: a signal it
+    /// never makes holds up DXVK's queue, as it would dxcl's runtime's with `DXCL_SYNC=gpu`. A
+    /// failure to arrange the semaphores is answered with false (the caller waits on the CPU).
     pub fn order_d3d_after_on_gpu(&mut self, done: cl_event) -> Result<bool, cl_int> {
         if self.waits_for_unset_user_event()
             || trace::time(Step::SyncMode, || external_sync::mode(self.context)).is_none()
+            || events::is_done(done)
         {
             return Ok(false);
         }
-        self.signal_d3d_after(done)
+        Ok(self.signal_d3d_after(done).unwrap_or(false))
     }
 
     /// One shared semaphore for the whole call, signalled after `done`, which Direct3D's later

@@ -33,6 +33,9 @@ struct Shared {
     cl: cl_semaphore_khr,
     /// Our last command on it (retained), or null.
     last: cl_event,
+    /// OpenCL signalled it and the runtime's wait failed: it may stay signalled, so it is never
+    /// signalled again (a binary semaphore must alternate).
+    broken: bool,
 }
 
 struct Pool {
@@ -83,7 +86,7 @@ impl Pool {
         let p = self.device.as_ptr();
         // SAFETY: a live IDxclInteropDevice of dxcl's runtime.
         let hr = unsafe { ((*(*p).lpVtbl).QuerySharedSemaphoreIdle)(p, s.id) };
-        hr == S_OK && (s.last.is_null() || event_done(s.last))
+        !s.broken && hr == S_OK && (s.last.is_null() || event_done(s.last))
     }
 
     /// An idle semaphore, created when none is.
@@ -123,6 +126,7 @@ impl Pool {
             id,
             cl,
             last: std::ptr::null_mut(),
+            broken: false,
         });
         log(format_args!(
             "context {:p}: semaphore {id} created ({} in the pool)",
@@ -364,6 +368,7 @@ fn signal_then_d3d_waits(
     let p = pool.device.as_ptr();
     // SAFETY: a live IDxclInteropDevice and an id it gave us.
     if !SUCCEEDED(unsafe { ((*(*p).lpVtbl).WaitSharedSemaphore)(p, id) }) {
+        pool.semaphores[i].broken = true;
         return Err(CL_OUT_OF_RESOURCES);
     }
     Ok(())
