@@ -184,3 +184,34 @@ impl<T: Interface> Drop for ComPtr<T> {
         }
     }
 }
+
+/// `QueryInterface` of a COM object of the layer's own that is its one interface `iid`: S_OK with a
+/// new reference (`add_ref`) for `iid` and IUnknown, else E_NOINTERFACE.
+///
+/// # Safety
+/// `p` is a live object whose `add_ref` that is; `riid` and `out` are null or valid (COM contract).
+pub(crate) unsafe fn query_one(
+    p: *mut IUnknown,
+    riid: dxcl_abi::REFIID,
+    out: *mut *mut c_void,
+    iid: &dxcl_abi::GUID,
+    add_ref: unsafe extern "system" fn(*mut IUnknown) -> dxcl_abi::ULONG,
+) -> dxcl_abi::HRESULT {
+    if out.is_null() || riid.is_null() {
+        return dxcl_abi::E_INVALIDARG;
+    }
+    let same = |a: &dxcl_abi::GUID, b: &dxcl_abi::GUID| {
+        (a.Data1, a.Data2, a.Data3, a.Data4) == (b.Data1, b.Data2, b.Data3, b.Data4)
+    };
+    // SAFETY: valid IID and out pointer (checked non-null; caller's contract); a live object.
+    unsafe {
+        if same(&*riid, &IUnknown::IID) || same(&*riid, iid) {
+            add_ref(p);
+            *out = p.cast();
+            dxcl_abi::S_OK
+        } else {
+            *out = std::ptr::null_mut();
+            dxcl_abi::E_NOINTERFACE
+        }
+    }
+}

@@ -109,6 +109,34 @@ impl Interface for IDXGIVkInteropDevice1 {
     type Vtbl = IDXGIVkInteropDevice1Vtbl;
 }
 
+/// The Vulkan objects behind DXVK's device: instance, physical device, device, and the queue it
+/// submits to.
+pub(crate) struct VulkanHandles {
+    pub instance: vk::Instance,
+    pub physical: vk::PhysicalDevice,
+    pub device: vk::Device,
+    pub queue: vk::Queue,
+}
+
+impl VulkanHandles {
+    pub fn of(dxvk: &super::com::ComPtr<IDXGIVkInteropDevice1>) -> VulkanHandles {
+        let d = dxvk.as_ptr();
+        let mut h = VulkanHandles {
+            instance: vk::Instance::null(),
+            physical: vk::PhysicalDevice::null(),
+            device: vk::Device::null(),
+            queue: vk::Queue::null(),
+        };
+        let mut family = 0u32;
+        // SAFETY: DXVK's live interop device; valid out pointers.
+        unsafe {
+            ((*(*d).lpVtbl).GetVulkanHandles)(d, &mut h.instance, &mut h.physical, &mut h.device);
+            ((*(*d).lpVtbl).GetSubmissionQueue)(d, &mut h.queue, &mut family);
+        }
+        h
+    }
+}
+
 /// `D3D11_TEXTURE2D_DESC1`: the description, then `D3D11_TEXTURE_LAYOUT` (0, undefined).
 #[repr(C)]
 pub(crate) struct Texture2dDesc1 {

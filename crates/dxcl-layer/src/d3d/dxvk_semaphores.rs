@@ -31,8 +31,8 @@ use ash::vk::{self, Handle};
 use dxcl_abi::interop::{IDxclInteropDevice, IDxclInteropDeviceVtbl, DXCL_ADAPTER_INFO};
 use dxcl_abi::*;
 
-use super::com::ComPtr;
-use super::dxvk_com::IDXGIVkInteropDevice1;
+use super::com::{query_one, ComPtr};
+use super::dxvk_com::{IDXGIVkInteropDevice1, VulkanHandles};
 use super::vulkan::load;
 
 /// How long destroying waits for our submissions on a semaphore before it leaks the semaphore
@@ -103,20 +103,9 @@ impl DxvkFlush {
 /// the driver has no such export).
 pub(crate) fn interop_device(device: &ComPtr) -> Option<ComPtr<IDxclInteropDevice>> {
     let dxvk = device.query::<IDXGIVkInteropDevice1>()?;
-    let d = dxvk.as_ptr();
-    let (mut instance, mut physical, mut vkdev) = (
-        vk::Instance::null(),
-        vk::PhysicalDevice::null(),
-        vk::Device::null(),
-    );
-    let (mut queue, mut family) = (vk::Queue::null(), 0u32);
-    // SAFETY: DXVK's live interop device; valid out pointers.
-    unsafe {
-        ((*(*d).lpVtbl).GetVulkanHandles)(d, &mut instance, &mut physical, &mut vkdev);
-        ((*(*d).lpVtbl).GetSubmissionQueue)(d, &mut queue, &mut family);
-    }
+    let h = VulkanHandles::of(&dxvk);
     // SAFETY: DXVK's live handles.
-    let fns = unsafe { Fns::load(instance, physical, vkdev, queue) }?;
+    let fns = unsafe { Fns::load(h.instance, h.physical, h.device, h.queue) }?;
     // The object keeps the counted reference `query` took.
     let dxvk = std::mem::ManuallyDrop::new(dxvk);
     let object = Box::new(DxvkDevice {
@@ -301,10 +290,6 @@ unsafe fn this<'a, T>(this: *mut T) -> &'a DxvkDevice {
     unsafe { &*this.cast::<DxvkDevice>() }
 }
 
-fn same(a: &GUID, b: &GUID) -> bool {
-    (a.Data1, a.Data2, a.Data3, a.Data4) == (b.Data1, b.Data2, b.Data3, b.Data4)
-}
-
 /// Runs `f` and turns a panic into E_FAIL: none crosses the COM boundary.
 fn guarded(f: impl FnOnce() -> HRESULT) -> HRESULT {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(E_FAIL)
@@ -315,20 +300,8 @@ unsafe extern "system" fn query_interface(
     riid: REFIID,
     out: *mut *mut c_void,
 ) -> HRESULT {
-    if out.is_null() || riid.is_null() {
-        return E_INVALIDARG;
-    }
-    // SAFETY: COM contract: valid IID and out pointer.
-    unsafe {
-        if same(&*riid, &IUnknown::IID) || same(&*riid, &IDxclInteropDevice::IID) {
-            add_ref(p);
-            *out = p.cast();
-            S_OK
-        } else {
-            *out = std::ptr::null_mut();
-            E_NOINTERFACE
-        }
-    }
+    // SAFETY: COM contract; the object is its one interface.
+    unsafe { query_one(p, riid, out, &IDxclInteropDevice::IID, add_ref) }
 }
 
 unsafe extern "system" fn add_ref(p: *mut IUnknown) -> ULONG {

@@ -98,29 +98,13 @@ unsafe fn this<'a, T>(this: *mut T) -> &'a SharedMemory {
     unsafe { &*this.cast::<SharedMemory>() }
 }
 
-fn same(a: &GUID, b: &GUID) -> bool {
-    (a.Data1, a.Data2, a.Data3, a.Data4) == (b.Data1, b.Data2, b.Data3, b.Data4)
-}
-
 unsafe extern "system" fn query_interface(
     p: *mut IUnknown,
     riid: REFIID,
     out: *mut *mut c_void,
 ) -> HRESULT {
-    if out.is_null() || riid.is_null() {
-        return E_INVALIDARG;
-    }
-    // SAFETY: COM contract: valid IID and out pointer.
-    unsafe {
-        if same(&*riid, &IUnknown::IID) || same(&*riid, &IDxclInteropResource::IID) {
-            add_ref(p);
-            *out = p.cast();
-            S_OK
-        } else {
-            *out = std::ptr::null_mut();
-            E_NOINTERFACE
-        }
-    }
+    // SAFETY: COM contract; the object is its one interface.
+    unsafe { crate::d3d::com::query_one(p, riid, out, &IDxclInteropResource::IID, add_ref) }
 }
 
 unsafe extern "system" fn add_ref(p: *mut IUnknown) -> ULONG {

@@ -22,7 +22,7 @@ use dxcl_abi::interop::IDxclInteropResource;
 use dxcl_abi::*;
 
 use super::com::ComPtr;
-use super::dxvk_com::{IDXGIVkInteropDevice1, Texture2dDesc1};
+use super::dxvk_com::{IDXGIVkInteropDevice1, Texture2dDesc1, VulkanHandles};
 
 /// Checks the description: one 2D subresource of a format OpenCL images have, default usage.
 fn check_desc(d: &D3D11_TEXTURE2D_DESC) -> Result<(vk::Format, u32), HRESULT> {
@@ -59,19 +59,10 @@ pub(crate) unsafe fn create(
         .query::<IDXGIVkInteropDevice1>()
         .ok_or(DXGI_ERROR_UNSUPPORTED)?;
     let d = dxvk.as_ptr();
-    let (mut instance, mut physical, mut vkdev) = (
-        vk::Instance::null(),
-        vk::PhysicalDevice::null(),
-        vk::Device::null(),
-    );
-    let (mut queue, mut family) = (vk::Queue::null(), 0u32);
-    // SAFETY: DXVK's live interop device; valid out pointers.
-    unsafe {
-        ((*(*d).lpVtbl).GetVulkanHandles)(d, &mut instance, &mut physical, &mut vkdev);
-        ((*(*d).lpVtbl).GetSubmissionQueue)(d, &mut queue, &mut family);
-    }
+    let h = VulkanHandles::of(&dxvk);
     // SAFETY: DXVK's live handles.
-    let fns = unsafe { allocate::Fns::load(instance, physical, vkdev, queue) }.ok_or(E_FAIL)?;
+    let fns =
+        unsafe { allocate::Fns::load(h.instance, h.physical, h.device, h.queue) }.ok_or(E_FAIL)?;
     let mut desc1 = Texture2dDesc1 {
         desc: *desc,
         layout: 0,
