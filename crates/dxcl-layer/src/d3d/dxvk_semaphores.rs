@@ -73,8 +73,8 @@ struct DxvkDevice {
     /// First: the object is its interface.
     vtbl: *const IDxclInteropDeviceVtbl,
     refs: AtomicU32,
-    /// DXVK's interop device (counted): keeps its `VkDevice` alive.
-    dxvk: *mut IDXGIVkInteropDevice1,
+    /// DXVK's interop device: keeps its `VkDevice` alive (released after `destroy`).
+    dxvk: ComPtr<IDXGIVkInteropDevice1>,
     fns: Fns,
     state: Mutex<State>,
 }
@@ -106,12 +106,10 @@ pub(crate) fn interop_device(device: &ComPtr) -> Option<ComPtr<IDxclInteropDevic
     let h = VulkanHandles::of(&dxvk);
     // SAFETY: DXVK's live handles.
     let fns = unsafe { Fns::load(h.instance, h.physical, h.device, h.queue) }?;
-    // The object keeps the counted reference `query` took.
-    let dxvk = std::mem::ManuallyDrop::new(dxvk);
     let object = Box::new(DxvkDevice {
         vtbl: &VTBL,
         refs: AtomicU32::new(1),
-        dxvk: dxvk.as_ptr(),
+        dxvk,
         fns,
         state: Mutex::new(State {
             timeline: vk::Semaphore::null(),
@@ -248,7 +246,7 @@ impl DxvkDevice {
             .wait_dst_stage_mask(&stages)
             .signal_semaphores(&signals)
             .push_next(&mut timeline);
-        let d = self.dxvk;
+        let d = self.dxvk.as_ptr();
         // SAFETY: DXVK's live interop device, used as its interface documents: the queue is ours
         // between LockSubmissionQueue and ReleaseSubmissionQueue; the batch's semaphores are
         // live semaphores of its device.
@@ -313,7 +311,8 @@ unsafe extern "system" fn release(p: *mut IUnknown) -> ULONG {
     // SAFETY: COM contract.
     let left = unsafe { this(p) }.refs.fetch_sub(1, Ordering::AcqRel) - 1;
     if left == 0 {
-        // SAFETY: the last reference: the Box made in `interop_device` is ours again.
+        // SAFETY: the last reference: the Box made in `interop_device` is ours again. Dropping it
+        // releases DXVK's device after `destroy`.
         let b = unsafe { Box::from_raw(p.cast::<DxvkDevice>()) };
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.destroy()));
     }
@@ -322,7 +321,7 @@ unsafe extern "system" fn release(p: *mut IUnknown) -> ULONG {
 
 impl DxvkDevice {
     /// The last reference went: semaphores the layer did not destroy, then the timeline, once
-    /// our submissions executed (left alone if they do not within the bound), then DXVK's device.
+    /// our submissions executed (left alone if they do not within the bound).
     fn destroy(&self) {
         let mut s = self.state();
         let (device, destroy) = (self.fns.device, self.fns.destroy_semaphore);
@@ -334,10 +333,6 @@ impl DxvkDevice {
             // SAFETY: ours, and nothing pending uses it.
             unsafe { destroy(device, s.timeline, std::ptr::null()) };
         }
-        drop(s);
-        let d = self.dxvk;
-        // SAFETY: the counted reference `interop_device` kept.
-        unsafe { ((*(*d).lpVtbl).base.Release)(d.cast()) };
     }
 }
 
@@ -393,17 +388,20 @@ unsafe extern "system" fn create_shared_semaphore(
     })
 }
 
-/// "Submits at once, after all Direct3D work issued so far, a signal of the semaphore": all work
-/// DXVK has been made to flush ([`DxvkFlush`]).
-unsafe extern "system" fn signal_shared_semaphore(p: *mut IDxclInteropDevice, id: u64) -> HRESULT {
-    // SAFETY: COM contract.
-    let dev = unsafe { this(p) };
+/// Submits a signal of semaphore `id` (`wait` false) or a wait for it, and keeps the submission's
+/// timeline value as its last.
+fn submit_on(dev: &DxvkDevice, id: u64, wait: bool) -> HRESULT {
     guarded(|| {
         let mut s = dev.state();
         let Some(raw) = s.semaphores.get(&id).map(|x| x.raw) else {
             return E_INVALIDARG;
         };
-        match dev.submit(&mut s, None, Some(raw)) {
+        let (waits, signals) = if wait {
+            (Some(raw), None)
+        } else {
+            (None, Some(raw))
+        };
+        match dev.submit(&mut s, waits, signals) {
             Ok(value) => {
                 if let Some(x) = s.semaphores.get_mut(&id) {
                     x.last = value;
@@ -415,6 +413,13 @@ unsafe extern "system" fn signal_shared_semaphore(p: *mut IDxclInteropDevice, id
     })
 }
 
+/// "Submits at once, after all Direct3D work issued so far, a signal of the semaphore": all work
+/// DXVK has been made to flush ([`DxvkFlush`]).
+unsafe extern "system" fn signal_shared_semaphore(p: *mut IDxclInteropDevice, id: u64) -> HRESULT {
+    // SAFETY: COM contract.
+    submit_on(unsafe { this(p) }, id, false)
+}
+
 /// "Submits at once a wait for the semaphore: all Direct3D work issued later ... waits for it."
 /// Work DXVK recorded earlier and has not submitted is held back too (not flushed first: that
 /// costs a wait for DXVK's command thread, and after a release there is seldom any). "CPU access
@@ -423,22 +428,7 @@ unsafe extern "system" fn signal_shared_semaphore(p: *mut IDxclInteropDevice, id
 /// serves have no CPU access of their own.
 unsafe extern "system" fn wait_shared_semaphore(p: *mut IDxclInteropDevice, id: u64) -> HRESULT {
     // SAFETY: COM contract.
-    let dev = unsafe { this(p) };
-    guarded(|| {
-        let mut s = dev.state();
-        let Some(raw) = s.semaphores.get(&id).map(|x| x.raw) else {
-            return E_INVALIDARG;
-        };
-        match dev.submit(&mut s, Some(raw), None) {
-            Ok(value) => {
-                if let Some(x) = s.semaphores.get_mut(&id) {
-                    x.last = value;
-                }
-                S_OK
-            }
-            Err(hr) => hr,
-        }
-    })
+    submit_on(unsafe { this(p) }, id, true)
 }
 
 unsafe extern "system" fn query_shared_semaphore_idle(

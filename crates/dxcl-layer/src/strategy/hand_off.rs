@@ -372,12 +372,10 @@ impl<'a> HandOff<'a> {
     /// never makes holds up DXVK's queue, as it would dxcl's runtime's with `DXCL_SYNC=gpu`. A
     /// failure to arrange the semaphores is answered with false (the caller waits on the CPU).
     pub fn order_d3d_after_on_gpu(&mut self, done: cl_event) -> Result<bool, cl_int> {
-        if self.waits_for_unset_user_event()
-            || trace::time(Step::SyncMode, || external_sync::mode(self.context)).is_none()
-            || events::is_done(done)
-        {
+        if self.waits_for_unset_user_event() || events::is_done(done) {
             return Ok(false);
         }
+        // No pool: false, from the pool's own look-up.
         Ok(self.signal_d3d_after(done).unwrap_or(false))
     }
 
