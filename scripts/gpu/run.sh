@@ -121,6 +121,22 @@ if want frames; then
         echo "frames: case d (Vulkan + OpenCL by hand) NOT measured: $(grep -E '^(- )?d\. |^\| d\. ' "$out/frames.md" | head -2 | tr '\n' ' ')"
     fi
 fi
+# Where the frame time goes (asked for by name; docs/benchmarks.md, "Where a frame's time goes"):
+# dxcl frames --breakdown, then once more with each setting of BREAKDOWN_ENV (VAR=value words, e.g.
+# DXCL_UPLOAD_PIECE=0; default none), BREAKDOWN_RUNS times (default 2) in turn.
+if named breakdown; then
+    i=1
+    while [ "$i" -le "${BREAKDOWN_RUNS:-2}" ]; do
+        for v in default ${BREAKDOWN_ENV:-}; do
+            f="$out/breakdown-$i-$v.md"
+            if [ "$v" = default ]; then set --; else set -- "$v"; fi
+            env "$@" DXCL_LOG=0 timeout "${FRAMES_LIMIT:-300}" "$g/bin/dxcl" frames --markdown --breakdown > "$f" 2>&1
+            echo "breakdown run $i, $v: exit status $?"
+            grep -E "^\| (a|c|d)\. |^- c\. dxcl sync=adaptive / a\." "$f" | cut -c1-160
+        done
+        i=$((i + 1))
+    done
+fi
 # DXVK-native on this GPU (part of "all" when pack.sh found a DXVK build): dxcl info with
 # DXVK's adapters, dxcl's Vulkan layer on DXVK's device (no memory fd without it, an fd with it),
 # tests/dxvk/foreign.c, and the conformance suite with the staging strategy, headless

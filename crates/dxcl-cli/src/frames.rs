@@ -14,6 +14,7 @@
 //! frame (untimed). A case that fails the check or fails to run keeps its row with the error, the
 //! others go on, and the command then fails.
 
+mod breakdown;
 mod expert;
 mod image;
 mod pipeline;
@@ -21,6 +22,7 @@ mod report;
 mod vulkan;
 
 use crate::bench::Driver;
+use breakdown::{Breakdown, Marks};
 use expert::Expert;
 use image::{blur_reference, compare, host_frame, Extent};
 use pipeline::{Gpu, HostRoundTrip, OpenClOnly, Pipeline, Shared, SyncRequest};
@@ -50,6 +52,10 @@ pub struct Options {
     /// Where to write the SVG chart.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// After the table, where each case's frame time goes: each step's median, p90, p99 and
+    /// maximum, the slowest frames step by step, and CPU time per frame by thread.
+    #[arg(long)]
+    pub breakdown: bool,
 }
 
 /// A count of at least 1 (`--frames`, `--verify-every`).
@@ -64,6 +70,8 @@ fn positive(s: &str) -> Result<usize, String> {
 const RING: usize = 3;
 /// Untimed frames per case before timing (after the first, checked one).
 const WARMUP: usize = 2;
+/// `--breakdown`: timed rounds of each step alone.
+const STEP_ROUNDS: usize = 20;
 /// Cases take turns in blocks of this many timed frames, each block after one untimed frame, so
 /// drift on a shared machine affects every case alike.
 const BLOCK: usize = 10;
@@ -121,6 +129,10 @@ struct Case<'g> {
     /// Frames run so far, timed or not: frame `n` shows host frame `n % RING`.
     n: usize,
     samples: Samples,
+    /// Step by step (`--breakdown`).
+    breakdown: Breakdown,
+    /// The last frame was checked (read back): the next timed one is marked as such.
+    after_check: bool,
     /// Shared-semaphore signals and waits the runtime saw during the timed frames.
     semaphore_ops: u64,
     checked: usize,
@@ -146,6 +158,8 @@ impl<'g> Case<'g> {
             sync,
             n,
             samples: Samples::default(),
+            breakdown: Breakdown::default(),
+            after_check: false,
             semaphore_ops: 0,
             checked: 0,
             off_by_one: 0,
@@ -165,6 +179,8 @@ impl<'g> Case<'g> {
             sync: None,
             n: 0,
             samples: Samples::default(),
+            breakdown: Breakdown::default(),
+            after_check: false,
             semaphore_ops: 0,
             checked: 0,
             off_by_one: 0,
@@ -336,6 +352,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         let Some(pipeline) = case.pipeline.as_mut() else {
             return;
         };
+        case.after_check = true;
         let got = match pipeline.result() {
             Ok(got) => got,
             Err(err) => {
@@ -371,12 +388,21 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         let Some(pipeline) = case.pipeline.as_mut() else {
             return;
         };
+        let threads = (timed && opts.breakdown).then(breakdown::threads_cpu);
         let ops = dxcl_d3d::com::interop::shared_semaphore_operations();
         let (p0, t0) = cpu_ms();
         let start = Instant::now();
-        let done = pipeline.frame(&ring[index]);
+        let mut marks = Marks::start();
+        let done = pipeline.frame(&ring[index], &mut marks);
         let wall = start.elapsed();
         let (p1, t1) = cpu_ms();
+        if let Some(before) = threads {
+            let after = breakdown::threads_cpu();
+            let ms = wall.as_secs_f64() * 1e3;
+            case.breakdown
+                .record(marks, ms, case.after_check, &before, &after);
+        }
+        case.after_check = false;
         case.n += 1;
         if let Err(err) = done {
             case.failure = Some(format!("frame {}: {err}", case.n - 1));
@@ -501,6 +527,24 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     print!("{}", targets(&rows, bullet));
+    if opts.breakdown {
+        println!("\n### Where the frame time goes (--breakdown)\n");
+        println!(
+            "Wall time of each step of a timed frame (its own marks: an enqueue's time is the \
+             call's, a wait's is until the device is done); CPU time per frame of each thread \
+             (\"main\" runs the frames), read from the kernel's per-thread counters.\n"
+        );
+        for c in cases.iter().filter(|c| c.failure.is_none()) {
+            print!(
+                "{}",
+                c.breakdown.report(&format!("{}. {}", c.letter, c.name))
+            );
+        }
+        match pipeline::steps_alone(&gpu, &ring[0], STEP_ROUNDS) {
+            Ok(steps) => print!("{}", breakdown::steps_report(&steps)),
+            Err(err) => println!("steps alone: FAILED: {err}\n"),
+        }
+    }
     println!("sync, as the runtime saw it:");
     for c in cases
         .iter()

@@ -218,3 +218,71 @@ fn bad_arguments_are_usage_errors() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("Usage: dxcl frames [OPTIONS]"));
     }
 }
+
+/// `--breakdown`: every case that ran gets its step table (the steps its pipeline marks, then
+/// the whole frame), its slowest frames and its threads' CPU time, after the main table.
+#[test]
+fn breakdown_names_each_cases_steps() {
+    let o = frames(
+        "--size 48x40 --frames 6 --verify-every 3 --driver warp --markdown --breakdown",
+        &[("DXCL_ADAPTER", "software")],
+    );
+    let out = stdout_ok(&o);
+    let (_, tail) = out
+        .split_once("### Where the frame time goes (--breakdown)")
+        .unwrap_or_else(|| panic!("no breakdown section:\n{out}"));
+    for (case, steps) in [
+        (
+            "a. opencl-only",
+            &["upload (blocking write)", "wait (clFinish)"][..],
+        ),
+        ("b. host-round-trip", &["update", "wait (Map)"][..]),
+        (
+            "c. dxcl sync=adaptive",
+            &["update", "acquire", "release", "wait (Map)"][..],
+        ),
+        ("c. dxcl sync=cpu", &["acquire", "onward copy"][..]),
+    ] {
+        let (_, section) = tail
+            .split_once(&format!("#### {case}: 6 timed frames"))
+            .unwrap_or_else(|| panic!("{case}: no section:\n{tail}"));
+        let section = section.split("#### ").next().unwrap_or_default();
+        for step in steps.iter().chain(&["whole frame"]) {
+            let row = section
+                .lines()
+                .find(|l| l.starts_with(&format!("| {step} |")))
+                .unwrap_or_else(|| panic!("{case}: no row {step}:\n{section}"));
+            let v: Vec<f64> = row
+                .trim_matches('|')
+                .split(" | ")
+                .skip(1)
+                .map(|c| c.trim().parse().expect("a number"))
+                .collect();
+            // median <= p90 <= p99 <= max, all >= 0.
+            assert!(
+                v.len() == 4 && v[0] >= 0.0 && v.windows(2).all(|w| w[0] <= w[1]),
+                "{row}"
+            );
+        }
+        // Timed frames 0 and 3 are checked: 1 and 4 come right after.
+        assert!(
+            section.contains("Frames right after a checked frame: 2, mean "),
+            "{section}"
+        );
+        assert!(section.contains("\nSlowest frames:\n"), "{section}");
+        assert!(section.contains("- main: "), "{section}");
+    }
+    let (_, alone) = tail
+        .split_once("#### Each step alone (20 rounds each")
+        .unwrap_or_else(|| panic!("no steps-alone table:\n{tail}"));
+    for step in [
+        "Direct3D: 1-texel copy + Map (the frame's end wait alone)",
+        "Direct3D: UpdateSubresource of the frame + wait",
+        "Direct3D: CopyResource of the frame + wait",
+        "OpenCL: clFinish alone",
+        "OpenCL: the blur + clFinish",
+        "OpenCL: clEnqueueCopyImage of the frame + clFinish",
+    ] {
+        assert!(alone.contains(&format!("| {step} | ")), "{step}:\n{alone}");
+    }
+}

@@ -12,6 +12,7 @@
 //! It runs only where the OpenCL device has both extensions and a Vulkan device has its UUID;
 //! elsewhere [`Expert::new`] says why, and the case is reported as not run.
 
+use super::breakdown::Marks;
 use super::pipeline::{BoxError, ClSide, Gpu, Pipeline};
 use super::vulkan::{self, Allocation, Frames};
 use crate::cl::{self, check as cl_check, ClHandle};
@@ -386,18 +387,23 @@ fn import_semaphore(
 }
 
 impl Pipeline for Expert {
-    fn frame(&mut self, host: &[u8]) -> Result<(), BoxError> {
+    fn frame(&mut self, host: &[u8], marks: &mut Marks) -> Result<(), BoxError> {
         let e = self.entries;
         self.vk.upload(host)?;
+        marks.mark("upload (Vulkan)");
         self.enqueue_semaphore("clEnqueueWaitSemaphoresKHR", e.wait, 0)?;
         self.enqueue_mems("clEnqueueAcquireExternalMemObjectsKHR", e.acquire)?;
+        marks.mark("acquire (semaphore wait, external acquire)");
         self.imports().cl.run_kernel()?;
+        marks.mark("kernel (enqueue)");
         self.enqueue_mems("clEnqueueReleaseExternalMemObjectsKHR", e.release)?;
         self.enqueue_semaphore("clEnqueueSignalSemaphoresKHR", e.signal, 1)?;
         // The signal must reach the device before Vulkan waits for it; no clFinish.
         // SAFETY: a valid queue.
         cl_check("clFlush", unsafe { cl::clFlush(self.imports().cl.queue.0) })?;
+        marks.mark("release (external release, signal, flush)");
         self.vk.onward()?;
+        marks.mark("onward copy and wait (Vulkan)");
         Ok(())
     }
 

@@ -2,6 +2,7 @@
 //! Each case owns its OpenCL context, queue, kernel and images; all share one Direct3D device
 //! (`Gpu`), which outlives them.
 
+use super::breakdown::Marks;
 use super::image::{Extent, KERNEL_NAME, KERNEL_SOURCE};
 use crate::bench::session::{describe_adapter, preferred_platform, Sharing};
 use crate::cl::{self, check as cl_check, ClHandle};
@@ -404,8 +405,9 @@ impl ClSide {
 /// What a case does each frame, and how its result is read back for the check.
 pub trait Pipeline {
     /// One frame from `host` (the frame the application produced), ending when the result is
-    /// in the case's last texture or image and the devices are done with it.
-    fn frame(&mut self, host: &[u8]) -> Result<(), BoxError>;
+    /// in the case's last texture or image and the devices are done with it; `marks` ends each
+    /// step (`--breakdown`).
+    fn frame(&mut self, host: &[u8], marks: &mut Marks) -> Result<(), BoxError>;
     /// The last frame's result, read back untimed.
     fn result(&mut self) -> Result<Vec<u8>, BoxError>;
 }
@@ -436,7 +438,7 @@ impl OpenClOnly {
 }
 
 impl Pipeline for OpenClOnly {
-    fn frame(&mut self, host: &[u8]) -> Result<(), BoxError> {
+    fn frame(&mut self, host: &[u8], marks: &mut Marks) -> Result<(), BoxError> {
         assert_eq!(host.len(), self.cl.extent.bytes());
         // Blocking, as in b. On PoCL a non-blocking write chained straight to the kernel and the
         // copy made the frame slower than every other case (docs/benchmarks.md), though the
@@ -446,7 +448,9 @@ impl Pipeline for OpenClOnly {
             self.cl
                 .write_image(self.src.0, host.as_ptr(), self.cl.extent.row_bytes(), true)?
         };
+        marks.mark("upload (blocking write)");
         self.cl.run_kernel()?;
+        marks.mark("kernel (enqueue)");
         let origin = [0usize; 3];
         // SAFETY: two images of the same extent and format; the region is the whole image.
         cl_check("clEnqueueCopyImage", unsafe {
@@ -462,7 +466,10 @@ impl Pipeline for OpenClOnly {
                 ptr::null_mut(),
             )
         })?;
-        self.cl.finish()
+        marks.mark("onward copy (enqueue)");
+        self.cl.finish()?;
+        marks.mark("wait (clFinish)");
+        Ok(())
     }
 
     fn result(&mut self) -> Result<Vec<u8>, BoxError> {
@@ -530,9 +537,10 @@ impl<'g> HostRoundTrip<'g> {
 }
 
 impl Pipeline for HostRoundTrip<'_> {
-    fn frame(&mut self, host: &[u8]) -> Result<(), BoxError> {
+    fn frame(&mut self, host: &[u8], marks: &mut Marks) -> Result<(), BoxError> {
         let (gpu, t) = (self.gpu, &self.textures);
         gpu.update(&t.input, host);
+        marks.mark("update");
         gpu.copy(&self.staging, &t.input);
         let cl = &self.cl;
         let src = self.src.0;
@@ -541,11 +549,16 @@ impl Pipeline for HostRoundTrip<'_> {
             // this blocking write returns.
             unsafe { cl.write_image(src, data, pitch, true) }
         })??;
+        marks.mark("to OpenCL (copy, map, write)");
         cl.run_kernel()?;
         cl.read_image(self.dst.0, &mut self.result)?;
+        marks.mark("kernel and read-back");
         gpu.update(&t.output, &self.result);
         gpu.copy(&t.onward, &t.output);
-        gpu.wait_for(&t.onward, &t.probe)
+        marks.mark("update and onward copy");
+        gpu.wait_for(&t.onward, &t.probe)?;
+        marks.mark("wait (Map)");
+        Ok(())
     }
 
     fn result(&mut self) -> Result<Vec<u8>, BoxError> {
@@ -592,7 +605,8 @@ impl<'g> Shared<'g> {
         // This thread is the only one that sets the environment; the CL runtime's threads do not
         // read it after start-up.
         std::env::set_var("DXCL_SYNC", sync.name());
-        let made = Shared::make(gpu).and_then(|mut s| s.frame(first).map(|()| s));
+        let made =
+            Shared::make(gpu).and_then(|mut s| s.frame(first, &mut Marks::start()).map(|()| s));
         match inherited {
             Some(v) => std::env::set_var("DXCL_SYNC", v),
             None => std::env::remove_var("DXCL_SYNC"),
@@ -648,17 +662,108 @@ impl<'g> Shared<'g> {
 }
 
 impl Pipeline for Shared<'_> {
-    fn frame(&mut self, host: &[u8]) -> Result<(), BoxError> {
+    fn frame(&mut self, host: &[u8], marks: &mut Marks) -> Result<(), BoxError> {
         let (gpu, t) = (self.gpu, &self.textures);
         gpu.update(&t.input, host);
+        marks.mark("update");
         self.hand("clEnqueueAcquireD3D11ObjectsKHR", gpu.api.acquire)?;
+        marks.mark("acquire");
         self.cl.run_kernel()?;
+        marks.mark("kernel (enqueue)");
         self.hand("clEnqueueReleaseD3D11ObjectsKHR", gpu.api.release)?;
+        marks.mark("release");
         gpu.copy(&t.onward, &t.output);
-        gpu.wait_for(&t.onward, &t.probe)
+        marks.mark("onward copy");
+        gpu.wait_for(&t.onward, &t.probe)?;
+        marks.mark("wait (Map)");
+        Ok(())
     }
 
     fn result(&mut self) -> Result<Vec<u8>, BoxError> {
         self.gpu.read_texture(&self.textures.onward)
     }
+}
+
+/// `--breakdown`: each step of the frame alone, on an idle device, timed to its completion:
+/// what the frame's chain of steps costs without the hand-offs between them. `(name, ms)` per
+/// step, `rounds` samples each, after one untimed round.
+pub fn steps_alone(
+    gpu: &Gpu,
+    host: &[u8],
+    rounds: usize,
+) -> Result<Vec<(&'static str, Vec<f64>)>, BoxError> {
+    let t = Textures::new(gpu)?;
+    let cl = gpu.cl_side(false)?;
+    let src = cl.image(CL_MEM_READ_ONLY)?;
+    let dst = cl.image(CL_MEM_READ_WRITE)?;
+    let onward = cl.image(CL_MEM_READ_WRITE)?;
+    cl.bind(src.0, dst.0)?;
+    // SAFETY: `host` is a whole frame in tightly packed rows; the write blocks.
+    unsafe { cl.write_image(src.0, host.as_ptr(), cl.extent.row_bytes(), true)? };
+    let copy_image = || -> Result<(), BoxError> {
+        let origin = [0usize; 3];
+        // SAFETY: two images of the same extent and format; the region is the whole image.
+        cl_check("clEnqueueCopyImage", unsafe {
+            cl::clEnqueueCopyImage(
+                cl.queue.0,
+                dst.0,
+                onward.0,
+                origin.as_ptr(),
+                origin.as_ptr(),
+                cl.region().as_ptr(),
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            )
+        })?;
+        Ok(())
+    };
+    type Step<'s> = Box<dyn Fn() -> Result<(), BoxError> + 's>;
+    let steps: Vec<(&'static str, Step<'_>)> = vec![
+        (
+            "Direct3D: 1-texel copy + Map (the frame's end wait alone)",
+            Box::new(|| gpu.wait_for(&t.onward, &t.probe)),
+        ),
+        (
+            "Direct3D: UpdateSubresource of the frame + wait",
+            Box::new(|| {
+                gpu.update(&t.input, host);
+                gpu.wait_for(&t.input, &t.probe)
+            }),
+        ),
+        (
+            "Direct3D: CopyResource of the frame + wait",
+            Box::new(|| {
+                gpu.copy(&t.onward, &t.output);
+                gpu.wait_for(&t.onward, &t.probe)
+            }),
+        ),
+        ("OpenCL: clFinish alone", Box::new(|| cl.finish())),
+        (
+            "OpenCL: the blur + clFinish",
+            Box::new(|| {
+                cl.run_kernel()?;
+                cl.finish()
+            }),
+        ),
+        (
+            "OpenCL: clEnqueueCopyImage of the frame + clFinish",
+            Box::new(|| {
+                copy_image()?;
+                cl.finish()
+            }),
+        ),
+    ];
+    let mut out = Vec::new();
+    for (name, step) in &steps {
+        step()?;
+        let mut ms = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            let start = std::time::Instant::now();
+            step()?;
+            ms.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        out.push((*name, ms));
+    }
+    Ok(out)
 }

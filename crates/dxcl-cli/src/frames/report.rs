@@ -1,7 +1,7 @@
 //! The frame benchmark's results: per case a summary, as text, Markdown and an SVG chart.
 
 /// The `q`-quantile (0..=1) of sorted values, interpolating linearly between neighbours.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
+pub(super) fn quantile(sorted: &[f64], q: f64) -> f64 {
     let pos = q * (sorted.len() - 1) as f64;
     let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
