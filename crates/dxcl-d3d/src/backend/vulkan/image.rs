@@ -22,6 +22,10 @@ pub struct Image {
     pub mip_levels: u32,
     /// Array layers (1 for 3D textures).
     pub layers: u32,
+    pub format: vk::Format,
+    pub image_type: vk::ImageType,
+    /// Made with storage usage (shader copies may read and write it).
+    pub storage: bool,
 }
 
 /// What an image for a texture is made with, once the device said it can export it.

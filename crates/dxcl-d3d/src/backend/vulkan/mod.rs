@@ -11,6 +11,7 @@
 //! device (lavapipe), STAGING and DYNAMIC resources on others where the driver exports such memory;
 //! otherwise through a host-visible staging copy (read back at map, written back at unmap).
 
+mod compute_copy;
 mod host_import;
 mod image;
 mod queue;
@@ -67,6 +68,8 @@ pub struct VulkanBackend {
     lost: AtomicBool,
     physical: vk::PhysicalDevice,
     linear_textures: bool,
+    /// Shader copies between images (`compute_copy.rs`), where the device can run them.
+    compute_copy: Option<compute_copy::ComputeCopy>,
     counters: Counters,
     /// Dropped last: the instance outlives the device.
     instance: Arc<Instance>,
@@ -78,6 +81,7 @@ struct Counters {
     memory_allocations: AtomicU64,
     submissions: AtomicU64,
     cpu_waits: AtomicU64,
+    shader_copies: AtomicU64,
 }
 
 /// A snapshot of the backend's counters ([`VulkanBackend::counters`]).
@@ -89,6 +93,8 @@ pub struct CounterValues {
     pub submissions: u64,
     /// Waits of the CPU for the timeline.
     pub cpu_waits: u64,
+    /// Copies between images made by the compute shader (`compute_copy.rs`).
+    pub shader_copies: u64,
 }
 
 /// A resource's memory: a buffer over all of it, or a texture's image.
@@ -105,6 +111,8 @@ struct Memory {
     last_use: AtomicU64,
     /// Subresources mapped through staging copies.
     staged: Mutex<HashMap<u32, (Staging, bool)>>,
+    /// 2D views of single subresources, made for shader copies, kept until the memory goes.
+    views: Mutex<HashMap<u32, vk::ImageView>>,
 }
 
 // SAFETY: `host` points into a mapping owned by this object; access to the bytes follows
@@ -157,6 +165,10 @@ impl VulkanBackend {
         if c.host_import.is_some() {
             extensions.push(ash::ext::external_memory_host::NAME.as_ptr());
         }
+        let shader_copies = c.compute_copy && !compute_copy::disabled_by_env();
+        if shader_copies {
+            extensions.push(ash::khr::push_descriptor::NAME.as_ptr());
+        }
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
@@ -199,6 +211,9 @@ impl VulkanBackend {
         };
         // SAFETY: queue 0 of the family was requested at creation.
         let raw_queue = unsafe { device.get_device_queue(c.queue_family, 0) };
+        let compute_copy = shader_copies
+            .then(|| compute_copy::ComputeCopy::new(&instance.raw, &device))
+            .flatten();
         Some(VulkanBackend {
             adapter: c.adapter,
             memory_fd,
@@ -218,6 +233,7 @@ impl VulkanBackend {
             device,
             physical: c.physical,
             linear_textures: options.linear_textures,
+            compute_copy,
             counters: Counters::default(),
             instance,
         })
@@ -240,6 +256,7 @@ impl VulkanBackend {
             memory_allocations: c.memory_allocations.load(Ordering::Relaxed),
             submissions: c.submissions.load(Ordering::Relaxed),
             cpu_waits: c.cpu_waits.load(Ordering::Relaxed),
+            shader_copies: c.shader_copies.load(Ordering::Relaxed),
         }
     }
 
@@ -506,6 +523,79 @@ impl VulkanBackend {
             };
             self.wait_value(wait_for)?;
         }
+    }
+
+    /// A copy between two images by the compute shader where it applies (`compute_copy.rs`);
+    /// `None` where `vkCmdCopyImage` must make it.
+    fn shader_copy(
+        &self,
+        q: &mut Queue,
+        (d, di, dst_sub, dst_region): (&Memory, &Image, u32, &BlockRegion),
+        (s, si, src_sub, src_region): (&Memory, &Image, u32, &BlockRegion),
+        texel: u32,
+    ) -> Option<Result<(), BackendError>> {
+        let copier = self.compute_copy.as_ref()?;
+        let shader = compute_copy::shader_for(di.format)?;
+        let bytes = src_region.w as u64 * src_region.h as u64 * src_region.d as u64 * texel as u64;
+        let flat = |i: &Image| i.image_type == vk::ImageType::TYPE_2D && i.storage;
+        // One subresource read and written by the same dispatch could overlap itself.
+        let same = std::ptr::eq(d, s) && dst_sub == src_sub;
+        if di.format != si.format
+            || !flat(di)
+            || !flat(si)
+            || src_region.d != 1
+            || bytes < compute_copy::MIN_BYTES
+            || same
+        {
+            return None;
+        }
+        let src_view = self.view(s, si, src_sub)?;
+        let dst_view = self.view(d, di, dst_sub)?;
+        let at = |r: &BlockRegion| [r.x as i32, r.y as i32];
+        self.counters.shader_copies.fetch_add(1, Ordering::Relaxed);
+        Some(self.record_transfer(q, &[s, d], None, |cmd| {
+            // SAFETY: `cmd` is recording on the device's queue, whose family computes
+            // (`setup::choose`); the views are 2D views of one subresource of images in GENERAL
+            // made with storage usage, of one format the shader carries; the regions lie in the
+            // subresources (Direct3D's validation), and `record_transfer` put the barrier first.
+            unsafe {
+                copier.record(
+                    &self.device,
+                    cmd,
+                    shader,
+                    src_view,
+                    at(src_region),
+                    dst_view,
+                    at(dst_region),
+                    [src_region.w, src_region.h],
+                )
+            }
+        }))
+    }
+
+    /// A 2D view of subresource `sub` of `image` (the memory's), made on first use.
+    fn view(&self, m: &Memory, image: &Image, sub: u32) -> Option<vk::ImageView> {
+        let mut views = lock(&m.views);
+        if let Some(&v) = views.get(&sub) {
+            return Some(v);
+        }
+        let (mip, layer) = image::split(image, sub);
+        let info = vk::ImageViewCreateInfo::default()
+            .image(image.raw)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(image.format)
+            .subresource_range(vk::ImageSubresourceRange {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                base_mip_level: mip,
+                level_count: 1,
+                base_array_layer: layer,
+                layer_count: 1,
+            });
+        // SAFETY: the image is alive (its memory is); the view covers one of its subresources,
+        // in its own format.
+        let view = unsafe { self.device.create_image_view(&info, None) }.ok()?;
+        views.insert(sub, view);
+        Some(view)
     }
 
     /// Records a transfer command (`record`) after the barriers it needs on the resources it
@@ -872,6 +962,12 @@ unsafe impl Backend for VulkanBackend {
                 self.record_copy(&mut q, s.buffer, d.buffer, &regions, &[&s, &d])
             }
             (Some(di), Some(si)) => {
+                let shader = self.shader_copy(
+                    &mut q,
+                    (&d, di, dst_subresource, dst_region),
+                    (&s, si, src_subresource, src_region),
+                    bytes,
+                );
                 let copy = image::image_copy(
                     di,
                     dst_subresource,
@@ -880,20 +976,22 @@ unsafe impl Backend for VulkanBackend {
                     src_subresource,
                     src_region,
                 );
-                self.record_transfer(&mut q, &[&s, &d], None, |cmd| {
-                    // SAFETY: `cmd` is recording; both images are alive and in GENERAL; the
-                    // regions lie in their subresources and the formats have equal texel sizes
-                    // (Direct3D copies within a format family).
-                    unsafe {
-                        self.device.cmd_copy_image(
-                            cmd,
-                            si.raw,
-                            vk::ImageLayout::GENERAL,
-                            di.raw,
-                            vk::ImageLayout::GENERAL,
-                            &[copy],
-                        )
-                    }
+                shader.unwrap_or_else(|| {
+                    self.record_transfer(&mut q, &[&s, &d], None, |cmd| {
+                        // SAFETY: `cmd` is recording; both images are alive and in GENERAL; the
+                        // regions lie in their subresources and the formats have equal texel sizes
+                        // (Direct3D copies within a format family).
+                        unsafe {
+                            self.device.cmd_copy_image(
+                                cmd,
+                                si.raw,
+                                vk::ImageLayout::GENERAL,
+                                di.raw,
+                                vk::ImageLayout::GENERAL,
+                                &[copy],
+                            )
+                        }
+                    })
                 })
             }
             (Some(di), None) => {
@@ -1322,6 +1420,7 @@ impl VulkanBackend {
                 host,
                 last_use: AtomicU64::new(0),
                 staged: Mutex::new(HashMap::new()),
+                views: Mutex::new(HashMap::new()),
             }),
             Err(e) => {
                 // SAFETY: the buffer is unused and ours.
@@ -1356,12 +1455,16 @@ impl VulkanBackend {
                     raw,
                     mip_levels: plan.mip_levels,
                     layers: plan.layers,
+                    format: plan.info_format,
+                    image_type: plan.image_type,
+                    storage: plan.usage.contains(vk::ImageUsageFlags::STORAGE),
                 }),
                 memory,
                 size: req.size,
                 host: ptr::null_mut(),
                 last_use: AtomicU64::new(0),
                 staged: Mutex::new(HashMap::new()),
+                views: Mutex::new(HashMap::new()),
             }),
             Err(e) => {
                 // SAFETY: the image is unused and ours.
@@ -1459,9 +1562,12 @@ impl VulkanBackend {
         for (_, (s, _)) in lock(&m.staged).drain() {
             self.destroy_staging(s);
         }
-        // SAFETY: no pending work uses the buffer, image or memory (caller); freeing also
+        // SAFETY: no pending work uses the buffer, image, views or memory (caller); freeing also
         // unmaps; destroying a null buffer does nothing.
         unsafe {
+            for (_, view) in lock(&m.views).drain() {
+                self.device.destroy_image_view(view, None);
+            }
             self.device.destroy_buffer(m.buffer, None);
             if let Some(i) = &m.image {
                 self.device.destroy_image(i.raw, None);
@@ -1505,6 +1611,9 @@ impl Drop for VulkanBackend {
                 self.device.destroy_semaphore(s.raw, None);
             }
             self.device.destroy_semaphore(self.timeline, None);
+            if let Some(c) = &self.compute_copy {
+                c.destroy(&self.device);
+            }
             self.device.destroy_command_pool(pool, None);
             self.device.destroy_device(None);
         }

@@ -116,8 +116,23 @@ impl VulkanBackend {
         buffers: &[vk::Buffer],
         images: &[Image],
     ) {
-        let src = vk::AccessFlags::TRANSFER_WRITE;
-        let dst = vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE;
+        // Shader copies (compute_copy.rs) read and write as the transfers do.
+        let (stages, src, dst) = if self.compute_copy.is_some() {
+            (
+                vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE,
+                vk::AccessFlags::TRANSFER_READ
+                    | vk::AccessFlags::TRANSFER_WRITE
+                    | vk::AccessFlags::SHADER_READ
+                    | vk::AccessFlags::SHADER_WRITE,
+            )
+        } else {
+            (
+                vk::PipelineStageFlags::TRANSFER,
+                vk::AccessFlags::TRANSFER_WRITE,
+                vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE,
+            )
+        };
         let mut buffer_barriers: Vec<vk::BufferMemoryBarrier> = Vec::with_capacity(buffers.len());
         for &b in buffers {
             if buffer_barriers.iter().any(|x| x.buffer == b) {
@@ -155,8 +170,8 @@ impl VulkanBackend {
         unsafe {
             self.device.cmd_pipeline_barrier(
                 cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::TRANSFER,
+                stages,
+                stages,
                 vk::DependencyFlags::empty(),
                 &[],
                 &buffer_barriers,

@@ -50,6 +50,9 @@ pub struct DeviceChoice {
     pub semaphore_export: bool,
     /// `VK_EXT_external_memory_host`: its `minImportedHostPointerAlignment`.
     pub host_import: Option<u64>,
+    /// A compute queue and `VK_KHR_push_descriptor`: what the shader copies need
+    /// (`compute_copy.rs`).
+    pub compute_copy: bool,
 }
 
 /// The process's Vulkan instance, made once and kept: unloading libvulkan and its drivers while
@@ -152,6 +155,11 @@ unsafe fn choose(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<Dev
         .position(|f| f.queue_count > 0 && f.queue_flags.intersects(wanted))?
         as u32;
 
+    let compute_copy = families[queue_family as usize]
+        .queue_flags
+        .contains(vk::QueueFlags::COMPUTE)
+        && has_extension(&exts, ash::khr::push_descriptor::NAME);
+
     let semaphore_export = has_extension(&exts, ash::khr::external_semaphore_fd::NAME) && {
         let info = vk::PhysicalDeviceExternalSemaphoreInfo::default()
             .handle_type(vk::ExternalSemaphoreHandleTypeFlags::OPAQUE_FD);
@@ -215,6 +223,7 @@ unsafe fn choose(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<Dev
         dedicated_only,
         semaphore_export,
         host_import,
+        compute_copy,
     })
 }
 

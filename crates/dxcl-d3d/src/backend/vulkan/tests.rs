@@ -68,6 +68,18 @@ fn texture_with(
     usage: u32,
     cpu: u32,
 ) -> (ResourceDesc, ResourceLayout) {
+    texture_of(28, w, h, array, usage, cpu)
+}
+
+/// A 2D texture array of DXGI format `format` with a full mip chain (one level when STAGING).
+fn texture_of(
+    format: u32,
+    w: u32,
+    h: u32,
+    array: u32,
+    usage: u32,
+    cpu: u32,
+) -> (ResourceDesc, ResourceLayout) {
     let d = ResourceDesc {
         dimension: Dimension::Texture2D,
         width: w,
@@ -75,7 +87,7 @@ fn texture_with(
         depth: 1,
         array_size: array,
         mip_levels: if usage == USAGE_STAGING { 1 } else { 0 },
-        format: 28,
+        format,
         sample_count: 1,
         sample_quality: 0,
         usage,
@@ -94,8 +106,15 @@ fn texture_with(
 /// mapped) through a copy into a STAGING texture of the subresource's size.
 fn read_rows(b: &VulkanBackend, a: &Allocation, sub: u32) -> Vec<Vec<u8>> {
     let s = a.layout.subresources[sub as usize];
+    let texel = a.layout.block.2;
     if a.kind == MemoryKind::OpaqueFdImage {
-        let (d, l) = texture_with(s.width, s.height, 1, USAGE_STAGING, CPU_ACCESS_READ);
+        // A staging texture of the same texel size (its bytes are what is compared).
+        let format = match texel {
+            8 => 12,
+            16 => 1,
+            _ => 28,
+        };
+        let (d, l) = texture_of(format, s.width, s.height, 1, USAGE_STAGING, CPU_ACCESS_READ);
         let mut st = b.allocate(&d, &l).unwrap();
         assert_eq!(st.kind, MemoryKind::OpaqueFd);
         let r = l.full_region(0).unwrap();
@@ -106,7 +125,7 @@ fn read_rows(b: &VulkanBackend, a: &Allocation, sub: u32) -> Vec<Vec<u8>> {
         unsafe { b.free(&mut st) };
         return rows;
     }
-    let row = s.width as usize * 4;
+    let row = s.width as usize * texel as usize;
     // SAFETY: `a` is `b`'s; the map spans the subresource (`height` rows of `row_pitch`).
     unsafe {
         let p = b.map(a, sub, READ).unwrap();
@@ -650,5 +669,90 @@ fn host_copies_through_registered_memory() {
         );
         // SAFETY: `a` is `b`'s and unused from here.
         unsafe { b.free(&mut a) };
+    }
+}
+
+/// Copies between large 2D images go through the compute shader where the format allows, bit
+/// for bit: a box between slices and the whole subresource into another texture, for RGBA8 UNORM,
+/// RGBA8 typeless (kept as UINT) and RGBA16 UINT, everything around the box left as it was; a
+/// format no shader carries (RGBA16 UNORM) keeps vkCmdCopyImage.
+#[test]
+fn shader_copies_are_bit_exact() {
+    let _serial = serial();
+    let b = backend(false);
+    assert!(
+        b.compute_copy.is_some(),
+        "this device runs no shader copies (lavapipe has what they need)"
+    );
+    // R8G8B8A8_UNORM, R8G8B8A8_TYPELESS, R16G16B16A16_UINT, R16G16B16A16_UNORM.
+    for (format, texel, shader) in [
+        (28u32, 4usize, true),
+        (27, 4, true),
+        (12, 8, true),
+        (11, 8, false),
+    ] {
+        let (w, h) = (600u32, 500u32);
+        let (d, l) = texture_of(format, w, h, 2, USAGE_DEFAULT, 0);
+        let mut a = b.allocate(&d, &l).unwrap();
+        let mut c = b.allocate(&d, &l).unwrap();
+        assert_eq!(a.kind, MemoryKind::OpaqueFdImage, "format {format}");
+        let row = w as usize * texel;
+        // Every byte value in every position.
+        let data: Vec<u8> = (0..row * h as usize)
+            .map(|i| (i * 7 + i / 611) as u8)
+            .collect();
+        let full = l.full_region(0).unwrap();
+        // SAFETY: `a` is `b`'s; `data` holds `h` rows of `row` bytes.
+        unsafe { b.write_region(&a, 0, &full, data.as_ptr(), row, row * h as usize) };
+        let bx = TexelBox {
+            left: 7,
+            top: 5,
+            front: 0,
+            right: 593,
+            bottom: 497,
+            back: 1,
+        };
+        let src = l.box_region(0, &bx).unwrap();
+        // Slice 1's mip 0.
+        let slice1 = d.mip_levels;
+        let to_slice = l.place_region(slice1, 3, 2, 0, &src).unwrap();
+        let before = b.counters().shader_copies;
+        // SAFETY: regions from the layout; distinct subresources of `a`, and `c`.
+        unsafe {
+            b.copy_region(&a, slice1, &to_slice, &a, 0, &src);
+            b.copy_region(&c, 0, &full, &a, 0, &full);
+        }
+        let made = b.counters().shader_copies - before;
+        assert_eq!(made, if shader { 2 } else { 0 }, "format {format}");
+        let got = read_rows(&b, &a, slice1);
+        for (y, r) in got.iter().enumerate() {
+            for x in 0..w as usize {
+                let inside = (3..3 + 586).contains(&x) && (2..2 + 492).contains(&y);
+                let want = if inside {
+                    let (sx, sy) = (x - 3 + 7, y - 2 + 5);
+                    &data[sy * row + sx * texel..][..texel]
+                } else {
+                    &[0u8; 8][..texel]
+                };
+                assert_eq!(
+                    &r[x * texel..][..texel],
+                    want,
+                    "format {format}, texel ({x}, {y})"
+                );
+            }
+        }
+        let whole = read_rows(&b, &c, 0);
+        for (y, r) in whole.iter().enumerate() {
+            assert_eq!(
+                r[..],
+                data[y * row..(y + 1) * row],
+                "format {format}, row {y}"
+            );
+        }
+        // SAFETY: both are `b`'s and unused from here.
+        unsafe {
+            b.free(&mut a);
+            b.free(&mut c);
+        }
     }
 }
