@@ -92,7 +92,8 @@ fn four_cases(adapter: &str, driver: &str, strategy: &str) {
         "{out}"
     );
     assert!(
-        out.contains("\n- targets (issue 11) for c. dxcl sync=adaptive: fps ")
+        out.contains("\n- targets for c. dxcl sync=adaptive: fps ")
+            && out.contains("; CPU per frame ")
             && out.contains("d not measured\n"),
         "{out}"
     );
