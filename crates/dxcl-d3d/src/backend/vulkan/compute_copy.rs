@@ -7,9 +7,13 @@
 //! result is the copy's bit for bit: both images of the same format, one of [`SHADERS`] (GLSL
 //! storage formats that load and store exactly and need no extended-formats feature: RGBA8 UNORM,
 //! and the UINT formats that typeless textures are kept as), both made with storage usage, 2D, a
-//! copy of at least [`MIN_BYTES`] between different subresources. Everything else, and every
-//! device without a compute queue or `VK_KHR_push_descriptor`, keeps `vkCmdCopyImage`.
-//! `DXCL_COMPUTE_COPY=0` turns it off.
+//! copy of at least [`MIN_BYTES`] between different subresources, on a GPU. Everything else, and
+//! every device without a compute queue, `VK_KHR_push_descriptor` or 256 invocations a workgroup,
+//! keeps `vkCmdCopyImage`. `DXCL_COMPUTE_COPY=0` turns it off, `=1` on for CPU devices too.
+//!
+//! RGBA8 UNORM goes through floats: c/255 stored back is c where the device converts floats to
+//! UNORM by rounding to nearest, which Vulkan recommends and every driver met does (NVIDIA,
+//! lavapipe; `shader_copies_are_bit_exact` covers all 256 values in each channel).
 //!
 //! The SPIR-V is built from `shaders/copy.comp` by `scripts/shaders.sh` and committed.
 
@@ -42,18 +46,25 @@ pub const SHADERS: [(vk::Format, &[u8]); 5] = [
 /// Copies smaller than this keep `vkCmdCopyImage`: its cost is the submission's there.
 pub const MIN_BYTES: u64 = 256 << 10;
 
-/// The shaders' workgroup (16×16 texels, as in `shaders/copy.comp`).
-const GROUP: u32 = 16;
+/// The shaders' workgroup: `GROUP`×`GROUP` texels, as in `shaders/copy.comp`.
+pub const GROUP: u32 = 16;
 
 /// The index in [`SHADERS`] of the shader that copies `format`, if one does.
 pub fn shader_for(format: vk::Format) -> Option<usize> {
     SHADERS.iter().position(|(f, _)| *f == format)
 }
 
-/// Whether `DXCL_COMPUTE_COPY=0` turned the shader copies off (read once).
-pub fn disabled_by_env() -> bool {
-    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *OFF.get_or_init(|| std::env::var("DXCL_COMPUTE_COPY").is_ok_and(|v| v.trim() == "0"))
+/// `DXCL_COMPUTE_COPY`: `0` never, `1` on every device; unset, on GPUs only (read once). On a
+/// CPU device (lavapipe) `vkCmdCopyImage` is a memory copy already, as fast as a shader.
+pub fn from_env() -> Option<bool> {
+    static SET: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    *SET.get_or_init(
+        || match std::env::var("DXCL_COMPUTE_COPY").as_deref().map(str::trim) {
+            Ok("0") => Some(false),
+            Ok("1") => Some(true),
+            _ => None,
+        },
+    )
 }
 
 /// The pipelines, made once per device.

@@ -42,6 +42,8 @@ pub struct Options {
     pub force_staging: bool,
     /// Keep every texture in the linear layout, none as an optimal-tiled image.
     pub linear_textures: bool,
+    /// Shader copies on a CPU device too (tests; `DXCL_COMPUTE_COPY` decides where it is set).
+    pub shader_copies_on_cpu: bool,
 }
 
 /// One Vulkan device.
@@ -165,7 +167,8 @@ impl VulkanBackend {
         if c.host_import.is_some() {
             extensions.push(ash::ext::external_memory_host::NAME.as_ptr());
         }
-        let shader_copies = c.compute_copy && !compute_copy::disabled_by_env();
+        let shader_copies = c.compute_copy
+            && compute_copy::from_env().unwrap_or(!c.cpu || options.shader_copies_on_cpu);
         if shader_copies {
             extensions.push(ash::khr::push_descriptor::NAME.as_ptr());
         }
@@ -525,15 +528,19 @@ impl VulkanBackend {
         }
     }
 
-    /// A copy between two images by the compute shader where it applies (`compute_copy.rs`);
-    /// `None` where `vkCmdCopyImage` must make it.
-    fn shader_copy(
+    /// What a copy between two images needs to run as the compute shader (`compute_copy.rs`):
+    /// the pipelines, the shader and the two views; `None` where `vkCmdCopyImage` must make it.
+    fn shader_plan(
         &self,
-        q: &mut Queue,
-        (d, di, dst_sub, dst_region): (&Memory, &Image, u32, &BlockRegion),
+        (d, di, dst_sub): (&Memory, &Image, u32),
         (s, si, src_sub, src_region): (&Memory, &Image, u32, &BlockRegion),
         texel: u32,
-    ) -> Option<Result<(), BackendError>> {
+    ) -> Option<(
+        &compute_copy::ComputeCopy,
+        usize,
+        vk::ImageView,
+        vk::ImageView,
+    )> {
         let copier = self.compute_copy.as_ref()?;
         let shader = compute_copy::shader_for(di.format)?;
         let bytes = src_region.w as u64 * src_region.h as u64 * src_region.d as u64 * texel as u64;
@@ -546,31 +553,16 @@ impl VulkanBackend {
             || src_region.d != 1
             || bytes < compute_copy::MIN_BYTES
             || same
+            || self.check_lost().is_err()
         {
             return None;
         }
-        let src_view = self.view(s, si, src_sub)?;
-        let dst_view = self.view(d, di, dst_sub)?;
-        let at = |r: &BlockRegion| [r.x as i32, r.y as i32];
-        self.counters.shader_copies.fetch_add(1, Ordering::Relaxed);
-        Some(self.record_transfer(q, &[s, d], None, |cmd| {
-            // SAFETY: `cmd` is recording on the device's queue, whose family computes
-            // (`setup::choose`); the views are 2D views of one subresource of images in GENERAL
-            // made with storage usage, of one format the shader carries; the regions lie in the
-            // subresources (Direct3D's validation), and `record_transfer` put the barrier first.
-            unsafe {
-                copier.record(
-                    &self.device,
-                    cmd,
-                    shader,
-                    src_view,
-                    at(src_region),
-                    dst_view,
-                    at(dst_region),
-                    [src_region.w, src_region.h],
-                )
-            }
-        }))
+        Some((
+            copier,
+            shader,
+            self.view(s, si, src_sub)?,
+            self.view(d, di, dst_sub)?,
+        ))
     }
 
     /// A 2D view of subresource `sub` of `image` (the memory's), made on first use.
@@ -598,9 +590,9 @@ impl VulkanBackend {
         Some(view)
     }
 
-    /// Records a transfer command (`record`) after the barriers it needs on the resources it
-    /// touches (`users`) and on other buffers (staging), and marks the resources used by the batch
-    /// being recorded.
+    /// Records a transfer command, or a shader copy (`compute_copy.rs`), (`record`) after the
+    /// barriers it needs on the resources it touches (`users`) and on other buffers (staging), and
+    /// marks the resources used by the batch being recorded.
     fn record_transfer(
         &self,
         q: &mut Queue,
@@ -962,25 +954,44 @@ unsafe impl Backend for VulkanBackend {
                 self.record_copy(&mut q, s.buffer, d.buffer, &regions, &[&s, &d])
             }
             (Some(di), Some(si)) => {
-                let shader = self.shader_copy(
-                    &mut q,
-                    (&d, di, dst_subresource, dst_region),
+                let plan = self.shader_plan(
+                    (&d, di, dst_subresource),
                     (&s, si, src_subresource, src_region),
                     bytes,
                 );
-                let copy = image::image_copy(
-                    di,
-                    dst_subresource,
-                    dst_region,
-                    si,
-                    src_subresource,
-                    src_region,
-                );
-                shader.unwrap_or_else(|| {
-                    self.record_transfer(&mut q, &[&s, &d], None, |cmd| {
-                        // SAFETY: `cmd` is recording; both images are alive and in GENERAL; the
-                        // regions lie in their subresources and the formats have equal texel sizes
-                        // (Direct3D copies within a format family).
+                let recorded = self.record_transfer(&mut q, &[&s, &d], None, |cmd| match plan {
+                    Some((copier, shader, src_view, dst_view)) => {
+                        let at = |r: &BlockRegion| [r.x as i32, r.y as i32];
+                        // SAFETY: `cmd` is recording on the device's queue, whose family
+                        // computes (`setup::choose`); the views are 2D views of one subresource
+                        // each, of images in GENERAL made with storage usage, of the one format
+                        // the shader carries; the regions lie in the subresources (Direct3D's
+                        // validation), and `record_transfer` recorded the barrier first.
+                        unsafe {
+                            copier.record(
+                                &self.device,
+                                cmd,
+                                shader,
+                                src_view,
+                                at(src_region),
+                                dst_view,
+                                at(dst_region),
+                                [src_region.w, src_region.h],
+                            )
+                        }
+                    }
+                    None => {
+                        let copy = image::image_copy(
+                            di,
+                            dst_subresource,
+                            dst_region,
+                            si,
+                            src_subresource,
+                            src_region,
+                        );
+                        // SAFETY: `cmd` is recording; both images are alive and in GENERAL;
+                        // the regions lie in their subresources and the formats have equal
+                        // texel sizes (Direct3D copies within a format family).
                         unsafe {
                             self.device.cmd_copy_image(
                                 cmd,
@@ -991,8 +1002,12 @@ unsafe impl Backend for VulkanBackend {
                                 &[copy],
                             )
                         }
-                    })
-                })
+                    }
+                });
+                if recorded.is_ok() && plan.is_some() {
+                    self.counters.shader_copies.fetch_add(1, Ordering::Relaxed);
+                }
+                recorded
             }
             (Some(di), None) => {
                 let (off, row, depth) =

@@ -108,8 +108,8 @@ impl VulkanBackend {
         Ok(cmd)
     }
 
-    /// Orders a transfer after earlier transfers on the same buffers and images (writes before
-    /// reads and writes). Images stay in GENERAL.
+    /// Orders a transfer or a shader copy after earlier ones on the same buffers and images
+    /// (writes before reads and writes). Images stay in GENERAL.
     pub(super) fn transfer_barrier(
         &self,
         cmd: vk::CommandBuffer,

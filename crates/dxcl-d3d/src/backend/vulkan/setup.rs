@@ -50,8 +50,8 @@ pub struct DeviceChoice {
     pub semaphore_export: bool,
     /// `VK_EXT_external_memory_host`: its `minImportedHostPointerAlignment`.
     pub host_import: Option<u64>,
-    /// A compute queue and `VK_KHR_push_descriptor`: what the shader copies need
-    /// (`compute_copy.rs`).
+    /// A compute queue, `VK_KHR_push_descriptor` and workgroups of the shader's size: what the
+    /// shader copies need (`compute_copy.rs`).
     pub compute_copy: bool,
 }
 
@@ -155,10 +155,15 @@ unsafe fn choose(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<Dev
         .position(|f| f.queue_count > 0 && f.queue_flags.intersects(wanted))?
         as u32;
 
+    let group = super::compute_copy::GROUP;
     let compute_copy = families[queue_family as usize]
         .queue_flags
         .contains(vk::QueueFlags::COMPUTE)
-        && has_extension(&exts, ash::khr::push_descriptor::NAME);
+        && has_extension(&exts, ash::khr::push_descriptor::NAME)
+        && props.limits.max_compute_work_group_invocations >= group * group
+        && props.limits.max_compute_work_group_size[..2]
+            .iter()
+            .all(|&n| n >= group);
 
     let semaphore_export = has_extension(&exts, ash::khr::external_semaphore_fd::NAME) && {
         let info = vk::PhysicalDeviceExternalSemaphoreInfo::default()

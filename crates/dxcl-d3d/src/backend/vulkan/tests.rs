@@ -40,6 +40,7 @@ fn backend(force_staging: bool) -> VulkanBackend {
     backend_with(Options {
         force_staging,
         linear_textures: false,
+        shader_copies_on_cpu: false,
     })
 }
 
@@ -51,6 +52,7 @@ fn backends() -> Vec<VulkanBackend> {
         backend_with(Options {
             force_staging: true,
             linear_textures: true,
+            shader_copies_on_cpu: false,
         }),
         backend(false),
     ]
@@ -679,7 +681,15 @@ fn host_copies_through_registered_memory() {
 #[test]
 fn shader_copies_are_bit_exact() {
     let _serial = serial();
-    let b = backend(false);
+    if compute_copy::from_env() == Some(false) {
+        eprintln!("shader_copies_are_bit_exact: SKIPPED, NOTHING TESTED: DXCL_COMPUTE_COPY=0");
+        return;
+    }
+    // lavapipe is a CPU device: shader copies only where a test asks for them.
+    let b = backend_with(Options {
+        shader_copies_on_cpu: true,
+        ..Options::default()
+    });
     assert!(
         b.compute_copy.is_some(),
         "this device runs no shader copies (lavapipe has what they need)"
@@ -748,6 +758,41 @@ fn shader_copies_are_bit_exact() {
                 data[y * row..(y + 1) * row],
                 "format {format}, row {y}"
             );
+        }
+        // Mip 1 (300x250) of `c`: a 290x240 box of mip 0 at (4, 6), at least 256 KiB.
+        let small = TexelBox {
+            left: 10,
+            top: 9,
+            front: 0,
+            right: 300,
+            bottom: 249,
+            back: 1,
+        };
+        let from = l.box_region(0, &small).unwrap();
+        let to_mip = l.place_region(1, 4, 6, 0, &from).unwrap();
+        let before = b.counters().shader_copies;
+        // SAFETY: as above.
+        unsafe { b.copy_region(&c, 1, &to_mip, &a, 0, &from) };
+        assert_eq!(
+            b.counters().shader_copies - before,
+            u64::from(shader),
+            "format {format}"
+        );
+        let mip = read_rows(&b, &c, 1);
+        for (y, r) in mip.iter().enumerate() {
+            for x in 0..300 {
+                let inside = (4..4 + 290).contains(&x) && (6..6 + 240).contains(&y);
+                let want = if inside {
+                    &data[(y - 6 + 9) * row + (x - 4 + 10) * texel..][..texel]
+                } else {
+                    &[0u8; 8][..texel]
+                };
+                assert_eq!(
+                    &r[x * texel..][..texel],
+                    want,
+                    "format {format}, mip 1 ({x}, {y})"
+                );
+            }
         }
         // SAFETY: both are `b`'s and unused from here.
         unsafe {
