@@ -181,7 +181,8 @@ static void test_queue_outlives_context(const sharing *s, gfx *g, cl_device_id d
     }
     if (buf.p)
         res_free(&buf);
-    CHECK_EQ(com_refcount(g->device), refs);
+    /* The buffer's staging resources (DXVK, Wine) went with the release's read-back callback. */
+    CHECK_EQ(com_refcount_within(g->device, refs, H_BY_MODE(2000, 20000)), refs);
 }
 
 static void CL_CALLBACK on_context_gone(cl_context ctx, void *user)

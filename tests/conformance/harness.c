@@ -460,6 +460,16 @@ ULONG com_refcount(void *unknown)
     return IUnknown_Release((IUnknown *)unknown);
 }
 
+ULONG com_refcount_within(void *unknown, ULONG want, int ms)
+{
+    for (int i = 0;; i++) {
+        ULONG n = com_refcount(unknown);
+        if (n == want || i >= ms)
+            return n;
+        usleep(1000);
+    }
+}
+
 ULONG com_release(void *unknown) { return IUnknown_Release((IUnknown *)unknown); }
 
 static UINT mip_dim(UINT v, UINT mip) { return (v >> mip) ? (v >> mip) : 1; }

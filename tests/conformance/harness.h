@@ -235,6 +235,10 @@ int gfx_finish(gfx *g);
 
 /* Public reference count of a COM object (AddRef then Release). */
 ULONG com_refcount(void *unknown);
+/* The count once it equals `want`, read every millisecond for up to `ms` (the last count read
+ * otherwise): what a completion callback held, such as the staging strategy's Direct3D resources
+ * after a release's read-back, the layer lets go of on a thread of its own (as in h_end). */
+ULONG com_refcount_within(void *unknown, ULONG want, int ms);
 ULONG com_release(void *unknown);
 
 /* A COM object that is no Direct3D object: QueryInterface answers E_NOINTERFACE for everything but
