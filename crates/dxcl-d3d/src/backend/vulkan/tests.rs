@@ -674,6 +674,30 @@ fn host_copies_through_registered_memory() {
     }
 }
 
+/// `rows` (a subresource read back) hold, at `to`, the `size` box of `data` (600-texel rows of
+/// `texel`-byte texels) from `from`, and zeros everywhere else.
+fn check_box(
+    rows: &[Vec<u8>],
+    data: &[u8],
+    texel: usize,
+    (to, from, size): ((usize, usize), (usize, usize), (usize, usize)),
+    what: &str,
+) {
+    let row = 600 * texel;
+    for (y, r) in rows.iter().enumerate() {
+        for x in 0..r.len() / texel {
+            let inside = (to.0..to.0 + size.0).contains(&x) && (to.1..to.1 + size.1).contains(&y);
+            let want = if inside {
+                let (sx, sy) = (x - to.0 + from.0, y - to.1 + from.1);
+                &data[sy * row + sx * texel..][..texel]
+            } else {
+                &[0u8; 8][..texel]
+            };
+            assert_eq!(&r[x * texel..][..texel], want, "{what}, texel ({x}, {y})");
+        }
+    }
+}
+
 /// Copies between large 2D images go through the compute shader where the format allows, bit
 /// for bit: a box between slices and the whole subresource into another texture, for RGBA8 UNORM,
 /// RGBA8 typeless (kept as UINT) and RGBA16 UINT, everything around the box left as it was; a
@@ -735,22 +759,13 @@ fn shader_copies_are_bit_exact() {
         let made = b.counters().shader_copies - before;
         assert_eq!(made, if shader { 2 } else { 0 }, "format {format}");
         let got = read_rows(&b, &a, slice1);
-        for (y, r) in got.iter().enumerate() {
-            for x in 0..w as usize {
-                let inside = (3..3 + 586).contains(&x) && (2..2 + 492).contains(&y);
-                let want = if inside {
-                    let (sx, sy) = (x - 3 + 7, y - 2 + 5);
-                    &data[sy * row + sx * texel..][..texel]
-                } else {
-                    &[0u8; 8][..texel]
-                };
-                assert_eq!(
-                    &r[x * texel..][..texel],
-                    want,
-                    "format {format}, texel ({x}, {y})"
-                );
-            }
-        }
+        check_box(
+            &got,
+            &data,
+            texel,
+            ((3, 2), (7, 5), (586, 492)),
+            &format!("format {format}"),
+        );
         let whole = read_rows(&b, &c, 0);
         for (y, r) in whole.iter().enumerate() {
             assert_eq!(
@@ -779,21 +794,13 @@ fn shader_copies_are_bit_exact() {
             "format {format}"
         );
         let mip = read_rows(&b, &c, 1);
-        for (y, r) in mip.iter().enumerate() {
-            for x in 0..300 {
-                let inside = (4..4 + 290).contains(&x) && (6..6 + 240).contains(&y);
-                let want = if inside {
-                    &data[(y - 6 + 9) * row + (x - 4 + 10) * texel..][..texel]
-                } else {
-                    &[0u8; 8][..texel]
-                };
-                assert_eq!(
-                    &r[x * texel..][..texel],
-                    want,
-                    "format {format}, mip 1 ({x}, {y})"
-                );
-            }
-        }
+        check_box(
+            &mip,
+            &data,
+            texel,
+            ((4, 6), (10, 9), (290, 240)),
+            &format!("format {format}, mip 1"),
+        );
         // SAFETY: both are `b`'s and unused from here.
         unsafe {
             b.free(&mut a);
