@@ -435,6 +435,26 @@ impl OpenClOnly {
             cl,
         })
     }
+
+    /// Enqueues the device-side `clEnqueueCopyImage` of the result into the onward image.
+    fn copy_onward(&self) -> Result<(), BoxError> {
+        let origin = [0usize; 3];
+        // SAFETY: two images of the same extent and format; the region is the whole image.
+        cl_check("clEnqueueCopyImage", unsafe {
+            cl::clEnqueueCopyImage(
+                self.cl.queue.0,
+                self.dst.0,
+                self.onward.0,
+                origin.as_ptr(),
+                origin.as_ptr(),
+                self.cl.region().as_ptr(),
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            )
+        })?;
+        Ok(())
+    }
 }
 
 impl Pipeline for OpenClOnly {
@@ -451,21 +471,7 @@ impl Pipeline for OpenClOnly {
         marks.mark("upload (blocking write)");
         self.cl.run_kernel()?;
         marks.mark("kernel (enqueue)");
-        let origin = [0usize; 3];
-        // SAFETY: two images of the same extent and format; the region is the whole image.
-        cl_check("clEnqueueCopyImage", unsafe {
-            cl::clEnqueueCopyImage(
-                self.cl.queue.0,
-                self.dst.0,
-                self.onward.0,
-                origin.as_ptr(),
-                origin.as_ptr(),
-                self.cl.region().as_ptr(),
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            )
-        })?;
+        self.copy_onward()?;
         marks.mark("onward copy (enqueue)");
         self.cl.finish()?;
         marks.mark("wait (clFinish)");
@@ -693,31 +699,10 @@ pub fn steps_alone(
     rounds: usize,
 ) -> Result<Vec<(&'static str, Vec<f64>)>, BoxError> {
     let t = Textures::new(gpu)?;
-    let cl = gpu.cl_side(false)?;
-    let src = cl.image(CL_MEM_READ_ONLY)?;
-    let dst = cl.image(CL_MEM_READ_WRITE)?;
-    let onward = cl.image(CL_MEM_READ_WRITE)?;
-    cl.bind(src.0, dst.0)?;
+    let a = OpenClOnly::new(gpu)?;
+    let cl = &a.cl;
     // SAFETY: `host` is a whole frame in tightly packed rows; the write blocks.
-    unsafe { cl.write_image(src.0, host.as_ptr(), cl.extent.row_bytes(), true)? };
-    let copy_image = || -> Result<(), BoxError> {
-        let origin = [0usize; 3];
-        // SAFETY: two images of the same extent and format; the region is the whole image.
-        cl_check("clEnqueueCopyImage", unsafe {
-            cl::clEnqueueCopyImage(
-                cl.queue.0,
-                dst.0,
-                onward.0,
-                origin.as_ptr(),
-                origin.as_ptr(),
-                cl.region().as_ptr(),
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            )
-        })?;
-        Ok(())
-    };
+    unsafe { cl.write_image(a.src.0, host.as_ptr(), cl.extent.row_bytes(), true)? };
     type Step<'s> = Box<dyn Fn() -> Result<(), BoxError> + 's>;
     let steps: Vec<(&'static str, Step<'_>)> = vec![
         (
@@ -749,7 +734,7 @@ pub fn steps_alone(
         (
             "OpenCL: clEnqueueCopyImage of the frame + clFinish",
             Box::new(|| {
-                copy_image()?;
+                a.copy_onward()?;
                 cl.finish()
             }),
         ),
