@@ -114,6 +114,7 @@ unsafe extern "C" fn retain_event(ev: cl_event) -> cl_int {
 }
 
 unsafe extern "C" fn release_event(ev: cl_event) -> cl_int {
+    count("release", ev.cast());
     // SAFETY: no pointer is read.
     unsafe { retain_event(ev) }
 }

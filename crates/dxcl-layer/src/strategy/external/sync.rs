@@ -54,6 +54,8 @@ struct Pool {
     side: Vec<(cl_device_id, cl_command_queue)>,
     /// Adaptive releases whose event and queue Direct3D's next access may still need.
     pending: Pending,
+    /// The application queues of the latest adaptive releases.
+    queues: Queues,
 }
 
 // SAFETY: the raw handles are OpenCL objects and a COM pointer to dxcl's device, all usable from
@@ -209,6 +211,7 @@ pub(crate) fn open_pool(
         semaphores: Vec::new(),
         side: Vec::new(),
         pending: Pending::default(),
+        queues: Queues::default(),
     };
     // One semaphore up front tells whether the runtime has them at all (the host backend and
     // devices without exportable semaphores answer E_NOTIMPL).
@@ -226,6 +229,8 @@ pub(crate) fn close_pool(context: cl_context) {
     let mut pool = pools().as_mut().and_then(|m| m.remove(&(context as usize)));
     if let Some(p) = pool.as_mut() {
         p.pending.close();
+        // After the releases' events; here, on the application's thread, like theirs.
+        p.queues.release_here();
     }
     // Dropped outside the lock: destroying waits for the runtime's queue.
     drop(pool);
@@ -378,11 +383,85 @@ fn retain(ev: cl_event) {
     let _ = events::retain(ev);
 }
 
-/// An adaptive release's event and queue (a reference each) while Direct3D's next access may
-/// still need them; None once let go of.
-type Running = Mutex<Option<(usize, usize)>>;
+/// A reference of the layer's to an application queue, shared by the adaptive releases made on
+/// it and by the context's pool, which keeps the queues of the latest releases
+/// ([`Queues`]): one retain per queue, not one per hand-off. A per-hand-off reference
+/// had to go on the layer's releasing thread (it could be the queue's and the context's last),
+/// and there its `clReleaseCommandQueue`, an implicit flush, ran beside the application's next
+/// hand-offs: on NVIDIA that slowed every call of the process, the platform's own hand-off
+/// included (docs/benchmarks.md). Each holder lets go of its event before its share of this, so
+/// an event's release is never the last reference to the queue or its context, and may be made
+/// on any thread, Direct3D's included.
+struct QueueRef(usize);
 
-fn lock_running(r: &Running) -> std::sync::MutexGuard<'_, Option<(usize, usize)>> {
+impl QueueRef {
+    /// A new reference to `queue` (the platform validates it).
+    fn retain(queue: cl_command_queue) -> Option<Arc<Self>> {
+        crate::cl::retain_queue(queue).ok()?;
+        Some(Arc::new(Self(queue as usize)))
+    }
+
+    fn queue(&self) -> cl_command_queue {
+        self.0 as cl_command_queue
+    }
+
+    /// Lets go of this share, releasing the queue here, on the caller's thread, when it is the
+    /// last (the application's `clReleaseContext`, where the context's last references go).
+    fn release_here(self: Arc<Self>) {
+        if let Some(last) = Arc::into_inner(self) {
+            let queue = last.queue();
+            std::mem::forget(last);
+            crate::cl::release_queue(queue);
+        }
+    }
+}
+
+impl Drop for QueueRef {
+    /// The last share, let go of by Direct3D's access, a completion callback or a sweep: the
+    /// queue's release goes to the layer's releasing thread, as it may be the context's last.
+    fn drop(&mut self) {
+        crate::cl::reaper::release_queue(self.queue());
+    }
+}
+
+/// A pool's references to the application queues of its latest adaptive releases, newest last.
+#[derive(Default)]
+struct Queues(Vec<Arc<QueueRef>>);
+
+impl Queues {
+    /// How many queues are kept: an application that hands off from a few queues in turn still
+    /// retains each once.
+    const KEPT: usize = 4;
+
+    /// A share of the layer's reference to `queue`, retained at the first release from it.
+    fn share(&mut self, queue: cl_command_queue) -> Option<Arc<QueueRef>> {
+        if let Some(i) = self.0.iter().position(|q| q.queue() == queue) {
+            let q = self.0.remove(i);
+            self.0.push(q.clone());
+            return Some(q);
+        }
+        let q = QueueRef::retain(queue)?;
+        if self.0.len() >= Self::KEPT {
+            // The oldest goes with its last release (here only if none holds it any more).
+            self.0.remove(0);
+        }
+        self.0.push(q.clone());
+        Some(q)
+    }
+
+    /// Lets go of every queue, releasing here those no release holds any more.
+    fn release_here(&mut self) {
+        for q in self.0.drain(..) {
+            q.release_here();
+        }
+    }
+}
+
+/// An adaptive release's event (a reference) and a share of its queue while Direct3D's next
+/// access may still need them; None once let go of.
+type Running = Mutex<Option<(usize, Arc<QueueRef>)>>;
+
+fn lock_running(r: &Running) -> std::sync::MutexGuard<'_, Option<(usize, Arc<QueueRef>)>> {
     r.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -392,7 +471,7 @@ fn lock_running(r: &Running) -> std::sync::MutexGuard<'_, Option<(usize, usize)>
 /// event's lock.
 fn retained_event(r: &Running) -> Option<cl_event> {
     let held = lock_running(r);
-    let ev = held.map(|(ev, _)| ev as cl_event)?;
+    let ev = held.as_ref().map(|(ev, _)| *ev as cl_event)?;
     events::retain(ev).ok()?;
     Some(ev)
 }
@@ -500,7 +579,7 @@ impl Pending {
                 release_event(ev);
                 if let Some((ev, q)) = taken {
                     release_event(ev as cl_event);
-                    crate::cl::release_queue(q as cl_command_queue);
+                    q.release_here();
                 }
                 continue;
             }
@@ -528,29 +607,25 @@ struct PendingRelease {
 }
 
 impl PendingRelease {
-    /// The release's event and queue with a reference of the caller's each, while it runs.
-    fn running(&self) -> Option<(cl_event, cl_command_queue)> {
+    /// The release's event with a reference of the caller's, and a share of its queue, while
+    /// it runs.
+    fn running(&self) -> Option<(cl_event, Arc<QueueRef>)> {
         let held = lock_running(&self.running);
-        let (ev, q) = (*held)?;
-        let (ev, q) = (ev as cl_event, q as cl_command_queue);
-        if events::retain(ev).is_err() {
-            return None;
-        }
-        if crate::cl::retain_queue(q).is_err() {
-            release_event(ev);
-            return None;
-        }
-        Some((ev, q))
+        let (ev, q) = held.as_ref()?;
+        let ev = *ev as cl_event;
+        events::retain(ev).ok()?;
+        Some((ev, q.clone()))
     }
 }
 
-/// Lets go of a pending release's event and queue: on the layer's releasing thread, since they
-/// may be the last references to the queue and context.
+/// Lets go of a pending release's event and queue from a sweep or a completion callback: on the
+/// layer's releasing thread (the event first), as the queue may be the context's last reference.
 fn let_go_of(running: &Running) {
     let taken = lock_running(running).take();
     if let Some((ev, q)) = taken {
         crate::cl::reaper::release_event(ev as cl_event);
-        crate::cl::reaper::release_queue(q as cl_command_queue);
+        // Its Drop releases the queue on the same thread, after the event, if this is the last.
+        drop(q);
     }
 }
 
@@ -558,11 +633,10 @@ unsafe extern "system" fn pending_wait(p: *mut c_void) {
     // SAFETY: the Box `order_d3d_after_next_access` leaked, alive until pending_release.
     let pending = unsafe { &*p.cast::<PendingRelease>() };
     let _ = std::panic::catch_unwind(|| {
-        if let Some((ev, q)) = pending.running() {
+        if let Some((ev, _queue)) = pending.running() {
             // clWaitForEvents flushes the event's queue itself.
             events::wait(ev);
             release_event(ev);
-            crate::cl::release_queue(q);
         }
     });
 }
@@ -577,10 +651,9 @@ unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
         };
         // A release that flushed its queue on its own thread submitted the event's command, and
         // no flush is made here, on Direct3D's (see api::share's release).
-        let unflushed = pending.unflushed.then_some(q);
+        let unflushed = pending.unflushed.then_some(q.queue());
         let ordered = order_d3d_after_if_pending(pending.context, pending.device, ev, unflushed);
         release_event(ev);
-        crate::cl::release_queue(q);
         ordered
     });
     if matches!(ordered, Ok(true)) {
@@ -594,8 +667,15 @@ unsafe extern "system" fn pending_release(p: *mut c_void) {
     // SAFETY: the Box leaked by `order_d3d_after_next_access`, given back exactly once.
     let pending = unsafe { Box::from_raw(p.cast::<PendingRelease>()) };
     // Direct3D's access was ordered, or the resource is gone: nothing needs the release's event
-    // and queue any more.
-    let_go_of(&pending.running);
+    // and queue any more. The event goes here, on Direct3D's thread: the queue's share is still
+    // held, so it is not the queue's or the context's last reference (see QueueRef).
+    let _ = std::panic::catch_unwind(|| {
+        let taken = lock_running(&pending.running).take();
+        if let Some((ev, q)) = taken {
+            release_event(ev as cl_event);
+            drop(q);
+        }
+    });
 }
 
 /// Adaptive release: Direct3D's next access to `interop`'s resource finds `done` complete and
@@ -623,25 +703,28 @@ pub(crate) fn order_d3d_after_next_access(
     if !owned && events::retain(done).is_err() {
         return false;
     }
-    if crate::cl::retain_queue(queue).is_err() {
-        if !owned {
-            release_event(done);
-        }
-        return false;
-    }
-    let running = Arc::new(Mutex::new(Some((done as usize, queue as usize))));
+    let running = |q: Arc<QueueRef>| Arc::new(Mutex::new(Some((done as usize, q))));
     // Held by the pool, or (the pool closed meanwhile) let go of by the release's completion, with
     // a reference of the callback's own: both arranged before the runtime has the work, whose
     // access may let go of the release's references on another thread at once.
-    let held = match pools()
+    let (running, held) = match pools()
         .as_mut()
         .and_then(|m| m.get_mut(&(context as usize)))
     {
         Some(pool) => {
-            pool.pending.hold(&running, queue, in_order);
-            true
+            let r = pool.queues.share(queue).map(running);
+            if let Some(r) = &r {
+                pool.pending.hold(r, queue, in_order);
+            }
+            (r, true)
         }
-        None => false,
+        None => (QueueRef::retain(queue).map(running), false),
+    };
+    let Some(running) = running else {
+        if !owned {
+            release_event(done);
+        }
+        return false;
     };
     let watched = !held && events::retain(done).is_ok();
     let pending = Box::into_raw(Box::new(PendingRelease {
@@ -666,13 +749,15 @@ pub(crate) fn order_d3d_after_next_access(
         // SAFETY: the runtime refused it, so the Box is still ours alone; nothing let go of (the
         // pool's entry, if any, finds the references gone).
         drop(unsafe { Box::from_raw(pending) });
-        lock_running(&running).take();
-        crate::cl::release_queue(queue);
+        let taken = lock_running(&running).take();
         if !owned {
             release_event(done);
         }
         if watched {
             release_event(done);
+        }
+        if let Some((_, q)) = taken {
+            q.release_here();
         }
         return false;
     }
@@ -698,6 +783,67 @@ mod tests {
     use super::*;
     use crate::cl::fake::{self, calls, EVENTS};
 
+    /// A share of a reference to the fake queue `q` that the test took itself.
+    fn share(q: usize) -> Arc<QueueRef> {
+        crate::cl::retain_queue(q as cl_command_queue).unwrap();
+        Arc::new(QueueRef(q))
+    }
+
+    /// Waits up to `ms` for `n` releases of `q` (the layer's releasing thread makes them).
+    fn released(q: usize, n: usize, ms: u32) -> bool {
+        let q = q as cl_command_queue;
+        (0..ms).any(|_| {
+            let done = calls("release", q) >= n;
+            if !done {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            done
+        })
+    }
+
+    /// A context's adaptive releases from one queue share one reference to it, retained at the
+    /// first: no retain and no release (an implicit flush) per hand-off. A release lets go of its
+    /// event on Direct3D's thread at once, and of its queue share only after it; the queue's
+    /// reference goes (on the releasing thread) with its last share, once the pool let go of it
+    /// too, whether at the pool's close or when newer queues pushed it out.
+    #[test]
+    fn adaptive_releases_share_their_queues_reference() {
+        fake::install();
+        let (q, ev) = (EVENTS + 0x70, EVENTS + 0x71);
+        let mut queues = Queues::default();
+        let first = queues.share(q as cl_command_queue).unwrap();
+        let pending = Box::into_raw(Box::new(PendingRelease {
+            context: (EVENTS + 0x81) as cl_context,
+            device: std::ptr::null_mut(),
+            unflushed: true,
+            running: Arc::new(Mutex::new(Some((ev, first)))),
+        }));
+        for _ in 0..10 {
+            drop(queues.share(q as cl_command_queue).unwrap());
+        }
+        assert_eq!(calls("retain", q as cl_command_queue), 1, "retained once");
+        // SAFETY: a PendingRelease leaked just above, given back once.
+        unsafe { pending_release(pending.cast()) };
+        assert_eq!(
+            calls("release", ev as cl_command_queue),
+            1,
+            "the event, here"
+        );
+        assert!(!released(q, 1, 50), "the pool still holds the queue");
+        // Pushed out by newer queues: the last share goes, and with it the reference.
+        for other in 1..=Queues::KEPT {
+            queues
+                .share((q + 0x100 * other) as cl_command_queue)
+                .unwrap();
+        }
+        assert!(released(q, 1, 2000), "released with its last share");
+        queues.release_here();
+        for other in 1..=Queues::KEPT {
+            let other = (q + 0x100 * other) as cl_command_queue;
+            assert_eq!(calls("release", other), 1, "at close, here");
+        }
+    }
+
     /// Direct3D's next access orders itself after a pending adaptive release without flushing
     /// the release's queue from Direct3D's thread when the release flushed it on its own (a
     /// flush there can meet a blocking call on that queue in another thread, whose wait rusticl
@@ -715,7 +861,7 @@ mod tests {
                 context: (EVENTS + 0x80) as cl_context,
                 device: std::ptr::null_mut(),
                 unflushed,
-                running: Arc::new(Mutex::new(Some((ev as usize, q as usize)))),
+                running: Arc::new(Mutex::new(Some((ev as usize, share(q as usize))))),
             }));
             // SAFETY: a PendingRelease leaked just above, given back once by pending_release.
             let hr = unsafe { pending_order(pending.cast()) };
@@ -726,9 +872,9 @@ mod tests {
                 "flushed: {unflushed}"
             );
             assert_eq!(
-                calls("retain", q),
-                calls("release", q),
-                "the queue let go of"
+                (calls("retain", q), calls("release", q)),
+                (1, 0),
+                "the share's reference only: none of its own taken"
             );
             // SAFETY: as above.
             unsafe { pending_release(pending.cast()) };
@@ -742,7 +888,7 @@ mod tests {
     fn a_sweep_queries_each_in_order_queue_once() {
         use crate::cl::fake::COMPLETE;
         fake::install();
-        let held = |ev: usize| Arc::new(Mutex::new(Some((ev, EVENTS + 0x60))));
+        let held = |ev: usize| Arc::new(Mutex::new(Some((ev, share(EVENTS + 0x60)))));
         // Queue A (in order): its newest is complete. Queue B (in order): its newest is pending.
         // Queue C (out of order): one complete, one pending.
         let (a, b, c) = (
@@ -801,7 +947,7 @@ mod tests {
     fn closing_lets_go_of_every_release() {
         use crate::cl::fake::COMPLETE;
         fake::install();
-        let held = |ev: usize| Arc::new(Mutex::new(Some((ev, EVENTS + 0x61))));
+        let held = |ev: usize| Arc::new(Mutex::new(Some((ev, share(EVENTS + 0x61)))));
         let (done, running) = (held(COMPLETE + 4), held(EVENTS + 0x15));
         let mut p = Pending::default();
         p.hold(&done, 0xD as cl_command_queue, true);
