@@ -95,8 +95,8 @@ if named crashes; then
     echo "crashes: $p, ${CRASH_RUNS:-30} runs done"
 fi
 # Timed parts run without the layer's log: a line per hand-off would be part of what they time.
-# BENCH_SIZES=4M,256M: those sizes only.
-if want bench; then DXCL_LOG=0 timeout "${BENCH_LIMIT:-300}" "$g/bin/dxcl" bench --markdown ${BENCH_SIZES:+--sizes "$BENCH_SIZES"} 2>&1 | tee "$out/bench.md"; fi
+# BENCH_SIZES=4M,256M: those sizes only; BENCH_ARGS: more of `dxcl bench`'s options (--touch-every 0).
+if want bench; then DXCL_LOG=0 timeout "${BENCH_LIMIT:-300}" "$g/bin/dxcl" bench --markdown ${BENCH_SIZES:+--sizes "$BENCH_SIZES"} ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.md"; fi
 # Where a hand-off's time goes (not part of "all"; docs/benchmarks.md, "Hand-off trace"): the bench
 # with DXCL_TRACE=handoff, each hand-off case's step table after its timed rounds. The trace's own
 # cost is in these timings: the figures come from `bench`.
