@@ -41,6 +41,9 @@ pub(crate) unsafe extern "C" fn release(queue: cl_command_queue) -> cl_int {
     status(|| {
         // Flushed first: once held, the queue may go on another thread at any moment.
         crate::cl::flush(queue);
+        // The adaptive releases' shared reference goes first, so that the application's release
+        // is the queue's last where no pending release still holds it.
+        crate::strategy::external::sync::queue_released(queue);
         if crate::cl::events::hold_release(queue)? {
             // The application's reference is the layer's to release now.
             crate::cl::held::took(crate::cl::held::Kind::Queue, queue);

@@ -1,7 +1,8 @@
 //! A platform below the layer for unit tests: it knows only the tests' handles, events at
 //! [`EVENTS`]`..+0x100`, each a command of the queue one above it, pending but for those from
-//! [`COMPLETE`] on, and counts the calls made on queues (and the status queries of events). Every test installs the same table, so tests running in parallel agree on
-//! it; each uses handles of its own.
+//! [`COMPLETE`] on, and counts the calls made on queues (and the status queries and releases of
+//! events). Every test installs the same table, so tests running in parallel agree on it; each
+//! uses handles of its own.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -33,7 +34,7 @@ fn count(call: &'static str, queue: cl_command_queue) {
 }
 
 /// How often `call` ("flush", "release", "retain") was made on `queue` ("status": queried of an
-/// event, given as the queue).
+/// event, "release_event": an event released, each given as the queue).
 pub(crate) fn calls(call: &'static str, queue: cl_command_queue) -> usize {
     let g = CALLS.lock().unwrap();
     g.as_ref()
@@ -114,7 +115,7 @@ unsafe extern "C" fn retain_event(ev: cl_event) -> cl_int {
 }
 
 unsafe extern "C" fn release_event(ev: cl_event) -> cl_int {
-    count("release", ev.cast());
+    count("release_event", ev.cast());
     // SAFETY: no pointer is read.
     unsafe { retain_event(ev) }
 }

@@ -12,6 +12,9 @@
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Mutex, OnceLock};
 
+/// The releasing thread's name.
+const THREAD: &str = "dxcl-release";
+
 /// A release to make; handles travel in it as numbers (they are usable from any thread).
 pub(crate) type Release = Box<dyn FnOnce() + Send>;
 
@@ -22,7 +25,7 @@ fn inbox() -> Option<&'static Mutex<Sender<Release>>> {
         .get_or_init(|| {
             let (tx, rx) = channel::<Release>();
             std::thread::Builder::new()
-                .name("dxcl-release".into())
+                .name(THREAD.into())
                 .spawn(move || {
                     for release in rx {
                         // A panic must not end the thread with releases left in its inbox.
@@ -44,5 +47,48 @@ pub(crate) fn later(release: Release) {
     // No thread: release here, as the layer did before it had one.
     if let Err(std::sync::mpsc::SendError(release)) = sent {
         release();
+    }
+}
+
+/// Waits up to `timeout` for the releasing thread to make every release handed to it before this
+/// call: for a release that must come after them (a queue's after its events'), made on the
+/// caller's thread. True when they were made (or there is no thread, so they were made already);
+/// false on the releasing thread itself, which would wait for itself, or past the timeout.
+pub(crate) fn drained_within(timeout: std::time::Duration) -> bool {
+    if std::thread::current().name() == Some(THREAD) {
+        return false;
+    }
+    let (tx, rx) = std::sync::mpsc::sync_channel::<()>(1);
+    later(Box::new(move || {
+        let _ = tx.send(());
+    }));
+    rx.recv_timeout(timeout).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A wait for the thread returns once what was handed to it before has run; on the thread
+    /// itself it does not wait.
+    #[test]
+    fn draining_waits_for_earlier_releases() {
+        let made = Arc::new(AtomicBool::new(false));
+        let flag = made.clone();
+        later(Box::new(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            flag.store(true, SeqCst);
+        }));
+        assert!(drained_within(Duration::from_secs(5)));
+        assert!(made.load(SeqCst), "the earlier release ran first");
+        let (tx, rx) = std::sync::mpsc::channel();
+        later(Box::new(move || {
+            let _ = tx.send(drained_within(Duration::from_secs(5)));
+        }));
+        let on_thread = rx.recv_timeout(Duration::from_secs(5));
+        assert_eq!(on_thread, Ok(false), "no wait for itself");
     }
 }

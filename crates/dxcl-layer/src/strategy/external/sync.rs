@@ -229,7 +229,8 @@ pub(crate) fn close_pool(context: cl_context) {
     let mut pool = pools().as_mut().and_then(|m| m.remove(&(context as usize)));
     if let Some(p) = pool.as_mut() {
         p.pending.close();
-        // After the releases' events; here, on the application's thread, like theirs.
+        // After the releases' events (those handed to the releasing thread too: release_here);
+        // here, on the application's thread, like theirs.
         p.queues.release_here();
     }
     // Dropped outside the lock: destroying waits for the runtime's queue.
@@ -384,14 +385,13 @@ fn retain(ev: cl_event) {
 }
 
 /// A reference of the layer's to an application queue, shared by the adaptive releases made on
-/// it and by the context's pool, which keeps the queues of the latest releases
-/// ([`Queues`]): one retain per queue, not one per hand-off. A per-hand-off reference
-/// had to go on the layer's releasing thread (it could be the queue's and the context's last),
-/// and there its `clReleaseCommandQueue`, an implicit flush, ran beside the application's next
-/// hand-offs: on NVIDIA that slowed every call of the process, the platform's own hand-off
-/// included (docs/benchmarks.md). Each holder lets go of its event before its share of this, so
-/// an event's release is never the last reference to the queue or its context, and may be made
-/// on any thread, Direct3D's included.
+/// it and by the context's pool while the application uses the queue ([`Queues`]): one retain per
+/// queue, not one per hand-off. A per-hand-off reference had to go on the layer's releasing thread
+/// (it could be the queue's and the context's last), and there its `clReleaseCommandQueue`, an
+/// implicit flush, ran beside the application's next hand-offs: on NVIDIA that slowed every call
+/// of the process, the platform's own hand-off included (docs/benchmarks.md). Direct3D's access
+/// lets go of a release's event while it still holds its share, so that release is never the last
+/// reference to the queue or its context, and is made on Direct3D's thread.
 struct QueueRef(usize);
 
 impl QueueRef {
@@ -406,11 +406,18 @@ impl QueueRef {
     }
 
     /// Lets go of this share, releasing the queue here, on the caller's thread, when it is the
-    /// last (the application's `clReleaseContext`, where the context's last references go).
+    /// last (the application's `clReleaseCommandQueue` or last `clReleaseContext`, where the
+    /// queue's and the context's last references go). First the releasing thread makes what it
+    /// was handed before, events of this queue among them: NVIDIA loses a context whose queue
+    /// goes before its events (cl::events, PINS).
     fn release_here(self: Arc<Self>) {
         if let Some(last) = Arc::into_inner(self) {
             let queue = last.queue();
             std::mem::forget(last);
+            if !crate::cl::release_thread::drained_within(std::time::Duration::from_secs(1)) {
+                crate::cl::reaper::release_queue(queue);
+                return;
+            }
             crate::cl::release_queue(queue);
         }
     }
@@ -418,20 +425,22 @@ impl QueueRef {
 
 impl Drop for QueueRef {
     /// The last share, let go of by Direct3D's access, a completion callback or a sweep: the
-    /// queue's release goes to the layer's releasing thread, as it may be the context's last.
+    /// queue's release goes to the layer's releasing thread (after the events handed to it
+    /// before), as it may be the context's last reference.
     fn drop(&mut self) {
         crate::cl::reaper::release_queue(self.queue());
     }
 }
 
-/// A pool's references to the application queues of its latest adaptive releases, newest last.
+/// A pool's shares of the application queues its adaptive releases were made on, newest last.
+/// The application's `clReleaseCommandQueue` lets go of its queue's ([`queue_released`]); the
+/// bound only limits what an application that never releases its queues leaves here.
 #[derive(Default)]
 struct Queues(Vec<Arc<QueueRef>>);
 
 impl Queues {
-    /// How many queues are kept: an application that hands off from a few queues in turn still
-    /// retains each once.
-    const KEPT: usize = 4;
+    /// How many queues are kept at most.
+    const KEPT: usize = 32;
 
     /// A share of the layer's reference to `queue`, retained at the first release from it.
     fn share(&mut self, queue: cl_command_queue) -> Option<Arc<QueueRef>> {
@@ -442,11 +451,18 @@ impl Queues {
         }
         let q = QueueRef::retain(queue)?;
         if self.0.len() >= Self::KEPT {
-            // The oldest goes with its last release (here only if none holds it any more).
+            // The least recently used; its reference goes with its last share (whose Drop hands
+            // it to the releasing thread).
             self.0.remove(0);
         }
         self.0.push(q.clone());
         Some(q)
+    }
+
+    /// Takes out the pool's share of `queue`, if it has one.
+    fn take(&mut self, queue: cl_command_queue) -> Option<Arc<QueueRef>> {
+        let i = self.0.iter().position(|q| q.queue() == queue)?;
+        Some(self.0.remove(i))
     }
 
     /// Lets go of every queue, releasing here those no release holds any more.
@@ -454,6 +470,22 @@ impl Queues {
         for q in self.0.drain(..) {
             q.release_here();
         }
+    }
+}
+
+/// The application releases `queue`: the pools let go of their shares of it first, on this thread
+/// (the application's release, made next, is then the queue's last where no release still holds
+/// a share). A later adaptive release from the queue retains it again.
+pub(crate) fn queue_released(queue: cl_command_queue) {
+    let taken: Vec<Arc<QueueRef>> = match pools().as_mut() {
+        Some(m) => m
+            .values_mut()
+            .filter_map(|p| p.queues.take(queue))
+            .collect(),
+        None => return,
+    };
+    for q in taken {
+        q.release_here();
     }
 }
 
@@ -619,12 +651,13 @@ impl PendingRelease {
 }
 
 /// Lets go of a pending release's event and queue from a sweep or a completion callback: on the
-/// layer's releasing thread (the event first), as the queue may be the context's last reference.
+/// layer's releasing thread, as the queue may be the context's last reference. The event is
+/// handed over first; if this is the queue's last share its Drop hands the queue over after it,
+/// and a last share released elsewhere waits for the thread first ([`QueueRef::release_here`]).
 fn let_go_of(running: &Running) {
     let taken = lock_running(running).take();
     if let Some((ev, q)) = taken {
         crate::cl::reaper::release_event(ev as cl_event);
-        // Its Drop releases the queue on the same thread, after the event, if this is the last.
         drop(q);
     }
 }
@@ -703,22 +736,24 @@ pub(crate) fn order_d3d_after_next_access(
     if !owned && events::retain(done).is_err() {
         return false;
     }
-    let running = |q: Arc<QueueRef>| Arc::new(Mutex::new(Some((done as usize, q))));
+    let with_share = |q: Arc<QueueRef>| Arc::new(Mutex::new(Some((done as usize, q))));
     // Held by the pool, or (the pool closed meanwhile) let go of by the release's completion, with
     // a reference of the callback's own: both arranged before the runtime has the work, whose
     // access may let go of the release's references on another thread at once.
-    let (running, held) = match pools()
+    let pooled = pools()
         .as_mut()
         .and_then(|m| m.get_mut(&(context as usize)))
-    {
-        Some(pool) => {
-            let r = pool.queues.share(queue).map(running);
+        .map(|pool| {
+            let r = pool.queues.share(queue).map(with_share);
             if let Some(r) = &r {
                 pool.pending.hold(r, queue, in_order);
             }
-            (r, true)
-        }
-        None => (QueueRef::retain(queue).map(running), false),
+            r
+        });
+    let held = pooled.is_some();
+    let running = match pooled {
+        Some(r) => r,
+        None => QueueRef::retain(queue).map(with_share),
     };
     let Some(running) = running else {
         if !owned {
@@ -746,19 +781,20 @@ pub(crate) fn order_d3d_after_next_access(
         )
     };
     if !SUCCEEDED(hr) {
-        // SAFETY: the runtime refused it, so the Box is still ours alone; nothing let go of (the
-        // pool's entry, if any, finds the references gone).
+        // SAFETY: the runtime refused it, so the Box is still ours alone.
         drop(unsafe { Box::from_raw(pending) });
-        let taken = lock_running(&running).take();
-        if !owned {
-            release_event(done);
-        }
         if watched {
             release_event(done);
         }
-        if let Some((_, q)) = taken {
-            q.release_here();
+        let Some((_, q)) = lock_running(&running).take() else {
+            // A sweep found the release complete meanwhile and let go of its references (the
+            // caller's too, when owned): there is nothing left to order.
+            return true;
+        };
+        if !owned {
+            release_event(done);
         }
+        q.release_here();
         return false;
     }
     if watched {
@@ -802,14 +838,16 @@ mod tests {
     }
 
     /// A context's adaptive releases from one queue share one reference to it, retained at the
-    /// first: no retain and no release (an implicit flush) per hand-off. A release lets go of its
-    /// event on Direct3D's thread at once, and of its queue share only after it; the queue's
-    /// reference goes (on the releasing thread) with its last share, once the pool let go of it
-    /// too, whether at the pool's close or when newer queues pushed it out.
+    /// first: no retain and no release (an implicit flush) per hand-off. Direct3D's access lets
+    /// go of a release's event on its own thread at once, and of its share only after it. The
+    /// pool keeps its queues most recently used last: one pushed out by newer ones, or taken out
+    /// at the application's `clReleaseCommandQueue`, is released with its last share (here when
+    /// that is the pool's, after what the releasing thread was handed before).
     #[test]
     fn adaptive_releases_share_their_queues_reference() {
         fake::install();
         let (q, ev) = (EVENTS + 0x70, EVENTS + 0x71);
+        let other = |i: usize| (q + 0x100 * i) as cl_command_queue;
         let mut queues = Queues::default();
         let first = queues.share(q as cl_command_queue).unwrap();
         let pending = Box::into_raw(Box::new(PendingRelease {
@@ -825,23 +863,59 @@ mod tests {
         // SAFETY: a PendingRelease leaked just above, given back once.
         unsafe { pending_release(pending.cast()) };
         assert_eq!(
-            calls("release", ev as cl_command_queue),
+            calls("release_event", ev as cl_command_queue),
             1,
             "the event, here"
         );
-        assert!(!released(q, 1, 50), "the pool still holds the queue");
-        // Pushed out by newer queues: the last share goes, and with it the reference.
-        for other in 1..=Queues::KEPT {
-            queues
-                .share((q + 0x100 * other) as cl_command_queue)
-                .unwrap();
+        // Used again after newer queues: kept while they are pushed out in turn.
+        for i in 1..Queues::KEPT {
+            queues.share(other(i)).unwrap();
         }
-        assert!(released(q, 1, 2000), "released with its last share");
+        drop(queues.share(q as cl_command_queue).unwrap());
+        queues.share(other(Queues::KEPT)).unwrap();
+        assert!(!released(q, 1, 50), "recently used: still kept");
+        assert!(
+            released(other(1) as usize, 1, 2000),
+            "the least recently used"
+        );
+        // The application releases its queue: the pool's share, the last, goes here.
+        let released_here = queues.take(q as cl_command_queue).unwrap();
+        released_here.release_here();
+        assert_eq!(calls("release", q as cl_command_queue), 1, "at once");
         queues.release_here();
-        for other in 1..=Queues::KEPT {
-            let other = (q + 0x100 * other) as cl_command_queue;
-            assert_eq!(calls("release", other), 1, "at close, here");
+        for i in 2..=Queues::KEPT {
+            assert_eq!(calls("release", other(i)), 1, "at close, here");
         }
+    }
+
+    /// A queue's last share released on the application's thread (the pool's close) goes after
+    /// the event releases handed to the releasing thread before, even while that thread is busy:
+    /// NVIDIA loses a context whose queue goes before its events.
+    #[test]
+    fn a_queue_released_here_goes_after_its_events() {
+        fake::install();
+        let (q, ev) = (EVENTS + 0x72, EVENTS + 0x73);
+        let mut queues = Queues::default();
+        let running = Mutex::new(Some((ev, queues.share(q as cl_command_queue).unwrap())));
+        // The releasing thread busy for a while, then the sweep's let-go behind it.
+        crate::cl::release_thread::later(Box::new(|| {
+            std::thread::sleep(std::time::Duration::from_millis(100))
+        }));
+        let_go_of(&running);
+        assert_eq!(
+            calls("release", q as cl_command_queue),
+            0,
+            "the pool's share"
+        );
+        queues.release_here();
+        assert_eq!(
+            (
+                calls("release_event", ev as cl_command_queue),
+                calls("release", q as cl_command_queue)
+            ),
+            (1, 1),
+            "the event first, then the queue"
+        );
     }
 
     /// Direct3D's next access orders itself after a pending adaptive release without flushing
