@@ -81,6 +81,7 @@ check-docs:
 
 lint:
 	python3 scripts/check-circles.py
+	sh scripts/shaders.sh --check
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p dxcl --no-deps
