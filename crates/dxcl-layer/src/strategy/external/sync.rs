@@ -444,8 +444,7 @@ impl Queues {
 
     /// A share of the layer's reference to `queue`, retained at the first release from it.
     fn share(&mut self, queue: cl_command_queue) -> Option<Arc<QueueRef>> {
-        if let Some(i) = self.0.iter().position(|q| q.queue() == queue) {
-            let q = self.0.remove(i);
+        if let Some(q) = self.take(queue) {
             self.0.push(q.clone());
             return Some(q);
         }
@@ -655,9 +654,15 @@ impl PendingRelease {
 /// handed over first; if this is the queue's last share its Drop hands the queue over after it,
 /// and a last share released elsewhere waits for the thread first ([`QueueRef::release_here`]).
 fn let_go_of(running: &Running) {
+    let_go_of_by(running, crate::cl::reaper::release_event);
+}
+
+/// Takes a pending release's event and queue share, lets go of the event by `release_event`, then
+/// of the share.
+fn let_go_of_by(running: &Running, release_event: fn(cl_event)) {
     let taken = lock_running(running).take();
     if let Some((ev, q)) = taken {
-        crate::cl::reaper::release_event(ev as cl_event);
+        release_event(ev as cl_event);
         drop(q);
     }
 }
@@ -702,13 +707,7 @@ unsafe extern "system" fn pending_release(p: *mut c_void) {
     // Direct3D's access was ordered, or the resource is gone: nothing needs the release's event
     // and queue any more. The event goes here, on Direct3D's thread: the queue's share is still
     // held, so it is not the queue's or the context's last reference (see QueueRef).
-    let _ = std::panic::catch_unwind(|| {
-        let taken = lock_running(&pending.running).take();
-        if let Some((ev, q)) = taken {
-            release_event(ev as cl_event);
-            drop(q);
-        }
-    });
+    let _ = std::panic::catch_unwind(|| let_go_of_by(&pending.running, release_event));
 }
 
 /// Adaptive release: Direct3D's next access to `interop`'s resource finds `done` complete and
