@@ -39,8 +39,8 @@ pub struct Options {
     /// Direct3D touches the resource before every K-th sample (0: never).
     #[arg(long, value_name = "K", default_value_t = 4)]
     pub touch_every: usize,
-    /// How long the queue runs only floor markers before each clean floor sample, in µs (a
-    /// diagnostic: the default, 1000, is what every ratio in the docs was measured with).
+    /// How long the queue runs only floor markers before each clean floor sample and each idle
+    /// hand-off sample (dxcl's and the platform's), in µs; 0 times them back to back.
     #[arg(long = "clean-gap-us", value_name = "US", default_value_t = CLEAN_GAP_US)]
     pub clean_gap_us: u64,
     /// Print the results as a Markdown table.
@@ -97,7 +97,8 @@ const DEFAULT_SIZES: &str = "4K,16K,64K,256K,1M,4M,16M,64M,256M";
 const WARMUP: usize = 5;
 /// Enough for stable percentiles; also bounds what a fast case costs.
 const MAX_SAMPLES: usize = 10_000;
-/// How long (µs) the queue runs only floor markers (no hand-off) before each clean floor sample.
+/// How long (µs) the queue runs only floor markers (no hand-off) before each clean floor sample and
+/// each idle hand-off sample.
 const CLEAN_GAP_US: u64 = 1000;
 
 /// "4096", "4K", "4KiB", "64M", "1G" (binary units).
@@ -152,7 +153,9 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "dxcl bench: clEnqueueAcquireD3D11ObjectsKHR + clEnqueueReleaseD3D11ObjectsKHR + clFinish \
          of one object, against the clean floor: clEnqueueMarkerWithWaitList + clFinish on the same \
-         queue with no hand-off in the millisecond before"
+         queue; each clean floor sample and each idle hand-off sample (dxcl's and the platform's) \
+         follows {} µs in which the queue ran only floor markers",
+        opts.clean_gap_us
     );
     println!(
         "{bullet}Direct3D 11: {} on the default adapter: {}",
@@ -186,7 +189,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     }
     if opts.clean_gap_us != CLEAN_GAP_US {
         println!(
-            "{bullet}note: before each clean floor sample the queue runs floor markers for {} µs, \
+            "{bullet}note: the quiet time before each clean floor and idle hand-off sample is {} µs, \
              not {CLEAN_GAP_US} µs (--clean-gap-us)",
             opts.clean_gap_us
         );
@@ -266,35 +269,43 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 } else {
                     opts.touch_every
                 };
+                // The floors are timed in rounds with the default strategy: all are small, and
+                // drift on a shared machine must not tilt their ratio. Before each clean floor
+                // sample and each idle hand-off sample (dxcl's and the platform's) the queue runs
+                // only floor markers for `clean_gap`: all three then start from the same state,
+                // with no hand-off on the queue just before. The floor right after a hand-off is
+                // its own row. The staging copy is timed on its own, so that its copies do not
+                // evict the caches the others run from.
+                let quiet = {
+                    let session = &session;
+                    move || -> Result<(), Box<dyn std::error::Error>> {
+                        // Busy with floor markers, not asleep: a queue woken from idle would
+                        // add its wake-up to the sample.
+                        let start = std::time::Instant::now();
+                        while start.elapsed() < clean_gap {
+                            session.floor()?;
+                        }
+                        Ok(())
+                    }
+                };
                 let shared_ref = &shared;
                 let timed = || {
                     Timed::<Box<dyn std::error::Error>>::new(move || {
                         Ok(shared_ref.acquire_release()?)
                     })
                     .with_between(move |i| {
+                        if case == Case::Default {
+                            quiet()?;
+                        }
                         if every > 0 && i % every == 0 {
                             shared_ref.touch(i as u32)?;
                         }
                         Ok(())
                     })
                 };
-                // The floors are timed in rounds with the default strategy: all are small, and
-                // drift on a shared machine must not tilt their ratio. Before each clean floor
-                // sample the queue runs only floor markers for `clean_gap`, so no hand-off ran on it
-                // just before; the floor right after a hand-off is its own row. The staging copy is timed on its own, so that
-                // its copies do not evict the caches the others run from.
                 let clean_floor = || {
-                    Timed::<Box<dyn std::error::Error>>::new(|| Ok(session.floor()?)).with_between(
-                        |_| {
-                            // Busy with floor markers, not asleep: a queue woken from idle would
-                            // add its wake-up to the baseline.
-                            let start = std::time::Instant::now();
-                            while start.elapsed() < clean_gap {
-                                session.floor()?;
-                            }
-                            Ok(())
-                        },
-                    )
+                    Timed::<Box<dyn std::error::Error>>::new(|| Ok(session.floor()?))
+                        .with_between(move |_| quiet())
                 };
                 // The platform's own hand-off of the imported object, in the same rounds.
                 let platform = verdict
@@ -332,7 +343,10 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     (Some(_), false) => vec![],
                 };
                 if let Some(f) = &platform {
-                    cases.push(Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?)));
+                    cases.push(
+                        Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?))
+                            .with_between(move |_| quiet()),
+                    );
                 }
                 if let Some(b) = &bus {
                     for host in [Host::Pinned, Host::Pageable] {
