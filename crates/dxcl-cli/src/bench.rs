@@ -402,7 +402,19 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         }
                         Ok(())
                     };
-                    t.pass(&title, || Ok(shared.acquire_release()?), &mut touch)?;
+                    // As in the timed rounds: the idle hand-off after its quiet gap.
+                    let quiet_us = if case == Case::Default {
+                        opts.clean_gap_us
+                    } else {
+                        0
+                    };
+                    t.pass(
+                        &title,
+                        || Ok(shared.acquire_release()?),
+                        quiet,
+                        quiet_us,
+                        &mut touch,
+                    )?;
                 }
                 // `shared` drops here: at most one object of each size lives at a time.
             }

@@ -4,11 +4,12 @@
 //! is a [`Span`]; a span's time excludes the spans opened inside it, so the steps partition the
 //! time the layer's entry points take, and the platform's calls stand apart from the layer's
 //! own work. Totals and counts accumulate in atomics (nothing is printed per hand-off);
-//! [`dxclTraceTake`] hands the table over and starts afresh. Off (the default), a span costs one
-//! relaxed atomic load.
+//! [`dxclTraceTake`] hands the table over and starts afresh; [`dxclTraceRecord`] pauses recording
+//! while the caller does work that is no hand-off's. Off (the default), a span costs one relaxed
+//! atomic load.
 
 use std::cell::RefCell;
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::time::Instant;
@@ -107,14 +108,23 @@ impl Step {
     }
 }
 
-/// 0: `DXCL_TRACE` not read yet; 1: off; 2: on.
+/// 0: `DXCL_TRACE` not read yet; 1: off; 2: on; 3: on, but not recording ([`dxclTraceRecord`]).
 static STATE: AtomicU8 = AtomicU8::new(0);
 
-/// Whether `DXCL_TRACE=handoff` is set (read once).
+/// Whether spans are recorded: `DXCL_TRACE=handoff` is set (read once) and recording is not paused.
 pub(crate) fn on() -> bool {
     match STATE.load(Relaxed) {
-        1 => false,
+        1 | 3 => false,
         2 => true,
+        _ => enabled(),
+    }
+}
+
+/// Whether `DXCL_TRACE=handoff` is set, paused or not.
+fn enabled() -> bool {
+    match STATE.load(Relaxed) {
+        1 => false,
+        2 | 3 => true,
         _ => {
             let on =
                 std::env::var("DXCL_TRACE").is_ok_and(|v| v.split(',').any(|w| w == "handoff"));
@@ -319,8 +329,8 @@ pub(crate) fn table() -> String {
 /// `buffer` is null or writable for `size` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn dxclTraceTake(buffer: *mut c_char, size: usize) -> usize {
-    let text =
-        std::panic::catch_unwind(|| if on() { table() } else { String::new() }).unwrap_or_default();
+    let text = std::panic::catch_unwind(|| if enabled() { table() } else { String::new() })
+        .unwrap_or_default();
     if !buffer.is_null() && size > 0 {
         let n = text.len().min(size - 1);
         // SAFETY: the caller's buffer holds `size` bytes; `n + 1 <= size`.
@@ -330,6 +340,19 @@ pub unsafe extern "C" fn dxclTraceTake(buffer: *mut c_char, size: usize) -> usiz
         }
     }
     text.len()
+}
+
+/// `int dxclTraceRecord(int record)`: with `DXCL_TRACE=handoff` set, 0 stops recording spans and
+/// any other value starts again (what is recorded so far stays); returns 1, or 0 where the trace
+/// is off and nothing changes. For `dxcl bench`, whose untimed work between two traced hand-offs
+/// (the quiet floor markers) is not a hand-off's.
+#[no_mangle]
+pub extern "C" fn dxclTraceRecord(record: c_int) -> c_int {
+    if !enabled() {
+        return 0;
+    }
+    STATE.store(if record != 0 { 2 } else { 3 }, Relaxed);
+    1
 }
 
 #[cfg(test)]
@@ -357,6 +380,18 @@ mod tests {
         assert!(t[Step::ClFlush as usize][1].0 >= 1);
         // Zeroed by the take.
         assert_eq!(take()[Step::ClMarker as usize][0], (0, 0));
+        // Paused, nothing is recorded, and the table can still be taken; resumed, it records.
+        assert_eq!(dxclTraceRecord(0), 1);
+        time(Step::ClFlush, || ());
+        assert!(!on() && enabled());
+        assert_eq!(take()[Step::ClFlush as usize][1], (0, 0));
+        assert_eq!(dxclTraceRecord(1), 1);
+        time(Step::ClFlush, || ());
+        assert!(take()[Step::ClFlush as usize][1].0 >= 1);
+        // With the trace off there is nothing to pause or resume.
+        STATE.store(1, Relaxed);
+        assert_eq!(dxclTraceRecord(1), 0);
+        assert!(!on());
         STATE.store(0, Relaxed);
     }
 }

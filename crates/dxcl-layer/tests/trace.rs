@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, c_int, CString};
 use std::ptr::{null, null_mut};
 
 use dxcl_abi::*;
@@ -19,6 +19,23 @@ use support::{
 };
 
 type Take = unsafe extern "C" fn(*mut c_char, usize) -> usize;
+type Record = unsafe extern "C" fn(c_int) -> c_int;
+
+/// The loaded layer's switch that pauses and resumes recording (as `dxcl bench` uses it).
+fn record(layer: &std::path::Path, on: bool) -> c_int {
+    let path = CString::new(layer.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path; RTLD_NOLOAD only finds the library the loader loaded.
+    let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    assert!(!handle.is_null(), "the loader did not load the layer");
+    // SAFETY: a live handle and a NUL-terminated name.
+    let f = unsafe { libc::dlsym(handle, c"dxclTraceRecord".as_ptr()) };
+    assert!(!f.is_null(), "the layer exports no dxclTraceRecord");
+    // SAFETY: the export's signature (src/trace.rs); it takes any int.
+    let r = unsafe { (std::mem::transmute_copy::<_, Record>(&f))(c_int::from(on)) };
+    // SAFETY: the handle dlopen returned above.
+    unsafe { libc::dlclose(handle) };
+    r
+}
 
 /// The table the loaded layer hands over (through its export, as `dxcl bench` takes it).
 fn take_table(layer: &std::path::Path) -> String {
@@ -135,6 +152,26 @@ fn the_table_lists_the_steps_of_a_hand_off() {
             0
         );
     }
+    // Paused, the layer records none of the calls between (the bench's quiet floor markers);
+    // resumed, it records again.
+    assert_eq!(record(&layer, false), 1);
+    // SAFETY: a live queue.
+    unsafe { assert_eq!(clFinish(q), CL_SUCCESS) };
+    assert_eq!(record(&layer, true), 1);
+    let paused = take_table(&layer);
+    assert_eq!(
+        calls(&paused, "clFinish entry point (its own code)"),
+        0,
+        "{paused}"
+    );
+    // SAFETY: a live queue.
+    unsafe { assert_eq!(clFinish(q), CL_SUCCESS) };
+    let resumed = take_table(&layer);
+    assert_eq!(
+        calls(&resumed, "clFinish entry point (its own code)"),
+        1,
+        "{resumed}"
+    );
     // SAFETY: live objects released once.
     unsafe {
         clReleaseCommandQueue(q);

@@ -2,11 +2,12 @@
 //! whose step table the layer hands over (`dxclTraceTake`, found in the layer the loader loaded)
 //! and the bench prints on stderr.
 
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, c_int, CString};
 use std::time::{Duration, Instant};
 
 type BoxError = Box<dyn std::error::Error>;
 type Take = unsafe extern "C" fn(*mut c_char, usize) -> usize;
+type Record = unsafe extern "C" fn(c_int) -> c_int;
 
 /// Hand-offs per pass: at most this many, and no more once the pass has used `PASS_TIME`.
 const PASS_MAX: usize = 200;
@@ -15,6 +16,8 @@ const PASS_TIME: Duration = Duration::from_secs(1);
 
 pub struct Tracer {
     take: Take,
+    /// The layer's switch that pauses recording (`dxclTraceRecord`).
+    record: Record,
 }
 
 /// Whether `DXCL_TRACE` asks for the hand-off trace.
@@ -42,15 +45,18 @@ impl Tracer {
             }
             // SAFETY: a live handle and a NUL-terminated name.
             let f = unsafe { libc::dlsym(handle, c"dxclTraceTake".as_ptr()) };
-            if !f.is_null() {
-                // SAFETY: the layer's export has this signature (dxcl-layer src/trace.rs).
-                let take: Take = unsafe { std::mem::transmute_copy(&f) };
-                return Ok(Some(Tracer { take }));
+            // SAFETY: as above.
+            let r = unsafe { libc::dlsym(handle, c"dxclTraceRecord".as_ptr()) };
+            if !f.is_null() && !r.is_null() {
+                // SAFETY: the layer's exports have these signatures (dxcl-layer src/trace.rs).
+                let (take, record): (Take, Record) =
+                    unsafe { (std::mem::transmute_copy(&f), std::mem::transmute_copy(&r)) };
+                return Ok(Some(Tracer { take, record }));
             }
         }
         Err(format!(
             "DXCL_TRACE=handoff, but no loaded layer of OPENCL_LAYERS={layers:?} exports \
-             dxclTraceTake"
+             dxclTraceTake and dxclTraceRecord"
         )
         .into())
     }
@@ -63,18 +69,29 @@ impl Tracer {
         String::from_utf8_lossy(&buf[..n.min(buf.len() - 1)]).into_owned()
     }
 
-    /// A pass of hand-offs (`op`, with `between` before each, as in the timed rounds), and the
-    /// table of their steps on stderr under `title`.
+    /// A pass of hand-offs (`op`, with `quiet` and then `between` before each, as in the timed
+    /// rounds), and the table of their steps on stderr under `title`. `quiet` (the floor markers
+    /// of `--clean-gap-us`, `quiet_us` long) runs with recording paused: it is no hand-off's.
     pub fn pass(
         &self,
         title: &str,
         mut op: impl FnMut() -> Result<(), BoxError>,
+        mut quiet: impl FnMut() -> Result<(), BoxError>,
+        quiet_us: u64,
         mut between: impl FnMut(usize) -> Result<(), BoxError>,
     ) -> Result<(), BoxError> {
         // What verification and the timed rounds left is not this pass's.
         self.take();
         let (start, mut timed, mut n) = (Instant::now(), Duration::ZERO, 0usize);
         while n < PASS_MIN || (n < PASS_MAX && start.elapsed() < PASS_TIME) {
+            if quiet_us > 0 {
+                // SAFETY: the layer's export takes any int.
+                unsafe { (self.record)(0) };
+                let quieted = quiet();
+                // SAFETY: as above.
+                unsafe { (self.record)(1) };
+                quieted?;
+            }
             between(n)?;
             let t = Instant::now();
             op()?;
@@ -82,9 +99,14 @@ impl Tracer {
             n += 1;
         }
         let table = self.take();
+        let after = if quiet_us > 0 {
+            format!(", each after {quiet_us} µs of floor markers (not traced)")
+        } else {
+            String::new()
+        };
         eprintln!(
             "\n### Hand-off trace: {title}\n\n{n} hand-offs (acquire + release + clFinish) after \
-             the timed rounds: {:.1} µs each by the bench's clock, the trace on\n{table}",
+             the timed rounds{after}: {:.1} µs each by the bench's clock, the trace on\n{table}",
             timed.as_secs_f64() * 1e6 / n as f64
         );
         Ok(())
