@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::{
     cl_command_queue, cl_event, cl_int, cl_uint, CL_EVENT_COMMAND_EXECUTION_STATUS,
-    CL_EVENT_COMMAND_QUEUE, CL_INVALID_COMMAND_QUEUE, CL_INVALID_EVENT, CL_QUEUED,
+    CL_EVENT_COMMAND_QUEUE, CL_INVALID_COMMAND_QUEUE, CL_INVALID_EVENT, CL_QUEUED, CL_QUEUE_DEVICE,
     CL_QUEUE_REFERENCE_COUNT, CL_SUCCESS,
 };
 
@@ -20,6 +20,8 @@ pub(crate) const EVENTS: usize = 0xD0C1_0000;
 pub(crate) const ONE_REFERENCE: usize = EVENTS + 3;
 /// Events from here to the end of the range report `CL_COMPLETE`.
 pub(crate) const COMPLETE: usize = EVENTS + 0xC0;
+/// Every queue's device (`CL_QUEUE_DEVICE`).
+pub(crate) const DEVICE: usize = EVENTS + 0xF2;
 /// A queue whose `clFinish` answers `CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST`, as NVIDIA's
 /// does after the layer's commands were terminated by a failed event.
 pub(crate) const FINISH_TERMINATED: usize = EVENTS + 0xF1;
@@ -34,7 +36,8 @@ fn count(call: &'static str, queue: cl_command_queue) {
 }
 
 /// How often `call` ("flush", "release", "retain") was made on `queue` ("status": queried of an
-/// event, "release_event": an event released, each given as the queue).
+/// event, "retain_event" and "release_event": an event retained or released, each given as the
+/// queue).
 pub(crate) fn calls(call: &'static str, queue: cl_command_queue) -> usize {
     let g = CALLS.lock().unwrap();
     g.as_ref()
@@ -98,15 +101,23 @@ unsafe extern "C" fn queue_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> cl_int {
-    if !ours(q as usize) || param != CL_QUEUE_REFERENCE_COUNT {
+    if !ours(q as usize) {
         return CL_INVALID_COMMAND_QUEUE;
     }
-    let refs: cl_uint = if q as usize == ONE_REFERENCE { 1 } else { 2 };
-    // SAFETY: the caller's buffer (the query protocol).
-    unsafe { answer(refs, size, value, size_ret) }
+    match param {
+        CL_QUEUE_REFERENCE_COUNT => {
+            let refs: cl_uint = if q as usize == ONE_REFERENCE { 1 } else { 2 };
+            // SAFETY: the caller's buffer (the query protocol).
+            unsafe { answer(refs, size, value, size_ret) }
+        }
+        // One device for every queue; no call is made on it.
+        // SAFETY: as above.
+        CL_QUEUE_DEVICE => unsafe { answer(DEVICE, size, value, size_ret) },
+        _ => CL_INVALID_COMMAND_QUEUE,
+    }
 }
 
-unsafe extern "C" fn retain_event(ev: cl_event) -> cl_int {
+fn event_known(ev: cl_event) -> cl_int {
     if ours(ev as usize) {
         CL_SUCCESS
     } else {
@@ -114,10 +125,14 @@ unsafe extern "C" fn retain_event(ev: cl_event) -> cl_int {
     }
 }
 
+unsafe extern "C" fn retain_event(ev: cl_event) -> cl_int {
+    count("retain_event", ev.cast());
+    event_known(ev)
+}
+
 unsafe extern "C" fn release_event(ev: cl_event) -> cl_int {
     count("release_event", ev.cast());
-    // SAFETY: no pointer is read.
-    unsafe { retain_event(ev) }
+    event_known(ev)
 }
 
 unsafe extern "C" fn flush(q: cl_command_queue) -> cl_int {

@@ -1014,6 +1014,124 @@ mod tests {
         }
     }
 
+    /// The pool's context for [`refused_after_a_sweep`].
+    const SWEPT_CONTEXT: usize = EVENTS + 0x90;
+
+    /// A runtime that refuses the pending work after a sweep of the pool (on another thread, in
+    /// the layer) found the release complete and let go of it.
+    unsafe extern "system" fn refused_after_a_sweep(
+        _this: *mut IDxclInteropResource,
+        _wait: dxcl_abi::interop::PFN_DXCL_PENDING_WAIT,
+        _order: dxcl_abi::interop::PFN_DXCL_PENDING_ORDER,
+        _release: dxcl_abi::interop::PFN_DXCL_PENDING_RELEASE,
+        _context: *mut c_void,
+    ) -> HRESULT {
+        if let Some(pool) = pools().as_mut().and_then(|m| m.get_mut(&SWEPT_CONTEXT)) {
+            pool.pending.sweep();
+        }
+        E_FAIL
+    }
+
+    /// A release the runtime refuses after a sweep already let go of it: the sweep released the
+    /// layer's event reference, the refusal does not release it a second time, and nothing is
+    /// left to order. The queue stays the pool's until the pool closes.
+    #[test]
+    fn a_refused_release_already_swept_releases_its_event_once() {
+        use crate::cl::fake::COMPLETE;
+        use dxcl_abi::interop::{IDxclInteropDeviceVtbl, IDxclInteropResourceVtbl};
+        static DEVICE_VTBL: IDxclInteropDeviceVtbl = IDxclInteropDeviceVtbl::NOT_IMPLEMENTED;
+        static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
+            AddPendingWorkOrdered: refused_after_a_sweep,
+            ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
+        };
+        unsafe extern "C" fn no_semaphore(
+            _: cl_context,
+            _: *const cl_semaphore_properties_khr,
+            err: *mut cl_int,
+        ) -> cl_semaphore_khr {
+            // SAFETY: the layer passes a valid error pointer or null.
+            if let Some(e) = unsafe { err.as_mut() } {
+                *e = CL_OUT_OF_RESOURCES;
+            }
+            std::ptr::null_mut()
+        }
+        unsafe extern "C" fn no_enqueue(
+            _: cl_command_queue,
+            _: opencl_sys::cl_uint,
+            _: *const cl_semaphore_khr,
+            _: *const u64,
+            _: opencl_sys::cl_uint,
+            _: *const cl_event,
+            _: *mut cl_event,
+        ) -> cl_int {
+            CL_OUT_OF_RESOURCES
+        }
+        unsafe extern "C" fn no_release(_: cl_semaphore_khr) -> cl_int {
+            CL_OUT_OF_RESOURCES
+        }
+        fake::install();
+        let (ev, q) = (COMPLETE + 0x10, EVENTS + 0x91);
+        let device = Box::into_raw(Box::new(IDxclInteropDevice {
+            lpVtbl: &DEVICE_VTBL,
+        }));
+        let resource = Box::into_raw(Box::new(IDxclInteropResource {
+            lpVtbl: &RESOURCE_VTBL,
+        }));
+        // SAFETY: live COM objects of static vtables, never freed (their counts are no-ops).
+        let (device, resource) = unsafe {
+            (
+                ComPtr::from_owned(device).unwrap(),
+                ComPtr::from_owned(resource).unwrap(),
+            )
+        };
+        pools().get_or_insert_with(HashMap::new).insert(
+            SWEPT_CONTEXT,
+            Pool {
+                validation: None,
+                device,
+                fns: SemaphoreFns {
+                    create: no_semaphore,
+                    wait: no_enqueue,
+                    signal: no_enqueue,
+                    release: no_release,
+                },
+                context: SWEPT_CONTEXT as cl_context,
+                mode: SyncMode::Adaptive,
+                semaphores: Vec::new(),
+                side: Vec::new(),
+                pending: Pending::default(),
+                queues: Queues::default(),
+            },
+        );
+        let ordered = order_d3d_after_next_access(
+            &resource,
+            SWEPT_CONTEXT as cl_context,
+            (q as cl_command_queue, true),
+            ev as cl_event,
+            false,
+        );
+        assert!(ordered, "swept: nothing left to order");
+        assert!(crate::cl::release_thread::drained_within(
+            std::time::Duration::from_secs(5)
+        ));
+        let q = q as cl_command_queue;
+        let event = |call| calls(call, ev as cl_command_queue);
+        // The layer's reference for the release and the sweep's for its query, each released
+        // once; none of the caller's, which it still holds.
+        assert_eq!(
+            (event("retain_event"), event("release_event")),
+            (2, 2),
+            "retained and released"
+        );
+        assert_eq!(
+            (calls("retain", q), calls("release", q)),
+            (1, 0),
+            "the pool's"
+        );
+        close_pool(SWEPT_CONTEXT as cl_context);
+        assert_eq!(calls("release", q), 1, "at close");
+    }
+
     /// The application's last context release lets go of every held release: the complete now,
     /// the rest from their completion callback.
     #[test]
