@@ -228,7 +228,10 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     summary,
                     ratio: summary.median_us / floor,
                     verified: match case {
-                        Case::Floor | Case::FloorAfterHandOff | Case::PlatformHandOff => "-",
+                        Case::Floor
+                        | Case::FloorAfterHandOff
+                        | Case::PlatformHandOff
+                        | Case::FloorAfterPlatformHandOff => "-",
                         Case::Default
                         | Case::Staging
                         | Case::PinnedCopies
@@ -347,6 +350,9 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?))
                             .with_between(move |_| quiet()),
                     );
+                    cases.push(Timed::<Box<dyn std::error::Error>>::new(|| {
+                        Ok(session.floor()?)
+                    }));
                 }
                 if let Some(b) = &bus {
                     for host in [Host::Pinned, Host::Pageable] {
@@ -378,6 +384,9 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 if platform.is_some() {
                     if let Some(own) = summaries.next() {
                         emit(Case::PlatformHandOff, shared.sharing.name(), own, floor);
+                    }
+                    if let Some(after) = summaries.next() {
+                        emit(Case::FloorAfterPlatformHandOff, "-", after, floor);
                     }
                 }
                 if bus.is_some() {

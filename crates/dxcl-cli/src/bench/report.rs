@@ -20,6 +20,9 @@ pub enum Case {
     /// layer imported, called directly (no dxcl, no ordering with Direct3D): the least any
     /// hand-off of imported memory costs. Only where the default strategy is external memory.
     PlatformHandOff,
+    /// The floor's marker + `clFinish` right after the platform's own hand-off: whether what
+    /// [`Case::FloorAfterHandOff`] shows after dxcl's is the platform's too.
+    FloorAfterPlatformHandOff,
     /// The bytes of a staging hand-off copied by the platform alone: `clEnqueueWriteBuffer` from
     /// pinned host memory (a mapped `CL_MEM_ALLOC_HOST_PTR` buffer) into a device buffer,
     /// `clEnqueueReadBuffer` back, `clFinish` (bench/bus.rs). Staging's baseline.
@@ -36,6 +39,7 @@ impl Case {
             Case::Default => "default",
             Case::Staging => "staging",
             Case::PlatformHandOff => "platform-handoff",
+            Case::FloorAfterPlatformHandOff => "floor-after-platform-handoff",
             Case::PinnedCopies => "pinned-copies",
             Case::PageableCopies => "pageable-copies",
         }
@@ -123,7 +127,7 @@ pub fn text_row(r: &Row) -> String {
 }
 
 fn text_line(cells: &[String; 11]) -> String {
-    const WIDTHS: [usize; 11] = [9, 8, 9, 20, 12, 6, 11, 10, 10, 8, 8];
+    const WIDTHS: [usize; 11] = [9, 8, 9, 28, 12, 6, 11, 10, 10, 8, 8];
     let mut out = String::new();
     for (i, c) in cells.iter().enumerate() {
         let w = WIDTHS[i];
