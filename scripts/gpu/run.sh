@@ -98,11 +98,12 @@ fi
 # BENCH_SIZES=4M,256M: those sizes only; BENCH_ARGS: more of `dxcl bench`'s options (--touch-every 0).
 if want bench; then DXCL_LOG=0 timeout "${BENCH_LIMIT:-300}" "$g/bin/dxcl" bench --markdown ${BENCH_SIZES:+--sizes "$BENCH_SIZES"} ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.md"; fi
 # Where a hand-off's time goes (not part of "all"; docs/benchmarks.md, "Hand-off trace"): the bench
-# with DXCL_TRACE=handoff, each hand-off case's step table after its timed rounds. The trace's own
-# cost is in these timings: the figures come from `bench`.
+# with DXCL_TRACE=handoff, each hand-off case's step table after its timed rounds (the default
+# case's hand-offs after the same quiet gap; BENCH_ARGS="--clean-gap-us 0": back to back). The
+# trace's own cost is in these timings: the figures come from `bench`.
 if named trace; then
     DXCL_LOG=0 DXCL_TRACE=handoff timeout "${BENCH_LIMIT:-300}" "$g/bin/dxcl" bench --markdown \
-        --sizes "${TRACE_SIZES:-4K,4M,256M}" > "$out/bench-trace.md" 2>&1
+        --sizes "${TRACE_SIZES:-4K,4M,256M}" ${BENCH_ARGS:-} > "$out/bench-trace.md" 2>&1
     echo "trace: exit status $?"
     grep -E "^### |hand-offs \(|per hand-off|^\| (buffer|texture2d) .*(floor|default|staging|copies|platform)|^- (buffer|texture2d) " "$out/bench-trace.md"
 fi
