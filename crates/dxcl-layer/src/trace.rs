@@ -4,11 +4,11 @@
 //! is a [`Span`]; a span's time excludes the spans opened inside it, so the steps partition the
 //! time the layer's entry points take, and the platform's calls stand apart from the layer's
 //! own work. Totals and counts accumulate in atomics (nothing is printed per hand-off);
-//! [`dxclTraceTake`] hands the table over and starts afresh; [`dxclTraceRecord`] pauses recording
-//! while the caller does work that is no hand-off's. Off (the default), a span costs one relaxed
+//! [`dxclTraceTake`] hands the table over and starts afresh; [`dxclTraceRecord`] pauses the
+//! calling thread's recording while it does work that is no hand-off's. Off (the default), a span costs one relaxed
 //! atomic load.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
@@ -108,23 +108,14 @@ impl Step {
     }
 }
 
-/// 0: `DXCL_TRACE` not read yet; 1: off; 2: on; 3: on, but not recording ([`dxclTraceRecord`]).
+/// 0: `DXCL_TRACE` not read yet; 1: off; 2: on.
 static STATE: AtomicU8 = AtomicU8::new(0);
 
-/// Whether spans are recorded: `DXCL_TRACE=handoff` is set (read once) and recording is not paused.
+/// Whether `DXCL_TRACE=handoff` is set (read once).
 pub(crate) fn on() -> bool {
     match STATE.load(Relaxed) {
-        1 | 3 => false,
-        2 => true,
-        _ => enabled(),
-    }
-}
-
-/// Whether `DXCL_TRACE=handoff` is set, paused or not.
-fn enabled() -> bool {
-    match STATE.load(Relaxed) {
         1 => false,
-        2 | 3 => true,
+        2 => true,
         _ => {
             let on =
                 std::env::var("DXCL_TRACE").is_ok_and(|v| v.split(',').any(|w| w == "handoff"));
@@ -151,6 +142,8 @@ thread_local! {
     /// Per open span of this thread: the time of the spans closed inside it, and whether it is
     /// inside an entry point.
     static OPEN: RefCell<Vec<(u64, bool)>> = const { RefCell::new(Vec::new()) };
+    /// This thread records nothing ([`dxclTraceRecord`]); other threads go on.
+    static PAUSED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// One step being timed; its time is recorded when it drops.
@@ -159,9 +152,9 @@ pub(crate) struct Span {
     start: Instant,
 }
 
-/// Starts timing `step` (None while tracing is off).
+/// Starts timing `step` (None while tracing is off, or paused on this thread).
 pub(crate) fn span(step: Step) -> Option<Span> {
-    if !on() {
+    if !on() || PAUSED.try_with(Cell::get).unwrap_or(false) {
         return None;
     }
     let inside = step.entry()
@@ -329,8 +322,8 @@ pub(crate) fn table() -> String {
 /// `buffer` is null or writable for `size` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn dxclTraceTake(buffer: *mut c_char, size: usize) -> usize {
-    let text = std::panic::catch_unwind(|| if enabled() { table() } else { String::new() })
-        .unwrap_or_default();
+    let text =
+        std::panic::catch_unwind(|| if on() { table() } else { String::new() }).unwrap_or_default();
     if !buffer.is_null() && size > 0 {
         let n = text.len().min(size - 1);
         // SAFETY: the caller's buffer holds `size` bytes; `n + 1 <= size`.
@@ -342,16 +335,18 @@ pub unsafe extern "C" fn dxclTraceTake(buffer: *mut c_char, size: usize) -> usiz
     text.len()
 }
 
-/// `int dxclTraceRecord(int record)`: with `DXCL_TRACE=handoff` set, 0 stops recording spans and
-/// any other value starts again (what is recorded so far stays); returns 1, or 0 where the trace
-/// is off and nothing changes. For `dxcl bench`, whose untimed work between two traced hand-offs
-/// (the quiet floor markers) is not a hand-off's.
+/// `int dxclTraceRecord(int record)`: with `DXCL_TRACE=handoff` set, 0 stops recording the calling
+/// thread's spans and any other value starts again (what is recorded so far stays; other threads
+/// record throughout); returns 1, or 0 where the trace is off and nothing changes. For `dxcl
+/// bench`, whose untimed work between two traced hand-offs (the quiet floor markers) is not a
+/// hand-off's, while what the hand-off left to other threads (callbacks, the releasing thread)
+/// still is.
 #[no_mangle]
 pub extern "C" fn dxclTraceRecord(record: c_int) -> c_int {
-    if !enabled() {
+    if !on() {
         return 0;
     }
-    STATE.store(if record != 0 { 2 } else { 3 }, Relaxed);
+    let _ = PAUSED.try_with(|p| p.set(record == 0));
     1
 }
 
@@ -380,18 +375,18 @@ mod tests {
         assert!(t[Step::ClFlush as usize][1].0 >= 1);
         // Zeroed by the take.
         assert_eq!(take()[Step::ClMarker as usize][0], (0, 0));
-        // Paused, nothing is recorded, and the table can still be taken; resumed, it records.
+        // Paused, this thread opens no span while another thread does; resumed, it does again.
         assert_eq!(dxclTraceRecord(0), 1);
-        time(Step::ClFlush, || ());
-        assert!(!on() && enabled());
-        assert_eq!(take()[Step::ClFlush as usize][1], (0, 0));
+        assert!(span(Step::ClFlush).is_none());
+        assert!(std::thread::spawn(|| span(Step::ClFlush).is_some())
+            .join()
+            .unwrap());
         assert_eq!(dxclTraceRecord(1), 1);
-        time(Step::ClFlush, || ());
-        assert!(take()[Step::ClFlush as usize][1].0 >= 1);
+        assert!(span(Step::ClFlush).is_some());
         // With the trace off there is nothing to pause or resume.
         STATE.store(1, Relaxed);
-        assert_eq!(dxclTraceRecord(1), 0);
-        assert!(!on());
+        assert_eq!(dxclTraceRecord(0), 0);
+        assert!(!PAUSED.with(Cell::get));
         STATE.store(0, Relaxed);
     }
 }

@@ -20,8 +20,8 @@ pub(crate) const EVENTS: usize = 0xD0C1_0000;
 pub(crate) const ONE_REFERENCE: usize = EVENTS + 3;
 /// Events from here to the end of the range report `CL_COMPLETE`.
 pub(crate) const COMPLETE: usize = EVENTS + 0xC0;
-/// Every queue's device (`CL_QUEUE_DEVICE`).
-pub(crate) const DEVICE: usize = EVENTS + 0xF2;
+/// Every queue's device (`CL_QUEUE_DEVICE`): outside the range of the fake's events and queues.
+pub(crate) const DEVICE: usize = EVENTS + 0x200;
 /// A queue whose `clFinish` answers `CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST`, as NVIDIA's
 /// does after the layer's commands were terminated by a failed event.
 pub(crate) const FINISH_TERMINATED: usize = EVENTS + 0xF1;

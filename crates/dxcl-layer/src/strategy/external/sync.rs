@@ -1017,8 +1017,9 @@ mod tests {
     /// The pool's context for [`refused_after_a_sweep`].
     const SWEPT_CONTEXT: usize = EVENTS + 0x90;
 
-    /// A runtime that refuses the pending work after a sweep of the pool (on another thread, in
-    /// the layer) found the release complete and let go of it.
+    /// A runtime that refuses the pending work after a sweep of the pool found the release
+    /// complete and let go of it (here on the caller's thread; in the layer, the sweep of another
+    /// release's call on another thread).
     unsafe extern "system" fn refused_after_a_sweep(
         _this: *mut IDxclInteropResource,
         _wait: dxcl_abi::interop::PFN_DXCL_PENDING_WAIT,
@@ -1129,7 +1130,8 @@ mod tests {
             "the pool's"
         );
         close_pool(SWEPT_CONTEXT as cl_context);
-        assert_eq!(calls("release", q), 1, "at close");
+        // Here, or by the releasing thread if it did not drain within its second.
+        assert!(released(q as usize, 1, 5000), "at close");
     }
 
     /// The application's last context release lets go of every held release: the complete now,
