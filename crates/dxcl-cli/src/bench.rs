@@ -272,6 +272,13 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 } else {
                     opts.touch_every
                 };
+                // The default strategy's hand-off is the idle one, after the quiet gap (in the
+                // timed rounds and in the trace's pass); the staging copy's follows its own.
+                let handoff_gap_us = if case == Case::Default {
+                    opts.clean_gap_us
+                } else {
+                    0
+                };
                 // The floors are timed in rounds with the default strategy: all are small, and
                 // drift on a shared machine must not tilt their ratio. Before each clean floor
                 // sample and each idle hand-off sample (dxcl's and the platform's) the queue runs
@@ -297,7 +304,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         Ok(shared_ref.acquire_release()?)
                     })
                     .with_between(move |i| {
-                        if case == Case::Default {
+                        if handoff_gap_us > 0 {
                             quiet()?;
                         }
                         if every > 0 && i % every == 0 {
@@ -411,17 +418,11 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         }
                         Ok(())
                     };
-                    // As in the timed rounds: the idle hand-off after its quiet gap.
-                    let quiet_us = if case == Case::Default {
-                        opts.clean_gap_us
-                    } else {
-                        0
-                    };
                     t.pass(
                         &title,
                         || Ok(shared.acquire_release()?),
                         quiet,
-                        quiet_us,
+                        handoff_gap_us,
                         &mut touch,
                     )?;
                 }

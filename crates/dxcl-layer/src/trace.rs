@@ -5,8 +5,8 @@
 //! time the layer's entry points take, and the platform's calls stand apart from the layer's
 //! own work. Totals and counts accumulate in atomics (nothing is printed per hand-off);
 //! [`dxclTraceTake`] hands the table over and starts afresh; [`dxclTraceRecord`] pauses the
-//! calling thread's recording while it does work that is no hand-off's. Off (the default), a span costs one relaxed
-//! atomic load.
+//! calling thread's recording while it does work that is no hand-off's. Off (the default), a span
+//! costs one relaxed atomic load.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int};
