@@ -10,6 +10,7 @@
 #include <setupapi.h>
 #include <devguid.h>
 #include <devpropdef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <vulkan/vulkan.h>
@@ -17,11 +18,13 @@
 typedef UINT64 unixlib_handle_t;
 typedef NTSTATUS (WINAPI *unix_call_fn)(unixlib_handle_t, unsigned int, void *);
 typedef NTSTATUS (WINAPI *query_memory_fn)(HANDLE, const void *, ULONG, void *, SIZE_T, SIZE_T *);
-/* Wine's MEMORY_INFORMATION_CLASS for a builtin module's unix calls (Wine 8.0's contract). */
+/* Wine's MEMORY_INFORMATION_CLASS for a builtin module's unix calls (the same from Wine 8.0 to 11). */
 #define MEMORY_WINE_UNIX_FUNCS 1000
 
 static unixlib_handle_t unix_handle;
 static unix_call_fn unix_call;
+/* Why the bridge has no unix side, empty when it has one (dxclclStatus, `dxcl wine info`). */
+static char bridge_status[512];
 
 _Static_assert(sizeof(struct dxcl_call) == 8 + 8 * DXCL_MAX_ARGS + 8, "struct dxcl_call");
 _Static_assert(sizeof(struct dxcl_callback) == 64, "struct dxcl_callback");
@@ -30,6 +33,7 @@ _Static_assert(offsetof(struct dxcl_adapter_facts, dxvk_known) == 320, "facts");
 _Static_assert(offsetof(struct dxcl_adapter_facts, vulkan) == 368, "facts");
 _Static_assert(offsetof(struct dxcl_device_ids, facts) == 56, "device ids");
 _Static_assert(sizeof(struct dxcl_extension) == 24, "extension");
+_Static_assert(sizeof(struct dxcl_hello) == 264, "hello");
 _Static_assert(offsetof(struct dxcl_request, args) == 48, "request");
 _Static_assert(offsetof(struct dxcl_request, first_args) == 64 + 8 * DXCL_MAX_METHOD_ARGS, "request");
 
@@ -139,27 +143,91 @@ static void start_servers(void)
     }
 }
 
+/* Wine's unix-call entry point. Every Wine from 7.x on exports __wine_unix_call_dispatcher, a
+ * variable holding the function (the one Wine's own modules call through); Wine 10 no longer
+ * exports the function __wine_unix_call itself, which earlier ones did. */
+static unix_call_fn find_unix_call(HMODULE ntdll)
+{
+    unix_call_fn *dispatcher = (unix_call_fn *)(void *)GetProcAddress(ntdll, "__wine_unix_call_dispatcher");
+    if (dispatcher && *dispatcher) return *dispatcher;
+    return (unix_call_fn)(void *)GetProcAddress(ntdll, "__wine_unix_call");
+}
+
+/* Says on the program's stderr why no OpenCL platform will be found: a silent empty platform
+ * list would leave the user guessing. */
+static void report(void)
+{
+    HANDLE err = GetStdHandle(STD_ERROR_HANDLE);
+    DWORD written;
+    char line[sizeof(bridge_status) + 32];
+    if (!err || err == INVALID_HANDLE_VALUE) return;
+    lstrcpynA(line, "dxclcl: ", sizeof(line));
+    lstrcatA(line, bridge_status);
+    lstrcatA(line, "\n");
+    WriteFile(err, line, lstrlenA(line), &written, NULL);
+}
+
+/* Finds the unix side, then checks that it is the one this DLL was built with and that it opened
+ * the host's OpenCL. On failure every entry point fails (clGetPlatformIDs answers
+ * CL_PLATFORM_NOT_FOUND_KHR) and bridge_status says why. */
+static void attach(HINSTANCE instance)
+{
+    HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+    query_memory_fn query = (query_memory_fn)(void *)GetProcAddress(ntdll, "NtQueryVirtualMemory");
+    unix_call_fn found = find_unix_call(ntdll);
+    struct dxcl_hello hello = {0};
+    NTSTATUS status;
+
+    if (!query || !found)
+    {
+        lstrcpynA(bridge_status, "not running under Wine: ntdll has no unix-call entry point "
+                  "(neither __wine_unix_call_dispatcher nor __wine_unix_call)", sizeof(bridge_status));
+        report();
+        return;
+    }
+    status = query(GetCurrentProcess(), instance, MEMORY_WINE_UNIX_FUNCS, &unix_handle, sizeof(unix_handle), NULL);
+    if (status)
+    {
+        snprintf(bridge_status, sizeof(bridge_status), "Wine found no unix side (dxclcl.so) for dxclcl.dll (status 0x%08lx): "
+                  "start the program with `dxcl wine run`, or set WINEDLLPATH as `dxcl wine env` prints",
+                  (unsigned long)status);
+        report();
+        return;
+    }
+    unix_call = found;
+    status = unix_call(unix_handle, DXCL_UNIX_HELLO, &hello);
+    if (status || hello.abi != DXCL_UNIX_ABI)
+        snprintf(bridge_status, sizeof(bridge_status), "dxclcl.so does not match dxclcl.dll (unix-call contract %u, this DLL's %u, "
+                  "status 0x%08lx): install both from one dxcl with `dxcl wine install`",
+                  hello.abi, DXCL_UNIX_ABI, (unsigned long)status);
+    else if (!hello.host)
+        snprintf(bridge_status, sizeof(bridge_status), "the host's OpenCL could not be opened: %s", hello.reason);
+    if (bridge_status[0])
+    {
+        unix_call = NULL;
+        report();
+        return;
+    }
+    start_servers();
+}
+
 BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, void *reserved)
 {
     (void)reserved;
     if (reason == DLL_PROCESS_ATTACH)
     {
-        HMODULE ntdll = GetModuleHandleA("ntdll.dll");
-        query_memory_fn query = (query_memory_fn)(void *)GetProcAddress(ntdll, "NtQueryVirtualMemory");
         DisableThreadLibraryCalls(instance);
-        unix_call = (unix_call_fn)(void *)GetProcAddress(ntdll, "__wine_unix_call");
-        /* Without its unix side (not run under Wine, or WINEDLLPATH unset) every entry point
-         * fails: clGetPlatformIDs answers CL_PLATFORM_NOT_FOUND_KHR. */
-        if (!query || !unix_call
-            || query(GetCurrentProcess(), instance, MEMORY_WINE_UNIX_FUNCS, &unix_handle,
-                     sizeof(unix_handle), NULL))
-            unix_call = NULL;
-        else
-            start_servers();
+        attach(instance);
     }
     else if (reason == DLL_PROCESS_DETACH)
         call_unix(DXCL_UNIX_STOP, NULL);
     return TRUE;
+}
+
+/* Why the bridge cannot reach the host's OpenCL, or NULL when it can (`dxcl wine info`). */
+__declspec(dllexport) const char * WINAPI dxclclStatus(void)
+{
+    return bridge_status[0] ? bridge_status : NULL;
 }
 
 void dxcl_unix_call(struct dxcl_call *call)

@@ -20,6 +20,18 @@ enum dxcl_unix_call
     DXCL_UNIX_REVERSE = 7,        /* struct dxcl_reverse: AddRef/Release of a unix object's wrapper */
     DXCL_UNIX_D3D_CALL = 8,       /* struct dxcl_d3d_call: clCreateFromD3D1x*, acquire, release */
     DXCL_UNIX_FIRST_DONE = 9,     /* struct dxcl_request: its deferred method has run */
+    DXCL_UNIX_HELLO = 10,         /* struct dxcl_hello: at attach, is this the matching unix side */
+};
+
+/* The version of this contract: dxclcl.dll refuses a dxclcl.so that answers another. Raise it with
+ * every change of a call's number or of a parameter block. */
+#define DXCL_UNIX_ABI 2
+
+struct dxcl_hello
+{
+    UINT32 abi;                   /* out: the unix side's DXCL_UNIX_ABI */
+    UINT32 host;                  /* out: the host's libOpenCL.so.1 is open */
+    char reason[256];             /* out: why not (dlerror), NUL-terminated */
 };
 
 struct dxcl_call

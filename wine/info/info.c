@@ -56,8 +56,18 @@ int main(void)
     cl_int err = clGetPlatformIDs(16, platforms, &n);
     if (err != CL_SUCCESS || !n)
     {
-        printf("no OpenCL platform (%d): is the bridge installed in this prefix (dxcl wine install), and "
-               "the program run with `dxcl wine run`?\n", err);
+        /* The bridge says why it has no unix side; with one, the host's loader found no platform. */
+        HMODULE bridge = GetModuleHandleA("dxclcl.dll");
+        const char *(WINAPI *status)(void) =
+            bridge ? (const char *(WINAPI *)(void))(void *)GetProcAddress(bridge, "dxclclStatus") : NULL;
+        const char *why = status ? status() : NULL;
+        if (!bridge)
+            printf("no OpenCL platform (%d): this prefix's opencl.dll is not dxcl's (run `dxcl wine install`)\n", err);
+        else if (why)
+            printf("no OpenCL platform (%d): %s\n", err, why);
+        else
+            printf("no OpenCL platform (%d): the host's OpenCL loader lists none (check `clinfo -l` on the host, "
+                   "and OCL_ICD_VENDORS if set)\n", err);
         return 1;
     }
     for (cl_uint p = 0; p < n && p < 16; p++)

@@ -15,6 +15,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use crate::unixlib::{
     Callback, CB_CONTEXT_NOTIFY, CB_EVENT, CB_NATIVE_KERNEL, CB_OBJECT, CB_SVM_FREE,
 };
+use crate::wait::Signal;
 
 /// One callback for the Windows thread, with the memory its arguments point to.
 struct Pending {
@@ -41,8 +42,6 @@ struct State {
 
 struct Queue {
     state: Mutex<State>,
-    /// Signalled when a callback is queued.
-    queued: Condvar,
     /// Signalled when a callback is reported done.
     finished: Condvar,
 }
@@ -54,9 +53,11 @@ static QUEUE: Queue = Queue {
         running: BTreeMap::new(),
         waited: Vec::new(),
     }),
-    queued: Condvar::new(),
     finished: Condvar::new(),
 };
+
+/// Signalled when a callback is queued: the callback thread sleeps on it (`wait::until`).
+pub static QUEUED: Signal = Signal::new();
 
 fn lock() -> MutexGuard<'static, State> {
     // A panic while holding the lock leaves plain data behind: carry on with it.
@@ -86,12 +87,13 @@ fn push(
         _bytes: bytes,
         _pointers: pointers,
     });
-    QUEUE.queued.notify_one();
+    QUEUED.notify_one();
     s
 }
 
-/// Unix call `NEXT_CALLBACK`: reports `done` finished, then waits for the next callback.
-pub fn next(p: &mut Callback) {
+/// Unix call `NEXT_CALLBACK`, one try: reports `done` finished (once), then hands out the next
+/// callback if one is queued. False when none is: the caller sleeps on [`QUEUED`] and tries again.
+pub fn try_next(p: &mut Callback) -> bool {
     let mut s = lock();
     if p.done != 0 {
         s.running.remove(&p.done);
@@ -99,18 +101,17 @@ pub fn next(p: &mut Callback) {
             s.waited.retain(|id| *id != p.done);
             QUEUE.finished.notify_all();
         }
+        p.done = 0;
     }
-    let pending = loop {
-        if let Some(next) = s.queue.pop_front() {
-            break next;
-        }
-        s = QUEUE.queued.wait(s).unwrap_or_else(|e| e.into_inner());
+    let Some(pending) = s.queue.pop_front() else {
+        return false;
     };
     p.id = pending.id;
     p.kind = pending.kind;
     p.function = pending.function;
     p.args = pending.args;
     s.running.insert(pending.id, pending);
+    true
 }
 
 /// What the program passed for one callback: its function and its `user_data`.
@@ -284,19 +285,20 @@ mod tests {
             function: 0,
             args: [0; 4],
         };
-        next(&mut p);
+        assert!(try_next(&mut p));
         assert_eq!((p.kind, p.function), (CB_EVENT, 0x1000));
         assert_eq!(p.args[..3], [0x30, (-5i64) as u64, 0x2000]);
         p.done = p.id;
-        next(&mut p);
+        assert!(try_next(&mut p));
         assert_eq!(
             (p.kind, p.function, p.args[0], p.args[1]),
             (CB_OBJECT, 0x1001, 0x40, 0x2001)
         );
         p.done = p.id;
-        // Report the last one done without waiting for another.
-        let mut s = lock();
-        s.running.remove(&p.done);
+        // The last one is reported done; none is left to hand out.
+        assert!(!try_next(&mut p));
+        assert_eq!(p.done, 0);
+        let s = lock();
         assert!(s.running.is_empty() && s.queue.is_empty());
     }
 }

@@ -10,14 +10,23 @@ pub struct Host {
     functions: Vec<usize>,
 }
 
-static HOST: OnceLock<Option<Host>> = OnceLock::new();
+static HOST: OnceLock<Result<Host, String>> = OnceLock::new();
 
-fn open() -> Option<Host> {
+fn open() -> Result<Host, String> {
     crate::signals::save();
     // SAFETY: a constant NUL-terminated name; dlopen has no other precondition.
     let library = unsafe { libc::dlopen(c"libOpenCL.so.1".as_ptr(), libc::RTLD_NOW) };
     if library.is_null() {
-        return None;
+        // SAFETY: dlerror's text, if any, lives until the next dl call of this thread.
+        let error = unsafe { libc::dlerror() };
+        return Err(if error.is_null() {
+            "libOpenCL.so.1: dlopen failed".to_owned()
+        } else {
+            // SAFETY: a NUL-terminated string from dlerror.
+            unsafe { CStr::from_ptr(error) }
+                .to_string_lossy()
+                .into_owned()
+        } + " (install an OpenCL ICD loader: Debian's ocl-icd-libopencl1)");
     }
     let functions = NAMES
         .iter()
@@ -28,12 +37,17 @@ fn open() -> Option<Host> {
         })
         .collect();
     // The library stays open for the process's life, as the loader expects.
-    Some(Host { functions })
+    Ok(Host { functions })
 }
 
 /// The host library, opened at the first call; `None` when it cannot be opened.
 pub fn host() -> Option<&'static Host> {
-    HOST.get_or_init(open).as_ref()
+    HOST.get_or_init(open).as_ref().ok()
+}
+
+/// Why the host library cannot be opened; `None` when it is open.
+pub fn error() -> Option<&'static str> {
+    HOST.get_or_init(open).as_ref().err().map(String::as_str)
 }
 
 impl Host {

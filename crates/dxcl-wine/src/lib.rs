@@ -25,6 +25,7 @@ mod signals;
 mod special;
 mod trace;
 mod unixlib;
+mod wait;
 
 use std::ffi::{c_void, CStr};
 
@@ -40,7 +41,7 @@ fn guarded(f: impl FnOnce() -> u32) -> u32 {
 }
 
 /// Unix call `CALL`: one core entry point.
-unsafe extern "C" fn call(args: *mut c_void) -> u32 {
+unsafe extern "C-unwind" fn call(args: *mut c_void) -> u32 {
     guarded(|| {
         let Some(host) = host::host() else {
             return STATUS_UNSUCCESSFUL;
@@ -67,17 +68,25 @@ unsafe extern "C" fn call(args: *mut c_void) -> u32 {
     })
 }
 
-/// Unix call `NEXT_CALLBACK`: the Windows side's callback thread waits here.
-unsafe extern "C" fn next_callback(args: *mut c_void) -> u32 {
-    guarded(|| {
-        // SAFETY: Wine passes the Windows side's `struct dxcl_callback`.
-        callbacks::next(unsafe { &mut *args.cast::<unixlib::Callback>() });
-        0
+/// Unix call `NEXT_CALLBACK`: the Windows side's callback thread waits here (in `wait::until`,
+/// which Wine may unwind at exit).
+unsafe extern "C-unwind" fn next_callback(args: *mut c_void) -> u32 {
+    wait::until(&callbacks::QUEUED, args, |args| {
+        let taken = std::panic::catch_unwind(|| {
+            // SAFETY: Wine passes the Windows side's `struct dxcl_callback`.
+            callbacks::try_next(unsafe { &mut *args.cast::<unixlib::Callback>() })
+        });
+        signals::keep_wines();
+        match taken {
+            Ok(true) => Some(0),
+            Ok(false) => None,
+            Err(_) => Some(STATUS_UNSUCCESSFUL),
+        }
     })
 }
 
 /// Unix call `DEVICE_IDS`: `clGetDeviceIDsFromD3D1x{KHR,NV}`.
-unsafe extern "C" fn device_ids(args: *mut c_void) -> u32 {
+unsafe extern "C-unwind" fn device_ids(args: *mut c_void) -> u32 {
     guarded(|| {
         let Some(host) = host::host() else {
             return STATUS_UNSUCCESSFUL;
@@ -91,7 +100,7 @@ unsafe extern "C" fn device_ids(args: *mut c_void) -> u32 {
 
 /// Unix call `EXTENSION`: whether the host has an extension function (the Windows side hands out
 /// its own wrapper only then).
-unsafe extern "C" fn extension(args: *mut c_void) -> u32 {
+unsafe extern "C-unwind" fn extension(args: *mut c_void) -> u32 {
     guarded(|| {
         let Some(host) = host::host() else {
             return STATUS_UNSUCCESSFUL;
@@ -129,7 +138,7 @@ pub(crate) fn first_platform(host: &host::Host) -> *mut c_void {
 }
 
 /// Unix call `START`: the Windows side's servers for stand-ins' calls are starting.
-unsafe extern "C" fn start(args: *mut c_void) -> u32 {
+unsafe extern "C-unwind" fn start(args: *mut c_void) -> u32 {
     guarded(|| {
         // SAFETY: Wine passes the Windows side's `struct dxcl_start`.
         remote::start(
@@ -141,7 +150,7 @@ unsafe extern "C" fn start(args: *mut c_void) -> u32 {
 }
 
 /// Unix call `STOP`: `dxclcl.dll` detaches; calls through stand-ins fail from now on.
-unsafe extern "C" fn stop(_args: *mut c_void) -> u32 {
+unsafe extern "C-unwind" fn stop(_args: *mut c_void) -> u32 {
     guarded(|| {
         trace::report();
         remote::stop();
@@ -149,20 +158,25 @@ unsafe extern "C" fn stop(_args: *mut c_void) -> u32 {
     })
 }
 
-/// Unix call `NEXT_REQUEST`: a server thread waits here for a stand-in's call to make.
-unsafe extern "C" fn next_request(args: *mut c_void) -> u32 {
-    guarded(|| {
-        // SAFETY: Wine passes the Windows side's `struct dxcl_request`.
-        if remote::next_request(unsafe { &mut *args.cast::<unixlib::Request>() }) {
-            0
-        } else {
-            STATUS_UNSUCCESSFUL
+/// Unix call `NEXT_REQUEST`: a server thread waits here for a stand-in's call to make (in
+/// `wait::until`, which Wine may unwind at exit).
+unsafe extern "C-unwind" fn next_request(args: *mut c_void) -> u32 {
+    wait::until(&remote::REQUESTS, args, |args| {
+        let taken = std::panic::catch_unwind(|| {
+            // SAFETY: Wine passes the Windows side's `struct dxcl_request`.
+            remote::try_next_request(unsafe { &mut *args.cast::<unixlib::Request>() })
+        });
+        signals::keep_wines();
+        match taken {
+            Ok(Some(true)) => Some(0),
+            Ok(None) => None,
+            Ok(Some(false)) | Err(_) => Some(STATUS_UNSUCCESSFUL),
         }
     })
 }
 
 /// Unix call `FIRST_DONE`: a server ran the deferred method its request carried.
-unsafe extern "C" fn first_done(args: *mut c_void) -> u32 {
+unsafe extern "C-unwind" fn first_done(args: *mut c_void) -> u32 {
     guarded(|| {
         // SAFETY: Wine passes the Windows side's `struct dxcl_request`.
         remote::first_done(unsafe { &*args.cast::<unixlib::Request>() });
@@ -171,7 +185,7 @@ unsafe extern "C" fn first_done(args: *mut c_void) -> u32 {
 }
 
 /// Unix call `REVERSE`: Windows code's AddRef or Release of a wrapper of a unix object.
-unsafe extern "C" fn reverse(args: *mut c_void) -> u32 {
+unsafe extern "C-unwind" fn reverse(args: *mut c_void) -> u32 {
     guarded(|| {
         // SAFETY: Wine passes the Windows side's `struct dxcl_reverse`.
         remote::reverse(unsafe { &mut *args.cast::<unixlib::Reverse>() });
@@ -180,7 +194,7 @@ unsafe extern "C" fn reverse(args: *mut c_void) -> u32 {
 }
 
 /// Unix call `D3D_CALL`: `clCreateFromD3D1x*` and `clEnqueueAcquire/ReleaseD3D1xObjects*`.
-unsafe extern "C" fn d3d_call(args: *mut c_void) -> u32 {
+unsafe extern "C-unwind" fn d3d_call(args: *mut c_void) -> u32 {
     guarded(|| {
         let Some(host) = host::host() else {
             return STATUS_UNSUCCESSFUL;
@@ -192,7 +206,23 @@ unsafe extern "C" fn d3d_call(args: *mut c_void) -> u32 {
     })
 }
 
-type UnixCall = unsafe extern "C" fn(*mut c_void) -> u32;
+/// Unix call `HELLO`: `dxclcl.dll` checks at attach that this is its unix side and that the host's
+/// OpenCL opened; it tells the program why not otherwise.
+unsafe extern "C-unwind" fn hello(args: *mut c_void) -> u32 {
+    guarded(|| {
+        // SAFETY: Wine passes the Windows side's `struct dxcl_hello`.
+        let p = unsafe { &mut *args.cast::<unixlib::Hello>() };
+        p.abi = unixlib::ABI;
+        p.host = host::error().is_none() as u32;
+        let reason = host::error().unwrap_or("").as_bytes();
+        let n = reason.len().min(p.reason.len() - 1);
+        p.reason[..n].copy_from_slice(&reason[..n]);
+        p.reason[n] = 0;
+        0
+    })
+}
+
+type UnixCall = unsafe extern "C-unwind" fn(*mut c_void) -> u32;
 
 /// The unix calls, by the numbers of `enum dxcl_unix_call` (wine/dxclcl/unixlib.h).
 #[no_mangle]
@@ -209,6 +239,7 @@ pub static __wine_unix_call_funcs: [UnixCall; unixlib::COUNT] = {
     t[unixlib::REVERSE] = reverse;
     t[unixlib::D3D_CALL] = d3d_call;
     t[unixlib::FIRST_DONE] = first_done;
+    t[unixlib::HELLO] = hello;
     t
 };
 
@@ -229,8 +260,9 @@ mod tests {
             REVERSE,
             D3D_CALL,
             FIRST_DONE,
+            HELLO,
         ];
-        assert_eq!(numbers, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(numbers, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         assert_eq!(COUNT, numbers.len());
     }
 

@@ -40,6 +40,7 @@ use dxcl_abi::{IUnknown, IUnknownVtbl, E_FAIL, E_NOINTERFACE, E_POINTER, HRESULT
 
 use crate::gen_limits::MAX_METHOD_ARGS;
 use crate::unixlib::{Request, Reverse};
+use crate::wait::Signal;
 
 /// The stand-in table of a plain `IUnknown` (the generated tables, `gen_com.rs`, cover the rest).
 pub static IUNKNOWN_REMOTE: IUnknownVtbl = IUnknownVtbl {
@@ -109,7 +110,6 @@ struct Queue {
 
 struct Remote {
     queue: Mutex<Queue>,
-    request: Condvar,
     finished: Condvar,
     /// Stand-ins by (Windows object, vtable), never freed (see `release`).
     stand_ins: Mutex<HashMap<(u64, usize), usize>>,
@@ -124,7 +124,6 @@ struct Remote {
 
 static REMOTE: std::sync::LazyLock<Remote> = std::sync::LazyLock::new(|| Remote {
     queue: Mutex::new(Queue::default()),
-    request: Condvar::new(),
     finished: Condvar::new(),
     stand_ins: Mutex::new(HashMap::new()),
     addresses: Mutex::new(std::collections::HashSet::new()),
@@ -132,6 +131,10 @@ static REMOTE: std::sync::LazyLock<Remote> = std::sync::LazyLock::new(|| Remote 
     wrapper_vtbl: std::sync::atomic::AtomicU64::new(0),
     started: AtomicBool::new(false),
 });
+
+/// Signalled when a request is queued or the bridge closes: the servers sleep on it
+/// (`wait::until`).
+pub static REQUESTS: Signal = Signal::new();
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Plain data behind the locks: carry on after a panic elsewhere.
@@ -154,7 +157,7 @@ pub fn stop() {
     q.deferred = None;
     drop(q);
     REMOTE.finished.notify_all();
-    REMOTE.request.notify_all();
+    REQUESTS.notify_all();
 }
 
 /// Runs method `slot` of `object` on a server thread; the value its `rax` held. `None` when no
@@ -183,7 +186,7 @@ fn run(object: u64, slot: u32, args: Vec<u64>) -> Option<u64> {
         method: Method { object, slot, args },
         first,
     });
-    REMOTE.request.notify_one();
+    REQUESTS.notify_one();
     loop {
         if let Some((ret, method_ns)) = q.done.remove(&id) {
             drop(q);
@@ -199,33 +202,30 @@ fn run(object: u64, slot: u32, args: Vec<u64>) -> Option<u64> {
     }
 }
 
-/// Unix call `NEXT_REQUEST`: reports the finished call `done_id`, then waits for the next one.
-/// Returns false when the bridge is closing (the server thread ends).
-pub fn next_request(r: &mut Request) -> bool {
+/// Unix call `NEXT_REQUEST`, one try: reports the finished call `done_id` (once), then takes the
+/// next request if one is queued. `None` while none is (the server sleeps on [`REQUESTS`] and
+/// tries again); `Some(false)` when the bridge is closing (the server thread ends).
+pub fn try_next_request(r: &mut Request) -> Option<bool> {
     let mut q = lock(&REMOTE.queue);
     if r.done_id != 0 {
         q.done.insert(r.done_id, (r.done_ret, r.done_ns));
         if q.carrying == Some(r.done_id) {
             q.carrying = None;
         }
+        r.done_id = 0;
         REMOTE.finished.notify_all();
     }
-    let p = loop {
-        if q.closed {
-            return false;
-        }
-        if let Some(p) = q.queued.pop_front() {
-            break p;
-        }
-        q = REMOTE.request.wait(q).unwrap_or_else(|e| e.into_inner());
-    };
+    if q.closed {
+        return Some(false);
+    }
+    let p = q.queued.pop_front()?;
     r.id = p.id;
     (r.object, r.slot, r.nargs, r.args) = crossing(&p.method);
     (r.first_object, r.first_slot, r.first_nargs, r.first_args) = match &p.first {
         Some(m) => crossing(m),
         None => (0, 0, 0, [0; MAX_METHOD_ARGS]),
     };
-    true
+    Some(true)
 }
 
 /// A method as `struct dxcl_request` carries it.
@@ -328,6 +328,7 @@ pub fn borrow(windows: u64) -> *mut c_void {
         return std::ptr::null_mut();
     }
     wrap_owned(windows, (&IUNKNOWN_REMOTE as *const IUnknownVtbl).cast())
+
 }
 
 /// The Windows object behind a stand-in (`ptr` itself when it is not one: a program's pointer).
@@ -540,6 +541,15 @@ pub unsafe extern "system" fn release(this: *mut IUnknown) -> ULONG {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    /// `NEXT_REQUEST` as the unix call makes it: sleeps until a request or the close.
+    fn next_request(r: &mut Request) -> bool {
+        let args = (r as *mut Request).cast();
+        crate::wait::until(&REQUESTS, args, |a| {
+            // SAFETY: `a` is the Request above, borrowed for this call only.
+            try_next_request(unsafe { &mut *a.cast::<Request>() }).map(u32::from)
+        }) == 1
+    }
 
     /// A server thread as `dxclcl.dll` runs it, recording (object, slot) of each method it calls.
     fn serve(calls: Arc<Mutex<Vec<(u64, u32)>>>) -> std::thread::JoinHandle<()> {

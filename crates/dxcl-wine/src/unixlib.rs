@@ -13,8 +13,20 @@ pub const NEXT_REQUEST: usize = 6;
 pub const REVERSE: usize = 7;
 pub const D3D_CALL: usize = 8;
 pub const FIRST_DONE: usize = 9;
+pub const HELLO: usize = 10;
 /// How many unix calls there are.
-pub const COUNT: usize = 10;
+pub const COUNT: usize = 11;
+/// `DXCL_UNIX_ABI`: the contract's version, which `dxclcl.dll` checks at attach.
+pub const ABI: u32 = 2;
+
+/// `HELLO`: the unix side's contract version, and whether the host's OpenCL opened.
+#[repr(C)]
+pub struct Hello {
+    pub abi: u32,
+    pub host: u32,
+    /// Why the host's OpenCL did not open, NUL-terminated.
+    pub reason: [u8; 256],
+}
 
 #[repr(C)]
 pub struct Call {
@@ -160,5 +172,17 @@ mod tests {
         assert_eq!(size_of::<Request>(), 64 + 16 * MAX_METHOD_ARGS);
         assert_eq!(size_of::<Reverse>(), 16);
         assert_eq!(size_of::<D3dCall>(), 80);
+        assert_eq!(size_of::<Hello>(), 264);
+    }
+
+    #[test]
+    fn the_contract_version_is_the_headers() {
+        let header = include_str!("../../../wine/dxclcl/unixlib.h");
+        let line = header
+            .lines()
+            .find_map(|l| l.strip_prefix("#define DXCL_UNIX_ABI "))
+            .expect("unixlib.h defines DXCL_UNIX_ABI");
+        assert_eq!(line.trim().parse::<u32>(), Ok(ABI));
+        assert!(header.contains(&format!("DXCL_UNIX_HELLO = {HELLO},")));
     }
 }
