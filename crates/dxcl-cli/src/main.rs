@@ -46,7 +46,6 @@ enum Command {
     Bench(bench::Options),
     Frames(frames::Options),
     /// dxcl's Wine bridge: the sharing extensions for Windows programs under Wine (docs/wine.md).
-    #[command(subcommand)]
     Wine(wine::Wine),
 }
 

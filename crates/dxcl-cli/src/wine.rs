@@ -10,6 +10,10 @@
 //! - `info [PREFIX]`: what a Windows program in the prefix sees (platforms, devices, extensions,
 //!   the devices each DXGI adapter prefers).
 //!
+//! `--wine PATH` picks the Wine (default: `wine` on PATH, else `wine64` on PATH, else Debian's
+//! `/usr/lib/wine/wine64`); a Wine older than 8.0 (no unix-call table the bridge can use) and a
+//! 32-bit prefix (`WINEARCH=win32`) are refused with the reason.
+//!
 //! The bridge's files come from the installation (`lib/dxcl/wine` beside `bin/dxcl`, made by
 //! `make wine install`). Nothing outside the prefix changes: other prefixes keep Wine's `opencl.dll`.
 
@@ -22,8 +26,22 @@ use std::process::Command;
 const SAVED: &str = "opencl.dll.dxcl-saved";
 const OVERRIDES: &str = r"HKCU\Software\Wine\DllOverrides";
 
+/// The oldest Wine whose unix-call interface the bridge uses (`__wine_unix_call_dispatcher`,
+/// `MemoryWineUnixFuncs`); tested on 8.0 and 10.0.
+const OLDEST: (u32, u32) = (8, 0);
+
+#[derive(clap::Args, Debug)]
+pub struct Wine {
+    /// The Wine program to use (default: `wine` on PATH, else `wine64` on PATH, else
+    /// /usr/lib/wine/wine64; DXCL_WINE sets it too).
+    #[arg(long, global = true, value_name = "PATH")]
+    wine: Option<PathBuf>,
+    #[command(subcommand)]
+    action: Action,
+}
+
 #[derive(clap::Subcommand, Debug)]
-pub enum Wine {
+enum Action {
     /// Install the bridge into a Wine prefix (default: $WINEPREFIX, else ~/.wine; made if missing).
     Install { prefix: Option<PathBuf> },
     /// Remove the bridge from a prefix, restoring Wine's own opencl.dll.
@@ -48,6 +66,8 @@ struct Setup {
     bridge: PathBuf,
     prefix: PathBuf,
     wine: PathBuf,
+    /// What `wine --version` printed.
+    version: String,
 }
 
 fn bridge_dir() -> Result<PathBuf, Box<dyn Error>> {
@@ -72,17 +92,69 @@ fn bridge_dir() -> Result<PathBuf, Box<dyn Error>> {
     }
 }
 
-fn wine_program() -> PathBuf {
-    if let Some(w) = std::env::var_os("DXCL_WINE") {
-        return PathBuf::from(w);
+fn wine_program(chosen: Option<PathBuf>) -> PathBuf {
+    if let Some(w) = chosen.or_else(|| std::env::var_os("DXCL_WINE").map(PathBuf::from)) {
+        return w;
     }
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("wine64"))
-            .find(|p| p.is_file())
-    });
-    // Debian's wine64 puts the program outside PATH.
-    on_path.unwrap_or_else(|| PathBuf::from("/usr/lib/wine/wine64"))
+    let on_path = |name: &str| {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
+    };
+    // Wine 11 has only `wine`; Debian's wine64 package puts its program outside PATH.
+    on_path("wine")
+        .or_else(|| on_path("wine64"))
+        .unwrap_or_else(|| PathBuf::from("/usr/lib/wine/wine64"))
+}
+
+/// The version `wine --version` prints ("wine-10.0 (Debian 10.0~repack-6)" → (10, 0) and the line).
+fn wine_version(wine: &Path) -> Result<((u32, u32), String), Box<dyn Error>> {
+    let out = Command::new(wine).arg("--version").output().map_err(|e| {
+        format!(
+            "cannot run {}: {e} (choose one with --wine PATH)",
+            wine.display()
+        )
+    })?;
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    parse_version(&line)
+        .map(|v| (v, line.clone()))
+        .ok_or_else(|| {
+            format!(
+                "{} --version printed {line:?}, not a Wine version",
+                wine.display()
+            )
+            .into()
+        })
+}
+
+fn parse_version(line: &str) -> Option<(u32, u32)> {
+    let v = line.strip_prefix("wine-")?;
+    let v = v.split([' ', '-']).next()?;
+    let mut parts = v.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next().map_or(Some(0), |m| m.parse().ok())?;
+    Some((major, minor))
+}
+
+/// Why the bridge cannot serve programs of this Wine and prefix, if it cannot.
+fn refusal(version: (u32, u32), line: &str, prefix: &Path) -> Option<String> {
+    if version < OLDEST {
+        return Some(format!(
+            "{line} is older than Wine {}.{}, the oldest whose unix-call interface the bridge uses",
+            OLDEST.0, OLDEST.1
+        ));
+    }
+    let system = std::fs::read_to_string(prefix.join("system.reg")).unwrap_or_default();
+    if system.lines().any(|l| l.trim() == "#arch=win32") {
+        return Some(format!(
+            "{} is a 32-bit prefix (WINEARCH=win32): the bridge serves 64-bit programs; make a \
+             64-bit prefix",
+            prefix.display()
+        ));
+    }
+    None
 }
 
 fn prefix_of(p: Option<PathBuf>) -> Result<PathBuf, Box<dyn Error>> {
@@ -93,12 +165,18 @@ fn prefix_of(p: Option<PathBuf>) -> Result<PathBuf, Box<dyn Error>> {
     Ok(PathBuf::from(home).join(".wine"))
 }
 
-fn setup(prefix: Option<PathBuf>) -> Result<Setup, Box<dyn Error>> {
-    Ok(Setup {
+fn setup(wine: Option<PathBuf>, prefix: Option<PathBuf>) -> Result<Setup, Box<dyn Error>> {
+    let s = Setup {
         bridge: bridge_dir()?,
         prefix: prefix_of(prefix)?,
-        wine: wine_program(),
-    })
+        wine: wine_program(wine),
+        version: String::new(),
+    };
+    let (version, line) = wine_version(&s.wine)?;
+    if let Some(why) = refusal(version, &line, &s.prefix) {
+        return Err(format!("the bridge cannot serve this prefix: {why}").into());
+    }
+    Ok(Setup { version: line, ..s })
 }
 
 impl Setup {
@@ -218,23 +296,68 @@ fn run_program(s: &Setup, program: &[OsString]) -> Result<(), Box<dyn Error>> {
 
 impl Wine {
     pub fn run(self) -> Result<(), Box<dyn Error>> {
-        match self {
-            Wine::Install { prefix } => install(&setup(prefix)?),
-            Wine::Uninstall { prefix } => uninstall(&setup(prefix)?),
-            Wine::Run { prefix, program } => run_program(&setup(prefix)?, &program),
-            Wine::Env { prefix } => {
-                let s = setup(prefix)?;
+        let wine = self.wine;
+        match self.action {
+            Action::Install { prefix } => install(&setup(wine, prefix)?),
+            Action::Uninstall { prefix } => uninstall(&setup(wine, prefix)?),
+            Action::Run { prefix, program } => run_program(&setup(wine, prefix)?, &program),
+            Action::Env { prefix } => {
+                let s = setup(wine, prefix)?;
                 println!("export WINEPREFIX='{}'", s.prefix.display());
                 for (k, v) in s.environment() {
                     println!("export {k}='{}'", v.to_string_lossy());
                 }
                 Ok(())
             }
-            Wine::Info { prefix } => {
-                let s = setup(prefix)?;
+            Action::Info { prefix } => {
+                let s = setup(wine, prefix)?;
+                println!("Wine: {} ({})", s.version, s.wine.display());
                 let info = s.bridge.join("dxcl-wine-info.exe");
                 run_program(&s, &[info.into_os_string()])
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_read_as_wine_prints_them() {
+        assert_eq!(
+            parse_version("wine-8.0 (Debian 8.0~repack-4)"),
+            Some((8, 0))
+        );
+        assert_eq!(parse_version("wine-10.17"), Some((10, 17)));
+        assert_eq!(parse_version("wine-11.0-rc3"), Some((11, 0)));
+        assert_eq!(parse_version("wine-9.0 (Staging)"), Some((9, 0)));
+        assert_eq!(parse_version("wine-7.22"), Some((7, 22)));
+        assert_eq!(parse_version("Wine 10"), None);
+    }
+
+    #[test]
+    fn old_wines_and_32_bit_prefixes_are_refused_with_the_reason() {
+        let dir = std::env::temp_dir().join(format!("dxcl-wine-refusal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(refusal((7, 22), "wine-7.22", &dir)
+            .unwrap()
+            .contains("older than Wine 8.0"));
+        assert_eq!(refusal((8, 0), "wine-8.0", &dir), None);
+        std::fs::write(
+            dir.join("system.reg"),
+            "WINE REGISTRY Version 2\n#arch=win64\n",
+        )
+        .unwrap();
+        assert_eq!(refusal((10, 0), "wine-10.0", &dir), None);
+        std::fs::write(
+            dir.join("system.reg"),
+            "WINE REGISTRY Version 2\n#arch=win32\n",
+        )
+        .unwrap();
+        assert!(refusal((10, 0), "wine-10.0", &dir)
+            .unwrap()
+            .contains("32-bit prefix"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
