@@ -4,7 +4,8 @@
 #                          tests and examples, generated-code check, C/C++ programs under valgrind, the OpenCL
 #                          conformance suite through the loader on PoCL, natively and under valgrind,
 #                          then on Mesa rusticl; the suite built with ASan+UBSan; Windows programs and
-#                          the suite's Windows builds under Wine with the bridge; the fuzzer's CI runs)
+#                          the suite's Windows builds under Wine 8.0 and 10.0 with the bridge; the
+#                          fuzzer's CI runs)
 #   make wine              builds the Wine bridge (docs/wine.md); make wine-bench: its 4K hand-off figure
 #   make test-asan         the conformance suite built with ASan+UBSan, on PoCL with both adapters
 #   make fuzz FUZZ_SECONDS=N  fuzzes the sharing entry points for N seconds (docs/fuzzing.md)
@@ -200,7 +201,8 @@ wine: $(WINE_DIST)/x86_64-windows/dxclcl.dll $(WINE_DIST)/opencl.dll $(WINE_DIST
 	cp $(RELEASE)/libdxclcl.so $(WINE_DIST)/x86_64-unix/dxclcl.so
 
 # Windows programs under Wine with the bridge installed in a fresh prefix, wined3d on llvmpipe under
-# Xvfb, PoCL on the unix side (scripts/wine/test.sh).
+# Xvfb, PoCL on the unix side, on two Wines: the host's (Debian 12's 8.0) and Debian 13's 10.0 in a
+# system made from Debian's archive and kept under build/wine/trixie (scripts/wine/test.sh).
 test-wine: wine build/icd-pocl
 	@$(MAKE) --no-print-directory stage
 	scripts/wine/test.sh

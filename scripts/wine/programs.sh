@@ -6,6 +6,17 @@
 # The conformance programs wine_run_conformance runs: DXCL_WINE_CONFORMANCE names them (default: all).
 wine_conformance=${DXCL_WINE_CONFORMANCE:-discovery contexts buffers textures acquire sync threads hostptr}
 
+# wine_loader: the Wine program the scripts run (what `dxcl wine` picks when no --wine is given:
+# `wine` on PATH, else `wine64` on PATH, else Debian's /usr/lib/wine/wine64).
+wine_loader() {
+    command -v wine || command -v wine64 || echo /usr/lib/wine/wine64
+}
+
+# wine_version: that Wine's version, as "10.0".
+wine_version() {
+    "$(wine_loader)" --version | sed -n 's/^wine-\([0-9.]*\).*/\1/p'
+}
+
 # wine_prefix PREFIX: the prefix every later Wine command of the script uses.
 wine_prefix() {
     # A crash must fail the run, not wait in Wine's debugger.
@@ -39,13 +50,18 @@ wine_info() {
     grep -q "preferred OpenCL device: " "$out/info.log"
 }
 
-# wine_run_programs OUT: the three programs through `dxcl wine run` (logs in OUT/NAME.log); each
-# must print its pass line with no failure and exit with status 0.
+# wine_run_programs OUT [BIN]: the three programs (BIN/*.exe, default OUT) through `dxcl wine run`
+# (logs in OUT/NAME.log); each must print its pass line with no failure, exit with status 0, and
+# end without glibc's "FATAL: exception not rethrown" (a forced unwind caught at exit).
 wine_run_programs() {
-    local out=$1 p
+    local out=$1 bin=${2:-$1} p
     for p in bridge affinity d3d11_cl; do
-        timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$out/$p.exe" 2>&1 | tee "$out/$p.log"
+        timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$bin/$p.exe" 2>&1 | tee "$out/$p.log"
         tr -d "\r" < "$out/$p.log" | grep -q "^$p: [0-9]* passed, 0 failed$"
+        if grep -q "^FATAL" "$out/$p.log"; then
+            echo "$p: aborted at exit (FATAL line above)" >&2
+            return 1
+        fi
     done
 }
 
