@@ -347,8 +347,7 @@ static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
     cl_context_properties d3d = (cl_context_properties)g->device;
 
     /* CL_INVALID_D3D1x_DEVICE if the value of the property is non-NULL and does not specify a valid
-     * Direct3D device: a COM object that is not one (it answers E_NOINTERFACE). (A device of the other
-     * Direct3D version is not used here: a runtime may give one device both faces, as DXVK does.) */
+     * Direct3D device: a COM object that is not one (it answers E_NOINTERFACE). */
     h_at("%s: not a D3D device", s->name);
     fake_com fake;
     fake_com_init(&fake);
@@ -365,6 +364,29 @@ static void test_errors(const sharing *s, gfx *g, gfx *other, cl_device_id dev)
     CHECK_ERR(e, s->err_device);
     CHECK(!fake.misused);
     CHECK_EQ(fake.refs, 1);
+    /* The value is "a pointer to ID3D1xDevice": another interface of an object that has one (wined3d
+     * and DXVK give one object both versions' devices) is not, even though it answers for one. */
+    h_at("%s: another interface of a device object", s->name);
+    fake_faces faces;
+    fake_faces_init(&faces, s->api == API_D3D11 ? &IID_ID3D11Device : &IID_ID3D10Device);
+    pf[3] = (cl_context_properties)&faces.face[0];
+    e = CL_SUCCESS;
+    ctx = clCreateContext(pf, 1, &dev, NULL, NULL, &e);
+    CHECK(ctx == NULL);
+    no_context(ctx);
+    CHECK_ERR(e, s->err_device);
+    CHECK(!faces.misused);
+    CHECK_EQ(faces.refs, 1);
+    /* The other version's device, whatever its runtime answers for this version's interface. */
+    if (other->device) {
+        h_at("%s: the other version's device", s->name);
+        pf[3] = (cl_context_properties)other->device;
+        e = CL_SUCCESS;
+        ctx = clCreateContext(pf, 1, &dev, NULL, NULL, &e);
+        CHECK(ctx == NULL);
+        no_context(ctx);
+        CHECK_ERR(e, s->err_device);
+    }
     /* CL_INVALID_OPERATION if Direct3D interoperability is specified ... and interoperability with
      * another graphics API is also specified: D3D10 and D3D11 together, */
     if (other->device) {

@@ -912,6 +912,45 @@ void fake_com_init(fake_com *f)
     fake_last = f;
 }
 
+static fake_faces *faces_last;
+static HRESULT STDMETHODCALLTYPE faces_qi(void *This, REFIID riid, void **out)
+{
+    fake_faces *f = faces_last;
+    (void)This;
+    if (!out)
+        return E_POINTER;
+    if (memcmp(riid, &IID_IUnknown, sizeof(GUID)) == 0 || memcmp(riid, f->iid, sizeof(GUID)) == 0) {
+        f->refs++;
+        *out = memcmp(riid, &IID_IUnknown, sizeof(GUID)) == 0 ? (void *)&f->face[0] : (void *)&f->face[1];
+        return S_OK;
+    }
+    *out = NULL;
+    return E_NOINTERFACE;
+}
+static ULONG STDMETHODCALLTYPE faces_addref(void *This) { (void)This; return ++faces_last->refs; }
+static ULONG STDMETHODCALLTYPE faces_release(void *This) { (void)This; return --faces_last->refs; }
+static HRESULT STDMETHODCALLTYPE faces_other(void)
+{
+    if (faces_last)
+        faces_last->misused = 1;
+    return E_FAIL;
+}
+static void *faces_vtbl[64];
+
+void fake_faces_init(fake_faces *f, const GUID *iid)
+{
+    faces_vtbl[0] = (void *)faces_qi;
+    faces_vtbl[1] = (void *)faces_addref;
+    faces_vtbl[2] = (void *)faces_release;
+    for (int i = 3; i < 64; i++)
+        faces_vtbl[i] = (void *)faces_other;
+    f->face[0] = f->face[1] = faces_vtbl;
+    f->iid = iid;
+    f->refs = 1;
+    f->misused = 0;
+    faces_last = f;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Formats                                                                                         */
 

@@ -249,6 +249,16 @@ typedef struct fake_com {
     int misused;
 } fake_com;
 void fake_com_init(fake_com *f);
+/* An object with two faces (two interface pointers), as wined3d's and DXVK's devices have: asked
+ * through either face for `iid`, it answers face[1]; for IUnknown, face[0]. Any method past
+ * IUnknown's sets `misused`. */
+typedef struct fake_faces {
+    const void *face[2];
+    const GUID *iid;
+    ULONG refs;
+    int misused;
+} fake_faces;
+void fake_faces_init(fake_faces *f, const GUID *iid);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* The format table                                                                                */

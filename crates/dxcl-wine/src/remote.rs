@@ -328,7 +328,20 @@ pub fn borrow(windows: u64) -> *mut c_void {
         return std::ptr::null_mut();
     }
     wrap_owned(windows, (&IUNKNOWN_REMOTE as *const IUnknownVtbl).cast())
+}
 
+/// [`borrow`], as the program typed the pointer: a stand-in with interface `iid`'s table (for a
+/// context's `CL_CONTEXT_D3D1x_DEVICE_KHR`, "a pointer to ID3D1xDevice"). The layer's
+/// `QueryInterface` for `iid` then gives this very stand-in back only where the Windows object's
+/// answer is the program's pointer itself, as it would on Windows; the layer judges that.
+pub fn borrow_as(windows: u64, iid: &GUID) -> *mut c_void {
+    let Some(vtbl) = remote_vtable(iid) else {
+        return borrow(windows);
+    };
+    if windows == 0 || run(windows, 1, vec![]).is_none() {
+        return std::ptr::null_mut();
+    }
+    wrap_owned(windows, vtbl)
 }
 
 /// The Windows object behind a stand-in (`ptr` itself when it is not one: a program's pointer).

@@ -77,7 +77,12 @@ unsafe fn d3d_properties(props: *const isize) -> Option<(Vec<isize>, Vec<*mut c_
     let mut stand_ins = Vec::new();
     for pair in list.chunks_exact_mut(2) {
         if is_d3d_device_property(pair[0]) && pair[1] != 0 {
-            let s = crate::remote::borrow(pair[1] as u64);
+            let iid = if pair[0] == CL_CONTEXT_D3D10_DEVICE {
+                &dxcl_abi::IID_ID3D10Device
+            } else {
+                &dxcl_abi::IID_ID3D11Device
+            };
+            let s = crate::remote::borrow_as(pair[1] as u64, iid);
             stand_ins.push(s);
             pair[1] = s as isize;
         }

@@ -194,9 +194,10 @@ unsafe fn create(
         return Ok(ctx);
     };
     // CL_INVALID_D3D1x_DEVICE "if the value of the property CL_CONTEXT_D3D1x_DEVICE is non-NULL and
-    // does not specify a valid Direct3D 1x device".
-    // SAFETY: a non-null value of this property is an application's ID3D1xDevice pointer.
-    let device = unsafe { d3d::device::open(version, device_ptr as *mut c_void) }
+    // does not specify a valid Direct3D 1x device": the value is "a pointer to ID3D1xDevice",
+    // not another interface of an object that also has one (open_exact).
+    // SAFETY: a non-null value of this property is an application's COM pointer.
+    let device = unsafe { d3d::device::open_exact(version, device_ptr as *mut c_void) }
         .ok_or(version.invalid_device())?;
     let mut err = 0;
     let ctx = make(props.stripped.as_ptr(), &mut err);

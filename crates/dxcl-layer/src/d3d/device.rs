@@ -31,6 +31,19 @@ pub(crate) unsafe fn open(version: D3dVersion, ptr: *mut c_void) -> Option<Devic
     Some(Device { com, identity })
 }
 
+/// [`open`] for a context property: the pointer must be the object's `ID3D10Device` /
+/// `ID3D11Device` interface itself. A runtime may give one object both devices' faces (wined3d and
+/// DXVK do): the other face answers `QueryInterface` for this version's device, but is not a
+/// pointer to it, and the property then names no valid device.
+///
+/// # Safety
+/// `ptr` is null or a live COM object.
+pub(crate) unsafe fn open_exact(version: D3dVersion, ptr: *mut c_void) -> Option<Device> {
+    // SAFETY: caller's contract.
+    let device = unsafe { open(version, ptr) }?;
+    std::ptr::eq(device.com.as_ptr().cast::<c_void>(), ptr).then_some(device)
+}
+
 impl Device {
     /// Which adapter the device runs on: dxcl's interop interface first, standard DXGI else.
     pub fn adapter(&self) -> Option<AdapterId> {
