@@ -5,7 +5,8 @@
 #                          conformance suite through the loader on PoCL, natively and under valgrind,
 #                          then on Mesa rusticl; the suite built with ASan+UBSan; Windows programs and
 #                          the suite's Windows builds under Wine 8.0 and 10.0 with the bridge; the
-#                          fuzzer's CI runs)
+#                          .debs and the archive installed and used in Debian 13; the fuzzer's CI runs)
+#   make deb / make dist   the Debian packages / the relocatable archive (docs/install.md)
 #   make wine              builds the Wine bridge (docs/wine.md); make wine-bench: its 4K hand-off figure
 #   make test-asan         the conformance suite built with ASan+UBSan, on PoCL with both adapters
 #   make fuzz FUZZ_SECONDS=N  fuzzes the sharing entry points for N seconds (docs/fuzzing.md)
@@ -26,7 +27,7 @@ VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-
             --show-leak-kinds=definite,indirect --suppressions=$(CURDIR)/tests/valgrind.supp
 
 .PHONY: all deps build install stage demo test test-rust test-crate test-gen test-c test-windows test-conformance lint check-docs clean \
-        fuzz test-fuzz test-asan
+        fuzz test-fuzz test-asan deb dist test-package
 
 # Every test and the demo run on PoCL alone, through an OCL_ICD_VENDORS directory holding only its
 # .icd file, unless OCL_ICD_VENDORS is set: mesa-opencl-icd, which the conformance suite's rusticl run
@@ -72,7 +73,7 @@ demo: deps stage build/icd-pocl
 	$(STAGE)/bin/dxcl info
 	DXCL_ADAPTER=software $(STAGE)/bin/dxcl demo --out build/demo.png
 
-test: deps build/icd-pocl lint check-docs test-gen test-rust test-crate stage test-c test-wine test-conformance test-asan test-fuzz
+test: deps build/icd-pocl lint check-docs test-gen test-rust test-crate stage test-c test-wine test-package test-conformance test-asan test-fuzz
 	@echo "make test: all suites passed"
 
 # The documents speak of the product only: no words about how the work was organised, no absolute
@@ -211,6 +212,19 @@ test-wine: wine build/icd-pocl
 wine-bench: wine build/icd-pocl
 	@$(MAKE) --no-print-directory stage
 	scripts/wine/bench.sh
+
+# Packages for users without Rust (docs/install.md, scripts/package/build.sh): `deb` makes
+# build/package/dxcl_VERSION_amd64.deb and dxcl-wine_VERSION_amd64.deb (lintian-checked), `dist` the
+# relocatable build/package/dxcl-VERSION-x86_64-linux.tar.xz. `test-package` installs both into
+# the Debian 13 system of the Wine tests and uses them as a user would (scripts/package/test.sh).
+deb: build wine
+	scripts/package/build.sh deb
+
+dist: build wine
+	scripts/package/build.sh dist
+
+test-package: deb dist test-wine
+	scripts/package/test.sh
 
 clean:
 	$(CARGO) clean

@@ -4,14 +4,14 @@
 #
 # The system is made once by mmdebstrap from Debian's archive into build/wine/trixie (about 2 GB,
 # a minute or two), and kept: a second run downloads nothing. It holds only what a user's machine
-# would: Wine, Xvfb, PoCL and the OpenCL loader, Mesa's Vulkan and OpenGL drivers; no Rust, no
+# would: Wine, Xvfb, PoCL and the OpenCL loader, Mesa's Vulkan and OpenGL drivers, xz; no Rust, no
 # compiler. It is entered with bubblewrap: the tree bound at its own path, /proc, /dev, /sys (PoCL
 # reads the CPU's topology there), a private /tmp and HOME. OCL_ICD_VENDORS is the system's own
 # (its PoCL's .icd names a library this machine's does not). mmdebstrap needs root: sudo when not root.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$root/build/wine/trixie
-packages=wine,wine64,libwine,xvfb,xauth,pocl-opencl-icd,ocl-icd-libopencl1,mesa-vulkan-drivers,libgl1-mesa-dri
+packages=wine,wine64,libwine,xvfb,xauth,pocl-opencl-icd,ocl-icd-libopencl1,mesa-vulkan-drivers,libgl1-mesa-dri,xz-utils
 
 . "$root/scripts/install-debs.sh"
 install_debs "trixie" mmdebstrap bubblewrap
