@@ -1,5 +1,6 @@
 # dxcl — build, install, demo and test.
 #   make demo              main job: build, install into build/stage, run `dxcl demo`
+#   make check             the fast check: format, clippy, lint, docs, generated code, unit tests
 #   make test              everything CI runs (the documents' check, Rust tests, the dxcl crate's
 #                          tests and examples, generated-code check, C/C++ programs under valgrind, the OpenCL
 #                          conformance suite through the loader on PoCL, natively and under valgrind,
@@ -26,7 +27,7 @@ RELEASE  := target/release
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect --suppressions=$(CURDIR)/tests/valgrind.supp
 
-.PHONY: all deps build install stage demo test test-rust test-crate test-gen test-c test-windows test-conformance lint check-docs clean \
+.PHONY: all deps build install stage demo check test test-rust test-crate test-gen test-c test-windows test-conformance lint check-docs clean \
         fuzz test-fuzz test-asan deb dist test-package
 
 # Every test and the demo run on PoCL alone, through an OCL_ICD_VENDORS directory holding only its
@@ -75,6 +76,13 @@ demo: deps stage build/icd-pocl
 
 test: deps build/icd-pocl lint check-docs test-gen test-rust test-crate stage test-c test-wine test-package test-conformance test-asan test-fuzz
 	@echo "make test: all suites passed"
+
+# The fast check, a few minutes on 2 cores: format, clippy, import circles, the committed SPIR-V
+# and rustdoc (lint), the documents, the generated code, and every crate's unit tests (no loader
+# tests, no C programs, no valgrind, no Wine). `make test` runs all of it and the rest.
+check: deps build/icd-pocl lint check-docs test-gen
+	DXCL_ADAPTER=software $(CARGO) test -q --workspace --lib --bins
+	@echo "make check: passed"
 
 # The documents speak of the product only: no words about how the work was organised, no absolute
 # path of a build machine (scripts/check-docs.sh prints each offending line as file:line).
