@@ -68,20 +68,22 @@ unsafe extern "C-unwind" fn call(args: *mut c_void) -> u32 {
     })
 }
 
+/// One try of a waiting unix call (`wait::until`), with the panic guard: a panic ends the wait
+/// with a failure.
+fn guarded_try(f: impl FnOnce() -> Option<u32>) -> Option<u32> {
+    let taken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    signals::keep_wines();
+    taken.unwrap_or(Some(STATUS_UNSUCCESSFUL))
+}
+
 /// Unix call `NEXT_CALLBACK`: the Windows side's callback thread waits here (in `wait::until`,
 /// which Wine may unwind at exit).
 unsafe extern "C-unwind" fn next_callback(args: *mut c_void) -> u32 {
     wait::until(&callbacks::QUEUED, args, |args| {
-        let taken = std::panic::catch_unwind(|| {
+        guarded_try(|| {
             // SAFETY: Wine passes the Windows side's `struct dxcl_callback`.
-            callbacks::try_next(unsafe { &mut *args.cast::<unixlib::Callback>() })
-        });
-        signals::keep_wines();
-        match taken {
-            Ok(true) => Some(0),
-            Ok(false) => None,
-            Err(_) => Some(STATUS_UNSUCCESSFUL),
-        }
+            callbacks::try_next(unsafe { &mut *args.cast::<unixlib::Callback>() }).then_some(0)
+        })
     })
 }
 
@@ -162,16 +164,12 @@ unsafe extern "C-unwind" fn stop(_args: *mut c_void) -> u32 {
 /// `wait::until`, which Wine may unwind at exit).
 unsafe extern "C-unwind" fn next_request(args: *mut c_void) -> u32 {
     wait::until(&remote::REQUESTS, args, |args| {
-        let taken = std::panic::catch_unwind(|| {
+        guarded_try(|| {
             // SAFETY: Wine passes the Windows side's `struct dxcl_request`.
-            remote::try_next_request(unsafe { &mut *args.cast::<unixlib::Request>() })
-        });
-        signals::keep_wines();
-        match taken {
-            Ok(Some(true)) => Some(0),
-            Ok(None) => None,
-            Ok(Some(false)) | Err(_) => Some(STATUS_UNSUCCESSFUL),
-        }
+            let served = remote::try_next_request(unsafe { &mut *args.cast::<unixlib::Request>() });
+            // false: the bridge is closing, and the server thread ends.
+            served.map(|s| if s { 0 } else { STATUS_UNSUCCESSFUL })
+        })
     })
 }
 
