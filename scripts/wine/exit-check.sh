@@ -23,7 +23,9 @@ fi
 
 version=$(wine_version)
 wine_prefix "$root/build/wine/exit-prefix-$version"
-[ -e "$WINEPREFIX/drive_c/windows/system32/dxclcl.dll" ] || timeout 300 xvfb-run -a "$dxcl" wine install "$WINEPREFIX" >/dev/null
+# The prefix holds a copy of the bridge's Windows side: a rebuilt one must replace it.
+cmp -s "$WINEPREFIX/drive_c/windows/system32/dxclcl.dll" build/wine/dist/x86_64-windows/dxclcl.dll ||
+    timeout 300 xvfb-run -a "$dxcl" wine install "$WINEPREFIX" >/dev/null
 log=$bin/exit-check-$version.log
 : > "$log"
 bad=0
@@ -36,6 +38,8 @@ for p in bridge affinity d3d11_cl; do
         [ "$status" -eq 0 ] || failed=$((failed + 1))
         [ "$n" -eq 0 ] || fatal=$((fatal + 1))
         echo "$p run $i: status $status, FATAL lines $n" >> "$log"
+        # A failed run's output is kept beside the log.
+        [ "$status" -eq 0 ] && [ "$n" -eq 0 ] || cp "$bin/exit-run.log" "$bin/exit-check-$version-$p-$i.log"
     done
     echo "exit-check: Wine $version: $p: $runs runs, $failed with a status other than 0, $fatal with a FATAL line"
     bad=$((bad + failed + fatal))

@@ -34,6 +34,7 @@ _Static_assert(offsetof(struct dxcl_adapter_facts, vulkan) == 368, "facts");
 _Static_assert(offsetof(struct dxcl_device_ids, facts) == 56, "device ids");
 _Static_assert(sizeof(struct dxcl_extension) == 24, "extension");
 _Static_assert(sizeof(struct dxcl_hello) == 264, "hello");
+_Static_assert(sizeof(struct dxcl_stop) == 4, "stop");
 _Static_assert(offsetof(struct dxcl_request, args) == 48, "request");
 _Static_assert(offsetof(struct dxcl_request, first_args) == 64 + 8 * DXCL_MAX_METHOD_ARGS, "request");
 
@@ -213,14 +214,19 @@ static void attach(HINSTANCE instance)
 
 BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, void *reserved)
 {
-    (void)reserved;
     if (reason == DLL_PROCESS_ATTACH)
     {
         DisableThreadLibraryCalls(instance);
         attach(instance);
     }
     else if (reason == DLL_PROCESS_DETACH)
-        call_unix(DXCL_UNIX_STOP, NULL);
+    {
+        /* At process exit (reserved set) Wine has told the other threads to end and is ending them
+         * asynchronously: a server woken now would run its thread's exit code while Wine's SIGQUIT
+         * reaches it, which crashes Wine 10's handler. Only an unload (FreeLibrary) wakes them. */
+        struct dxcl_stop stop = {reserved != NULL};
+        call_unix(DXCL_UNIX_STOP, &stop);
+    }
     return TRUE;
 }
 

@@ -15,7 +15,7 @@ enum dxcl_unix_call
     DXCL_UNIX_DEVICE_IDS = 2,     /* struct dxcl_device_ids: clGetDeviceIDsFromD3D1x{KHR,NV} */
     DXCL_UNIX_EXTENSION = 3,      /* struct dxcl_extension: does the host have an extension function */
     DXCL_UNIX_START = 4,          /* struct dxcl_start: the servers of stand-ins' calls start */
-    DXCL_UNIX_STOP = 5,           /* no parameters: the DLL detaches, stand-ins' calls fail */
+    DXCL_UNIX_STOP = 5,           /* struct dxcl_stop: the DLL detaches, stand-ins' calls fail */
     DXCL_UNIX_NEXT_REQUEST = 6,   /* struct dxcl_request: a server waits for a method to call */
     DXCL_UNIX_REVERSE = 7,        /* struct dxcl_reverse: AddRef/Release of a unix object's wrapper */
     DXCL_UNIX_D3D_CALL = 8,       /* struct dxcl_d3d_call: clCreateFromD3D1x*, acquire, release */
@@ -25,7 +25,12 @@ enum dxcl_unix_call
 
 /* The version of this contract: dxclcl.dll refuses a dxclcl.so that answers another. Raise it with
  * every change of a call's number or of a parameter block. */
-#define DXCL_UNIX_ABI 2
+#define DXCL_UNIX_ABI 3
+
+struct dxcl_stop
+{
+    UINT32 process_exit;          /* the process ends: Wine ends the servers, which are not woken */
+};
 
 struct dxcl_hello
 {

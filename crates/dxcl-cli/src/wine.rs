@@ -290,7 +290,11 @@ fn run_program(s: &Setup, program: &[OsString]) -> Result<(), Box<dyn Error>> {
     match status.code() {
         Some(0) => Ok(()),
         Some(code) => Err(format!("the program exited with status {code}").into()),
-        None => Err("the program was killed by a signal".into()),
+        None => Err(format!(
+            "the program was killed by signal {}",
+            std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0)
+        )
+        .into()),
     }
 }
 

@@ -152,10 +152,12 @@ unsafe extern "C-unwind" fn start(args: *mut c_void) -> u32 {
 }
 
 /// Unix call `STOP`: `dxclcl.dll` detaches; calls through stand-ins fail from now on.
-unsafe extern "C-unwind" fn stop(_args: *mut c_void) -> u32 {
+unsafe extern "C-unwind" fn stop(args: *mut c_void) -> u32 {
     guarded(|| {
+        // SAFETY: Wine passes the Windows side's `struct dxcl_stop`.
+        let exit = !args.is_null() && unsafe { (*args.cast::<unixlib::Stop>()).process_exit } != 0;
         trace::report();
-        remote::stop();
+        remote::stop(exit);
         0
     })
 }

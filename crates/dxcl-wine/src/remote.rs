@@ -150,14 +150,18 @@ pub fn start(vtbl: u64, vtables: Vtables) {
 }
 
 /// Unix call `STOP` (the process detaches `dxclcl.dll`): waiting and later calls fail at once.
-pub fn stop() {
+/// At process exit (`process_exit`) the servers are not woken: Wine is ending them, and a server
+/// that returned now would run its thread's exit while Wine's signal reaches it.
+pub fn stop(process_exit: bool) {
     let mut q = lock(&REMOTE.queue);
     q.closed = true;
     // The servers are gone: a deferred Unmap's object goes with the process.
     q.deferred = None;
     drop(q);
     REMOTE.finished.notify_all();
-    REQUESTS.notify_all();
+    if !process_exit {
+        REQUESTS.notify_all();
+    }
 }
 
 /// Runs method `slot` of `object` on a server thread; the value its `rax` held. `None` when no
@@ -609,7 +613,7 @@ mod tests {
         assert_eq!(other.join().unwrap(), Some(46));
         assert_eq!(run(5, 14, vec![]), Some(14));
         assert_eq!(*lock(&calls), [(1, 15), (2, 15), (3, 11), (4, 46), (5, 14)]);
-        stop();
+        stop(false);
         for s in servers {
             s.join().unwrap();
         }

@@ -17,7 +17,13 @@ pub const HELLO: usize = 10;
 /// How many unix calls there are.
 pub const COUNT: usize = 11;
 /// `DXCL_UNIX_ABI`: the contract's version, which `dxclcl.dll` checks at attach.
-pub const ABI: u32 = 2;
+pub const ABI: u32 = 3;
+
+/// `STOP`: whether the process is ending (the servers are then left to Wine).
+#[repr(C)]
+pub struct Stop {
+    pub process_exit: u32,
+}
 
 /// `HELLO`: the unix side's contract version, and whether the host's OpenCL opened.
 #[repr(C)]
@@ -173,6 +179,7 @@ mod tests {
         assert_eq!(size_of::<Reverse>(), 16);
         assert_eq!(size_of::<D3dCall>(), 80);
         assert_eq!(size_of::<Hello>(), 264);
+        assert_eq!(size_of::<Stop>(), 4);
     }
 
     #[test]
