@@ -12,25 +12,35 @@
 # The hand-offs run in WINE_BENCH_ROUNDS rounds (default 3), each the Linux and the Wine program back to back
 # with the load average beside it: on a machine shared with other work the figures move with it,
 # and each round's ratio compares runs made under the same load.
+# The hand-off rounds run again in Debian 13's system (scripts/wine/trixie.sh), the Linux program
+# there and the Windows one under its Wine 10.0, both on that system's PoCL: its own table.
 # Prints the medians, the ratios, the load average before and after, then the two traces. Needs
 # `make wine stage` first (`make wine-bench` does both); installs its Debian packages through
 # scripts/wine/deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-scripts/wine/deps.sh
 out=$root/build/wine/bench
+inside=${1:-}
+if [ "$inside" != --handoffs-only ]; then
+    scripts/wine/deps.sh
+    export OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-$root/build/icd-pocl}
+fi
 mkdir -p "$out"
-export OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-$root/build/icd-pocl}
-dxcl_flags=$(PKG_CONFIG_PATH="$root/build/stage/lib/pkgconfig" pkg-config --cflags --libs dxcl)
-mingw=(x86_64-w64-mingw32-gcc -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers -I"$root/build/wine/inc")
-for p in handoff staging frames; do
-    # shellcheck disable=SC2086 # pkg-config's flags are words
-    cc -std=c11 -O2 -Wall -Wextra -Werror -o "$out/$p" "tests/wine/$p.c" $dxcl_flags -lOpenCL
-    "${mingw[@]}" -o "$out/$p.exe" "tests/wine/$p.c" -ld3d11 -L"$root/build/wine/dist" -l:opencl.dll
-done
+# The programs are built here, before the Debian 13 system (which has no compiler) runs them.
+if [ "$inside" != --handoffs-only ]; then
+    dxcl_flags=$(PKG_CONFIG_PATH="$root/build/stage/lib/pkgconfig" pkg-config --cflags --libs dxcl)
+    mingw=(x86_64-w64-mingw32-gcc -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers -I"$root/build/wine/inc")
+    for p in handoff staging frames; do
+        # shellcheck disable=SC2086 # pkg-config's flags are words
+        cc -std=c11 -O2 -Wall -Wextra -Werror -o "$out/$p" "tests/wine/$p.c" $dxcl_flags -lOpenCL
+        "${mingw[@]}" -o "$out/$p.exe" "tests/wine/$p.c" -ld3d11 -L"$root/build/wine/dist" -l:opencl.dll
+    done
+fi
 layer=$root/build/stage/lib/libdxcl_layer.so
-export WINEPREFIX=$root/build/wine/bench-prefix WINEDEBUG=-all WINEDLLOVERRIDES="winedbg.exe=d"
+. scripts/wine/programs.sh
+version=$(wine_version)
+export WINEPREFIX=$root/build/wine/bench-prefix-$version WINEDEBUG=-all WINEDLLOVERRIDES="winedbg.exe=d"
 wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
 trap '"$wineserver" -k >/dev/null 2>&1 || true' EXIT
 # The prefix holds a copy of the bridge's Windows side: a rebuilt one must replace it.
@@ -43,7 +53,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 rounds=${WINE_BENCH_ROUNDS:-3}
-handoffs=$out/handoffs.md
+handoffs=$out/handoffs-$version.md
 echo "| round | Linux staging µs | Linux DXCL_INTEROP=0 µs | Linux default µs | Wine µs | Wine / Linux staging | Wine / DXCL_INTEROP=0 | load (1 min) |" >"$handoffs"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" >>"$handoffs"
 for i in $(seq "$rounds"); do
@@ -53,6 +63,8 @@ for i in $(seq "$rounds"); do
     wine=$(wine_run "$out/handoff.exe" | median handoff)
     echo "| $i | $linux_staging | $linux_foreign | $linux_default | $wine | $(ratio "$wine" "$linux_staging") | $(ratio "$wine" "$linux_foreign") | $(load) |" >>"$handoffs"
 done
+[ "$inside" != --handoffs-only ] || exit 0
+scripts/wine/trixie.sh "$0" --handoffs-only
 linux "$out/staging" >"$out/staging-linux.log"
 wine_run "$out/staging.exe" | tr -d '\r' >"$out/staging-wine.log"
 d3d_linux=$(median staging <"$out/staging-linux.log")
@@ -67,9 +79,15 @@ DXCL_TRACE=handoff wine_run "$out/handoff.exe" >/dev/null 2>"$out/trace-wine.md"
 echo "3840x2160 R8G8B8A8_UNORM hand-off (acquire + release + clFinish), median of 15, PoCL; per round:"
 echo "Linux: dxcl's runtime (software adapter) with staging copies, the same with DXCL_INTEROP=0 (the"
 echo "runtime as a foreign device: the release writes back, as under Wine) and its default (host"
-echo "pointer); Wine: the Windows program under Wine 8.0 (wined3d on llvmpipe), through the bridge."
+echo "pointer); Wine: the Windows program under Wine (wined3d on llvmpipe), through the bridge."
+echo
+echo "This machine, Wine $version:"
 echo
 cat "$handoffs"
+echo
+echo "Debian 13's system (its PoCL for both programs), Wine 10.0:"
+echo
+cat "$out"/handoffs-10.*.md
 echo
 steps() { awk '/^update:/ { exit } /^  / { sub(/^  /, "  - "); print }' "$out/staging-$1.log"; }
 update() { median update <"$out/staging-$1.log"; }
