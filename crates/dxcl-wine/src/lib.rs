@@ -267,6 +267,24 @@ mod tests {
     }
 
     #[test]
+    fn hello_answers_the_contract_version_and_the_host_state_as_wine_calls_it() {
+        use crate::unixlib::{Hello, ABI, HELLO};
+        let mut p = Hello {
+            abi: 0,
+            host: 7,
+            reason: [0xff; 256],
+        };
+        // SAFETY: the table's HELLO entry with a `struct dxcl_hello`, as Wine passes it.
+        let status = unsafe { super::__wine_unix_call_funcs[HELLO]((&mut p as *mut Hello).cast()) };
+        assert_eq!((status, p.abi), (0, ABI));
+        let reason = std::ffi::CStr::from_bytes_until_nul(&p.reason).expect("NUL-terminated");
+        match crate::host::error() {
+            None => assert_eq!((p.host, reason.to_bytes()), (1, &b""[..])),
+            Some(why) => assert_eq!((p.host, reason.to_str().unwrap()), (0, why)),
+        }
+    }
+
+    #[test]
     fn every_special_entry_point_exists() {
         for name in crate::gen::SPECIAL {
             assert!(crate::gen::NAMES.contains(&name), "{name}");
