@@ -57,7 +57,8 @@ wine_prefix "$root/build/wine/dxvk-prefix"
 rm -rf "$WINEPREFIX"
 timeout 300 xvfb-run -a "$dxcl" wine install "$WINEPREFIX"
 sys=$WINEPREFIX/drive_c/windows/system32
-wine=${DXCL_WINE:-$(command -v wine64 || echo /usr/lib/wine/wine64)}
+# The Wine `dxcl wine` picks (DXCL_WINE, else wine, wine64, Debian's wine64).
+wine=${DXCL_WINE:-$(wine_loader)}
 for d in d3d11 d3d10core dxgi; do
     cp "$dlls/x64/$d.dll" "$sys/$d.dll"
     "$wine" reg add 'HKCU\Software\Wine\DllOverrides' /v "$d" /d native /f >/dev/null
