@@ -182,7 +182,7 @@ WINEBUILD ?= $(shell command -v winebuild || echo /usr/lib/wine/winebuild)
 # The Khronos and Vulkan headers come from Debian's packages; MinGW must not see the rest of /usr/include.
 WINE_INC  := $(WINE_DIR)/inc
 WINE_CFLAGS := -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type -I$(WINE_INC)
-WINE_BRIDGE_SRC := wine/dxclcl/main.c wine/dxclcl/bridge.h wine/dxclcl/unixlib.h wine/gen/thunks.c wine/gen/calls.h wine/gen/dxclcl.def
+WINE_BRIDGE_SRC := wine/dxclcl/main.c wine/dxclcl/bridge.h wine/dxclcl/unixlib.h wine/dxclcl/vulkan_devices.h wine/gen/thunks.c wine/gen/calls.h wine/gen/dxclcl.def
 
 $(WINE_INC):
 	@scripts/wine/deps.sh
@@ -201,7 +201,7 @@ $(WINE_DIST)/opencl.dll: wine/opencl/forward.c wine/gen/opencl.def | $(WINE_INC)
 	mkdir -p $(dir $@)
 	$(MINGW_CC) $(WINE_CFLAGS) -shared -static-libgcc -o $@ $^
 
-$(WINE_DIST)/dxcl-wine-info.exe: wine/info/info.c $(WINE_DIST)/opencl.dll | $(WINE_INC)
+$(WINE_DIST)/dxcl-wine-info.exe: wine/info/info.c wine/dxclcl/vulkan_devices.h $(WINE_DIST)/opencl.dll | $(WINE_INC)
 	$(MINGW_CC) $(WINE_CFLAGS) -o $@ $< -ld3d11 -ldxgi -L$(WINE_DIST) -l:opencl.dll
 
 wine: $(WINE_DIST)/x86_64-windows/dxclcl.dll $(WINE_DIST)/opencl.dll $(WINE_DIST)/dxcl-wine-info.exe

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <vulkan/vulkan.h>
+#include "vulkan_devices.h"
 
 typedef UINT64 unixlib_handle_t;
 typedef NTSTATUS (WINAPI *unix_call_fn)(unixlib_handle_t, unsigned int, void *);
@@ -332,29 +332,27 @@ static void vulkan_properties(PFN_vkGetPhysicalDeviceProperties2 props2, VkPhysi
     lstrcpynA(out->name, p.properties.deviceName, sizeof(out->name));
 }
 
+static void record_vulkan_device(PFN_vkGetPhysicalDeviceProperties2 props2, VkPhysicalDevice device,
+                                 uint32_t index, void *facts)
+{
+    vulkan_properties(props2, device, &((struct dxcl_adapter_facts *)facts)->vulkan[index]);
+}
+
 /* The Vulkan devices winevulkan lists, and DXVK's physical device of `adapter` if it has one. */
 static void vulkan_facts(IDXGIAdapter *adapter, struct dxcl_adapter_facts *facts)
 {
-    static const VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "dxcl", 1, "dxcl", 1, VK_API_VERSION_1_1};
-    const VkInstanceCreateInfo info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app};
     HMODULE vulkan = LoadLibraryA("vulkan-1.dll");
-    PFN_vkGetInstanceProcAddr gipa;
-    PFN_vkCreateInstance create;
+    PFN_vkGetInstanceProcAddr gipa = vulkan ? (PFN_vkGetInstanceProcAddr)(void *)GetProcAddress(vulkan, "vkGetInstanceProcAddr") : NULL;
     IDXGIVkInteropAdapter *dxvk;
-    VkInstance instance;
-    VkPhysicalDevice devices[DXCL_MAX_VULKAN_DEVICES];
-    uint32_t count = DXCL_MAX_VULKAN_DEVICES;
 
-    if (!vulkan) return;
-    gipa = (PFN_vkGetInstanceProcAddr)(void *)GetProcAddress(vulkan, "vkGetInstanceProcAddr");
-    create = gipa ? (PFN_vkCreateInstance)(void *)gipa(NULL, "vkCreateInstance") : NULL;
+    if (!gipa) return;
     if (SUCCEEDED(IDXGIAdapter_QueryInterface(adapter, &IID_IDXGIVkInteropAdapter, (void **)&dxvk)))
     {
         VkInstance dxvk_instance = NULL;
         VkPhysicalDevice pd = NULL;
         PFN_vkGetPhysicalDeviceProperties2 props2;
         dxvk->lpVtbl->GetVulkanHandles(dxvk, &dxvk_instance, &pd);
-        props2 = dxvk_instance && gipa ? (PFN_vkGetPhysicalDeviceProperties2)(void *)gipa(dxvk_instance, "vkGetPhysicalDeviceProperties2") : NULL;
+        props2 = dxvk_instance ? (PFN_vkGetPhysicalDeviceProperties2)(void *)gipa(dxvk_instance, "vkGetPhysicalDeviceProperties2") : NULL;
         if (props2 && pd)
         {
             struct dxcl_vulkan_device d;
@@ -364,19 +362,7 @@ static void vulkan_facts(IDXGIAdapter *adapter, struct dxcl_adapter_facts *facts
         }
         dxvk->lpVtbl->Release(dxvk);
     }
-    if (create && create(&info, NULL, &instance) == VK_SUCCESS)
-    {
-        PFN_vkEnumeratePhysicalDevices enumerate = (PFN_vkEnumeratePhysicalDevices)(void *)gipa(instance, "vkEnumeratePhysicalDevices");
-        PFN_vkGetPhysicalDeviceProperties2 props2 = (PFN_vkGetPhysicalDeviceProperties2)(void *)gipa(instance, "vkGetPhysicalDeviceProperties2");
-        PFN_vkDestroyInstance destroy = (PFN_vkDestroyInstance)(void *)gipa(instance, "vkDestroyInstance");
-        if (enumerate && props2 && enumerate(instance, &count, devices) >= 0)
-        {
-            for (uint32_t i = 0; i < count && i < DXCL_MAX_VULKAN_DEVICES; i++)
-                vulkan_properties(props2, devices[i], &facts->vulkan[i]);
-            facts->vulkan_count = count < DXCL_MAX_VULKAN_DEVICES ? count : DXCL_MAX_VULKAN_DEVICES;
-        }
-        if (destroy) destroy(instance, NULL);
-    }
+    facts->vulkan_count = vulkan_devices(DXCL_MAX_VULKAN_DEVICES, record_vulkan_device, facts);
 }
 
 /* The Vulkan UUID Wine records for the display GPU whose LUID is `luid`. */

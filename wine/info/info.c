@@ -9,27 +9,7 @@
 #include <stdio.h>
 #include <CL/cl.h>
 #include <CL/cl_d3d11.h>
-#include <vulkan/vulkan.h>
-
-/* How many Vulkan devices winevulkan lists (0 without a Vulkan driver). */
-static uint32_t vulkan_devices(void)
-{
-    static const VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "dxcl-wine-info", 1, "dxcl", 1, VK_API_VERSION_1_1};
-    const VkInstanceCreateInfo info = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app};
-    HMODULE vulkan = LoadLibraryA("vulkan-1.dll");
-    PFN_vkGetInstanceProcAddr gipa = vulkan ? (PFN_vkGetInstanceProcAddr)(void *)GetProcAddress(vulkan, "vkGetInstanceProcAddr") : NULL;
-    PFN_vkCreateInstance create = gipa ? (PFN_vkCreateInstance)(void *)gipa(NULL, "vkCreateInstance") : NULL;
-    VkInstance instance;
-    uint32_t count = 0;
-    if (create && create(&info, NULL, &instance) == VK_SUCCESS)
-    {
-        PFN_vkEnumeratePhysicalDevices enumerate = (PFN_vkEnumeratePhysicalDevices)(void *)gipa(instance, "vkEnumeratePhysicalDevices");
-        PFN_vkDestroyInstance destroy = (PFN_vkDestroyInstance)(void *)gipa(instance, "vkDestroyInstance");
-        if (enumerate && enumerate(instance, &count, NULL) < 0) count = 0;
-        if (destroy) destroy(instance, NULL);
-    }
-    return count;
-}
+#include "../dxclcl/vulkan_devices.h"
 
 static void adapters(cl_platform_id platform)
 {
@@ -59,7 +39,7 @@ static void adapters(cl_platform_id platform)
         cl_int err = get(platform, CL_D3D11_DXGI_ADAPTER_KHR, adapter, CL_PREFERRED_DEVICES_FOR_D3D11_KHR, 16, devices, &n);
         if (err != CL_SUCCESS)
             printf("    preferred OpenCL devices: none (%d)%s\n", err,
-                   vulkan_devices() ? "" : ": Wine lists no Vulkan device, so the bridge cannot tell which device "
+                   vulkan_devices(1, NULL, NULL) ? "" : ": Wine lists no Vulkan device, so the bridge cannot tell which device "
                    "is behind the adapter; install a Vulkan driver (Debian: mesa-vulkan-drivers, or the GPU's own)");
         for (cl_uint d = 0; err == CL_SUCCESS && d < n && d < 16; d++)
         {
