@@ -118,15 +118,14 @@ fn wine_version(wine: &Path) -> Result<((u32, u32), String), Box<dyn Error>> {
         )
     })?;
     let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    parse_version(&line)
-        .map(|v| (v, line.clone()))
-        .ok_or_else(|| {
-            format!(
-                "{} --version printed {line:?}, not a Wine version",
-                wine.display()
-            )
-            .into()
-        })
+    match parse_version(&line) {
+        Some(v) => Ok((v, line)),
+        None => Err(format!(
+            "{} --version printed {line:?}, not a Wine version",
+            wine.display()
+        )
+        .into()),
+    }
 }
 
 fn parse_version(line: &str) -> Option<(u32, u32)> {
@@ -166,17 +165,19 @@ fn prefix_of(p: Option<PathBuf>) -> Result<PathBuf, Box<dyn Error>> {
 }
 
 fn setup(wine: Option<PathBuf>, prefix: Option<PathBuf>) -> Result<Setup, Box<dyn Error>> {
-    let s = Setup {
-        bridge: bridge_dir()?,
-        prefix: prefix_of(prefix)?,
-        wine: wine_program(wine),
-        version: String::new(),
-    };
-    let (version, line) = wine_version(&s.wine)?;
-    if let Some(why) = refusal(version, &line, &s.prefix) {
+    let bridge = bridge_dir()?;
+    let prefix = prefix_of(prefix)?;
+    let wine = wine_program(wine);
+    let (version, line) = wine_version(&wine)?;
+    if let Some(why) = refusal(version, &line, &prefix) {
         return Err(format!("the bridge cannot serve this prefix: {why}").into());
     }
-    Ok(Setup { version: line, ..s })
+    Ok(Setup {
+        bridge,
+        prefix,
+        wine,
+        version: line,
+    })
 }
 
 impl Setup {

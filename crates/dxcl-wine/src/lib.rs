@@ -212,9 +212,10 @@ unsafe extern "C-unwind" fn hello(args: *mut c_void) -> u32 {
     guarded(|| {
         // SAFETY: Wine passes the Windows side's `struct dxcl_hello`.
         let p = unsafe { &mut *args.cast::<unixlib::Hello>() };
+        let error = host::error();
         p.abi = unixlib::ABI;
-        p.host = host::error().is_none() as u32;
-        let reason = host::error().unwrap_or("").as_bytes();
+        p.host = error.is_none() as u32;
+        let reason = error.unwrap_or("").as_bytes();
         let n = reason.len().min(p.reason.len() - 1);
         p.reason[..n].copy_from_slice(&reason[..n]);
         p.reason[n] = 0;

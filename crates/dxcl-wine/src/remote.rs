@@ -324,14 +324,7 @@ fn wrap_owned(windows: u64, vtbl: *const c_void) -> *mut c_void {
 /// reference of the caller's: release it with [`release`] once the layer's call returned (the
 /// layer holds references of its own for what it keeps). Null for null.
 pub fn borrow(windows: u64) -> *mut c_void {
-    if windows == 0 {
-        return std::ptr::null_mut();
-    }
-    // The stand-in holds a Windows reference of its own: IUnknown::AddRef is slot 1.
-    if run(windows, 1, vec![]).is_none() {
-        return std::ptr::null_mut();
-    }
-    wrap_owned(windows, (&IUNKNOWN_REMOTE as *const IUnknownVtbl).cast())
+    borrow_with(windows, (&IUNKNOWN_REMOTE as *const IUnknownVtbl).cast())
 }
 
 /// [`borrow`], as the program typed the pointer: a stand-in with interface `iid`'s table (for a
@@ -339,9 +332,15 @@ pub fn borrow(windows: u64) -> *mut c_void {
 /// `QueryInterface` for `iid` then gives this very stand-in back only where the Windows object's
 /// answer is the program's pointer itself, as it would on Windows; the layer judges that.
 pub fn borrow_as(windows: u64, iid: &GUID) -> *mut c_void {
-    let Some(vtbl) = remote_vtable(iid) else {
-        return borrow(windows);
-    };
+    match remote_vtable(iid) {
+        Some(vtbl) => borrow_with(windows, vtbl),
+        None => borrow(windows),
+    }
+}
+
+/// A stand-in with table `vtbl` for `windows`, holding a Windows reference of its own.
+fn borrow_with(windows: u64, vtbl: *const c_void) -> *mut c_void {
+    // IUnknown::AddRef is slot 1.
     if windows == 0 || run(windows, 1, vec![]).is_none() {
         return std::ptr::null_mut();
     }
