@@ -20,15 +20,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
+dxcl=$root/build/stage/bin/dxcl
 out=$root/build/wine/bench
 inside=${1:-}
-if [ "$inside" != --handoffs-only ]; then
-    scripts/wine/deps.sh
-    export OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-$root/build/icd-pocl}
-fi
 mkdir -p "$out"
 # The programs are built here, before the Debian 13 system (which has no compiler) runs them.
 if [ "$inside" != --handoffs-only ]; then
+    scripts/wine/deps.sh
+    export OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-$root/build/icd-pocl}
     dxcl_flags=$(PKG_CONFIG_PATH="$root/build/stage/lib/pkgconfig" pkg-config --cflags --libs dxcl)
     mingw=(x86_64-w64-mingw32-gcc -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers -I"$root/build/wine/inc")
     for p in handoff staging frames; do
@@ -40,15 +39,11 @@ fi
 layer=$root/build/stage/lib/libdxcl_layer.so
 . scripts/wine/programs.sh
 version=$(wine_version)
-export WINEPREFIX=$root/build/wine/bench-prefix-$version WINEDEBUG=-all WINEDLLOVERRIDES="winedbg.exe=d"
-wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
-trap '"$wineserver" -k >/dev/null 2>&1 || true' EXIT
-# The prefix holds a copy of the bridge's Windows side: a rebuilt one must replace it.
-cmp -s "$WINEPREFIX/drive_c/windows/system32/dxclcl.dll" build/wine/dist/x86_64-windows/dxclcl.dll ||
-    xvfb-run -a build/stage/bin/dxcl wine install "$WINEPREFIX" >/dev/null
+wine_prefix "$root/build/wine/bench-prefix-$version"
+wine_install_current
 median() { tr -d '\r' | sed -n "s/^$1: \([0-9.]*\) .*/\1/p"; }
 linux() { DXCL_ADAPTER=software OPENCL_LAYERS=$layer "$@"; }
-wine_run() { timeout 300 xvfb-run -a build/stage/bin/dxcl wine run --prefix "$WINEPREFIX" "$@"; }
+wine_run() { timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$@"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)

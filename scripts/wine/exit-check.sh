@@ -23,9 +23,7 @@ fi
 
 version=$(wine_version)
 wine_prefix "$root/build/wine/exit-prefix-$version"
-# The prefix holds a copy of the bridge's Windows side: a rebuilt one must replace it.
-cmp -s "$WINEPREFIX/drive_c/windows/system32/dxclcl.dll" build/wine/dist/x86_64-windows/dxclcl.dll ||
-    timeout 300 xvfb-run -a "$dxcl" wine install "$WINEPREFIX" >/dev/null
+wine_install_current
 log=$bin/exit-check-$version.log
 : > "$log"
 bad=0

@@ -26,6 +26,13 @@ wine_prefix() {
     trap '"$wineserver" -k >/dev/null 2>&1 || true' EXIT
 }
 
+# wine_install_current: `dxcl wine install` into $WINEPREFIX unless it holds this build's bridge
+# already (the prefix keeps a copy of the bridge's Windows side: a rebuilt one must replace it).
+wine_install_current() {
+    cmp -s "$WINEPREFIX/drive_c/windows/system32/dxclcl.dll" "$root/build/wine/dist/x86_64-windows/dxclcl.dll" ||
+        timeout 300 xvfb-run -a "$dxcl" wine install "$WINEPREFIX" >/dev/null
+}
+
 # wine_build_programs OUT: tests/wine/bridge.c, tests/wine/affinity.c and tests/windows/d3d11_cl.cpp
 # as OUT/*.exe, and the conformance suite's Windows builds (build/wine/conformance).
 wine_build_programs() {
