@@ -1,7 +1,9 @@
 /* The contract between dxclcl.dll (Windows side) and dxclcl.so (unix side, crates/dxcl-wine):
  * the unix calls and their parameter blocks. crates/dxcl-wine/src/unixlib.rs mirrors it, and its
  * tests check the sizes and offsets written here. Both sides run in one address space, so pointers
- * cross as they are. */
+ * cross as they are. Every field has a fixed width, so a 32-bit dxclcl.dll (Wine's new WoW64 mode)
+ * passes the same blocks, to the table `__wine_unix_call_wow64_funcs`, which converts what their
+ * arguments point to (crates/dxcl-wine/src/wow64). */
 #ifndef DXCL_WINE_UNIXLIB_H
 #define DXCL_WINE_UNIXLIB_H
 
@@ -25,7 +27,7 @@ enum dxcl_unix_call
 
 /* The version of this contract: dxclcl.dll refuses a dxclcl.so that answers another. Raise it with
  * every change of a call's number or of a parameter block. */
-#define DXCL_UNIX_ABI 3
+#define DXCL_UNIX_ABI 4
 
 struct dxcl_stop
 {
@@ -64,6 +66,14 @@ struct dxcl_callback
     UINT32 pad;
     UINT64 fn;                    /* out: the program's function */
     UINT64 args[4];               /* out: its arguments */
+};
+
+/* NEXT_CALLBACK's block from a 32-bit dxclcl.dll (Wine's new WoW64 mode): the context error
+ * callback's text is copied into it, where 32-bit code can read it. */
+struct dxcl_callback_wow64
+{
+    struct dxcl_callback cb;
+    char text[1024];
 };
 
 #define DXCL_MAX_VULKAN_DEVICES 8

@@ -2,7 +2,8 @@
 //! - the Rust ABI: `crates/dxcl-abi/src/gen/*.rs`,
 //! - the C/C++ headers: `include/**.h`,
 //! - the layout test's table: `crates/dxcl-abi/tests/layout/checks.rs`;
-//! - from the Khronos `CL/cl.h`, the Wine bridge's thunks (`opencl.rs`);
+//! - from the Khronos `CL/cl.h`, the Wine bridge's thunks (`opencl.rs`) and the typed description of
+//!   each entry point that the 32-bit (WoW64) calls are converted by (`wow64.rs`);
 //! - the Wine bridge's COM stand-ins' method tables (`com_remote.rs`).
 //!
 //! `cargo run -p dxcl-gen` writes them; `cargo run -p dxcl-gen -- --check` exits 1 when a committed
@@ -18,6 +19,7 @@ mod opencl;
 mod parse;
 mod registry;
 mod rust;
+mod wow64;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

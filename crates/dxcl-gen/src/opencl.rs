@@ -72,19 +72,37 @@ impl Scalar {
     }
 }
 
-struct Param {
+pub(crate) struct Param {
     /// The declaration as the header writes it (type and name), for the C thunk's prototype.
     decl: String,
-    name: String,
+    pub(crate) name: String,
     scalar: Scalar,
-    callback: bool,
+    pub(crate) callback: bool,
+    /// What the type is, as far as a 32-bit caller's layout differs (wow64.rs).
+    pub(crate) kind: Kind,
 }
 
-struct Function {
-    name: String,
+/// A type as the 32-bit layout sees it: pointer-sized things (handles, `size_t`, `intptr_t`,
+/// pointers) are 4 bytes there, everything else is the same.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    /// An integer of fixed width, or a pointer to bytes whose layout is the same.
+    Plain,
+    /// A `cl_*` object handle (`typedef struct _cl_x *`).
+    Handle,
+    /// `size_t` (or `intptr_t`) by value.
+    Size,
+    /// A pointer to what the string names: `handle`, `size_t`, `intptr_t`, `pointer` (a pointer
+    /// to pointers), or the pointee's type name; `konst` for an input.
+    Pointer { to: String, konst: bool },
+}
+
+pub(crate) struct Function {
+    pub(crate) name: String,
     ret_c: String,
     ret: Scalar,
-    params: Vec<Param>,
+    pub(crate) ret_kind: Kind,
+    pub(crate) params: Vec<Param>,
 }
 
 /// `typedef A B;` lines with a one-word `A`, and `typedef struct _x * B;` handles.
@@ -179,6 +197,7 @@ fn param(decl: &str, defs: &HashMap<String, String>) -> Result<Param, String> {
             name: name.to_string(),
             scalar: Scalar::Ptr,
             callback: true,
+            kind: Kind::Plain,
         });
     }
     let array = decl.ends_with("[]");
@@ -197,10 +216,57 @@ fn param(decl: &str, defs: &HashMap<String, String>) -> Result<Param, String> {
         name: name.to_string(),
         scalar,
         callback: false,
+        kind: kind(ty, array, defs),
     })
 }
 
-fn functions(text: &str) -> Result<Vec<Function>, String> {
+/// The 32-bit view of type `ty` (an array parameter `[]` is a pointer to its element).
+fn kind(ty: &str, array: bool, defs: &HashMap<String, String>) -> Kind {
+    let words: Vec<&str> = ty.split_whitespace().collect();
+    let konst = words.first() == Some(&"const");
+    let stars = ty.matches('*').count() + array as usize;
+    let base = words
+        .iter()
+        .filter(|w| **w != "const" && **w != "*")
+        .map(|w| w.trim_matches('*'))
+        .find(|w| !w.is_empty())
+        .unwrap_or("void");
+    let named = |name: &str| {
+        let mut n = name;
+        for _ in 0..8 {
+            match n {
+                "*" => return "handle",
+                "size_t" => return "size_t",
+                "intptr_t" => return "intptr_t",
+                _ => {}
+            }
+            match defs.get(n) {
+                Some(next) => n = next,
+                None => break,
+            }
+        }
+        "plain"
+    };
+    match (stars, named(base)) {
+        (0, "handle") => Kind::Handle,
+        (0, "size_t" | "intptr_t") => Kind::Size,
+        (0, _) => Kind::Plain,
+        (1, "plain") => Kind::Pointer {
+            to: base.to_string(),
+            konst,
+        },
+        (1, to) => Kind::Pointer {
+            to: to.to_string(),
+            konst,
+        },
+        _ => Kind::Pointer {
+            to: "pointer".to_string(),
+            konst,
+        },
+    }
+}
+
+pub(crate) fn functions(text: &str) -> Result<Vec<Function>, String> {
     let defs = typedefs(text);
     let mut out = Vec::new();
     let mut rest = text;
@@ -237,11 +303,13 @@ fn functions(text: &str) -> Result<Vec<Function>, String> {
             .map(|p| param(p, &defs))
             .collect::<Result<Vec<_>, _>>()?;
         let ret = resolve(&ret_c, &defs)?;
+        let ret_kind = kind(&ret_c, false, &defs);
         if !out.iter().any(|f: &Function| f.name == name) {
             out.push(Function {
                 name,
                 ret_c,
                 ret,
+                ret_kind,
                 params,
             });
         }
@@ -316,6 +384,9 @@ fn defs(fns: &[Function]) -> (String, String) {
         let _ = writeln!(own, "    {}", f.name);
         let _ = writeln!(fwd, "    {0} = dxclcl.{0}", f.name);
     }
+    // Why the bridge has no unix side (wine/dxclcl/main.c), for `dxcl wine info`; named here so
+    // that a 32-bit build exports it undecorated too.
+    own.push_str("    dxclclStatus\n");
     (own, fwd)
 }
 
@@ -434,7 +505,9 @@ pub fn outputs(_root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     }
     let max = fns.iter().map(|f| f.params.len()).max().unwrap_or(0);
     let (own, fwd) = defs(&fns);
+    let wow64 = crate::wow64::gen_rs(&fns)?;
     Ok(vec![
+        (PathBuf::from("crates/dxcl-wine/src/wow64/gen.rs"), wow64),
         (
             PathBuf::from("crates/dxcl-wine/src/gen.rs"),
             gen_rs(&fns, max),

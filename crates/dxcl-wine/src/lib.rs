@@ -26,6 +26,7 @@ mod special;
 mod trace;
 mod unixlib;
 mod wait;
+mod wow64;
 
 use std::ffi::{c_void, CStr};
 
@@ -223,6 +224,49 @@ unsafe extern "C-unwind" fn hello(args: *mut c_void) -> u32 {
     })
 }
 
+/// Unix call `CALL` from a 32-bit program (Wine's new WoW64 mode): the same entry points, their
+/// arguments converted from the 32-bit layout (wow64/mod.rs).
+unsafe extern "C-unwind" fn call_wow64(args: *mut c_void) -> u32 {
+    guarded(|| {
+        let Some(host) = host::host() else {
+            return STATUS_UNSUCCESSFUL;
+        };
+        // SAFETY: Wine passes the 32-bit Windows side's `struct dxcl_call`.
+        let p = unsafe { &mut *args.cast::<unixlib::Call>() };
+        // SAFETY: the arguments are a 32-bit program's, packed by the export of `p.function`.
+        match unsafe { wow64::call(host, p) } {
+            Some(r) => {
+                p.ret = r;
+                0
+            }
+            None => STATUS_UNSUCCESSFUL,
+        }
+    })
+}
+
+/// Unix call `NEXT_CALLBACK` from a 32-bit program: as [`next_callback`], the callback's
+/// arguments converted for 32-bit code (its block is a `struct dxcl_callback_wow64`).
+unsafe extern "C-unwind" fn next_callback_wow64(args: *mut c_void) -> u32 {
+    wait::until(&callbacks::QUEUED, args, |args| {
+        guarded_try(|| {
+            // SAFETY: Wine passes the 32-bit Windows side's `struct dxcl_callback_wow64`.
+            let p = unsafe { &mut *args.cast::<wow64::CallbackWow64>() };
+            if !callbacks::try_next(&mut p.cb) {
+                return None;
+            }
+            // SAFETY: just taken; the block is the program's.
+            unsafe { wow64::callback_out(p) };
+            Some(0)
+        })
+    })
+}
+
+/// `STATUS_NOT_SUPPORTED`: a unix call not bridged for 32-bit programs (the Direct3D sharing
+/// entry points and the stand-ins' servers); their Windows side reports the failure.
+unsafe extern "C-unwind" fn not_for_wow64(_args: *mut c_void) -> u32 {
+    0xC000_00BB
+}
+
 type UnixCall = unsafe extern "C-unwind" fn(*mut c_void) -> u32;
 
 /// The unix calls, by the numbers of `enum dxcl_unix_call` (wine/dxclcl/unixlib.h).
@@ -240,6 +284,18 @@ pub static __wine_unix_call_funcs: [UnixCall; unixlib::COUNT] = {
     t[unixlib::REVERSE] = reverse;
     t[unixlib::D3D_CALL] = d3d_call;
     t[unixlib::FIRST_DONE] = first_done;
+    t[unixlib::HELLO] = hello;
+    t
+};
+
+/// The unix calls of 32-bit programs (Wine's new WoW64 mode), by the same numbers.
+#[no_mangle]
+#[used]
+pub static __wine_unix_call_wow64_funcs: [UnixCall; unixlib::COUNT] = {
+    let mut t: [UnixCall; unixlib::COUNT] = [not_for_wow64; unixlib::COUNT];
+    t[unixlib::CALL] = call_wow64;
+    t[unixlib::NEXT_CALLBACK] = next_callback_wow64;
+    t[unixlib::STOP] = stop;
     t[unixlib::HELLO] = hello;
     t
 };

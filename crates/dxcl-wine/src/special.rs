@@ -120,7 +120,7 @@ unsafe fn windows_pointers(i: u32, param: u32, value: u64, size: usize) {
 }
 
 /// Calls entry point `i` through the generated table with (possibly rewritten) arguments.
-fn forward(host: &Host, i: u32, a: &[u64; MAX_ARGS]) -> u64 {
+pub(crate) fn forward(host: &Host, i: u32, a: &[u64; MAX_ARGS]) -> u64 {
     let f = host.function(i);
     if f.is_null() {
         return CL_INVALID_OPERATION as i64 as u64;
@@ -139,7 +139,7 @@ pub unsafe fn call(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> Option<u64> 
     Some(match i {
         index::clGetPlatformInfo | index::clGetDeviceInfo => {
             // SAFETY: the program's arguments of a clGet*Info call.
-            match unsafe { extensions::filtered_info(host, i, a) } {
+            match unsafe { extensions::filtered_info(host, i, a, true) } {
                 Some(r) => r as i64 as u64,
                 None => forward(host, i, a),
             }

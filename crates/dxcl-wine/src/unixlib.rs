@@ -17,7 +17,7 @@ pub const HELLO: usize = 10;
 /// How many unix calls there are.
 pub const COUNT: usize = 11;
 /// `DXCL_UNIX_ABI`: the contract's version, which `dxclcl.dll` checks at attach.
-pub const ABI: u32 = 3;
+pub const ABI: u32 = 4;
 
 /// `STOP`: whether the process is ending (the servers are then left to Wine).
 #[repr(C)]
@@ -180,6 +180,7 @@ mod tests {
         assert_eq!(size_of::<D3dCall>(), 80);
         assert_eq!(size_of::<Hello>(), 264);
         assert_eq!(size_of::<Stop>(), 4);
+        assert_eq!(size_of::<crate::wow64::CallbackWow64>(), 64 + 1024);
     }
 
     #[test]
