@@ -178,6 +178,10 @@ test-fuzz: build/icd-pocl
 WINE_DIR  := build/wine
 WINE_DIST := $(WINE_DIR)/dist
 MINGW_CC  := x86_64-w64-mingw32-gcc
+# 32-bit programs (Wine's new WoW64 mode): the same sources, i686; stdcall exports keep their
+# plain names (the .def files), as Windows' own opencl.dll has them.
+MINGW32_CC := i686-w64-mingw32-gcc
+MINGW32_LDFLAGS := -Wl,--enable-stdcall-fixup
 WINEBUILD ?= $(shell command -v winebuild || echo /usr/lib/wine/winebuild)
 # The Khronos and Vulkan headers come from Debian's packages; MinGW must not see the rest of /usr/include.
 WINE_INC  := $(WINE_DIR)/inc
@@ -201,10 +205,21 @@ $(WINE_DIST)/opencl.dll: wine/opencl/forward.c wine/gen/opencl.def | $(WINE_INC)
 	mkdir -p $(dir $@)
 	$(MINGW_CC) $(WINE_CFLAGS) -shared -static-libgcc -o $@ $^
 
+$(WINE_DIST)/i386-windows/dxclcl.dll: $(WINE_BRIDGE_SRC) | $(WINE_INC)
+	mkdir -p $(dir $@)
+	$(MINGW32_CC) $(WINE_CFLAGS) -Iwine/dxclcl -shared -static-libgcc $(MINGW32_LDFLAGS) -o $@ wine/dxclcl/main.c \
+	    wine/gen/thunks.c wine/gen/dxclcl.def -lsetupapi -luuid
+	$(WINEBUILD) --builtin $@
+
+$(WINE_DIST)/i386-windows/opencl.dll: wine/opencl/forward.c wine/gen/opencl.def | $(WINE_INC)
+	mkdir -p $(dir $@)
+	$(MINGW32_CC) $(WINE_CFLAGS) -shared -static-libgcc $(MINGW32_LDFLAGS) -o $@ $^
+
 $(WINE_DIST)/dxcl-wine-info.exe: wine/info/info.c wine/dxclcl/vulkan_devices.h $(WINE_DIST)/opencl.dll | $(WINE_INC)
 	$(MINGW_CC) $(WINE_CFLAGS) -o $@ $< -ld3d11 -ldxgi -L$(WINE_DIST) -l:opencl.dll
 
-wine: $(WINE_DIST)/x86_64-windows/dxclcl.dll $(WINE_DIST)/opencl.dll $(WINE_DIST)/dxcl-wine-info.exe
+wine: $(WINE_DIST)/x86_64-windows/dxclcl.dll $(WINE_DIST)/opencl.dll $(WINE_DIST)/dxcl-wine-info.exe \
+      $(WINE_DIST)/i386-windows/dxclcl.dll $(WINE_DIST)/i386-windows/opencl.dll
 	$(CARGO) build --release -p dxcl-wine
 	mkdir -p $(WINE_DIST)/x86_64-unix
 	cp $(RELEASE)/libdxclcl.so $(WINE_DIST)/x86_64-unix/dxclcl.so

@@ -28,7 +28,10 @@ static char bridge_status[512];
 
 _Static_assert(sizeof(struct dxcl_call) == 8 + 8 * DXCL_MAX_ARGS + 8, "struct dxcl_call");
 _Static_assert(sizeof(struct dxcl_callback) == 64, "struct dxcl_callback");
+#ifdef _WIN64
 _Static_assert(sizeof(DXGI_ADAPTER_DESC1) == 312, "DXGI_ADAPTER_DESC1");
+#endif
+_Static_assert(sizeof(struct dxcl_callback_wow64) == 64 + 1024, "struct dxcl_callback_wow64");
 _Static_assert(offsetof(struct dxcl_adapter_facts, dxvk_known) == 320, "facts");
 _Static_assert(offsetof(struct dxcl_adapter_facts, vulkan) == 368, "facts");
 _Static_assert(offsetof(struct dxcl_device_ids, facts) == 56, "device ids");
@@ -231,7 +234,8 @@ BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, void *reserved)
 }
 
 /* Why the bridge cannot reach the host's OpenCL, or NULL when it can (`dxcl wine info`). */
-__declspec(dllexport) const char * WINAPI dxclclStatus(void)
+/* Exported by name (dxclcl.def). */
+const char * WINAPI dxclclStatus(void)
 {
     return bridge_status[0] ? bridge_status : NULL;
 }
@@ -248,39 +252,46 @@ void dxcl_unix_call(struct dxcl_call *call)
     }
 }
 
-/* The callback thread: waits on the unix side for the next callback and runs it. */
+/* The callback thread: waits on the unix side for the next callback and runs it. A 32-bit DLL's
+ * block has room for the context error callback's text (unixlib.h). */
 static DWORD WINAPI callback_thread(void *unused)
 {
-    struct dxcl_callback cb = {0};
+#ifdef _WIN64
+    struct dxcl_callback block = {0};
+    struct dxcl_callback *cb = &block;
+#else
+    struct dxcl_callback_wow64 block = {0};
+    struct dxcl_callback *cb = &block.cb;
+#endif
     (void)unused;
     for (;;)
     {
-        if (call_unix(DXCL_UNIX_NEXT_CALLBACK, &cb)) return 0;
-        switch (cb.kind)
+        if (call_unix(DXCL_UNIX_NEXT_CALLBACK, &block)) return 0;
+        switch (cb->kind)
         {
         case DXCL_CB_CONTEXT_NOTIFY:
-            ((void (CL_CALLBACK *)(const char *, const void *, size_t, void *))(ULONG_PTR)cb.fn)(
-                (const char *)(ULONG_PTR)cb.args[0], (const void *)(ULONG_PTR)cb.args[1],
-                (size_t)cb.args[2], (void *)(ULONG_PTR)cb.args[3]);
+            ((void (CL_CALLBACK *)(const char *, const void *, size_t, void *))(ULONG_PTR)cb->fn)(
+                (const char *)(ULONG_PTR)cb->args[0], (const void *)(ULONG_PTR)cb->args[1],
+                (size_t)cb->args[2], (void *)(ULONG_PTR)cb->args[3]);
             break;
         case DXCL_CB_OBJECT:
-            ((void (CL_CALLBACK *)(void *, void *))(ULONG_PTR)cb.fn)(
-                (void *)(ULONG_PTR)cb.args[0], (void *)(ULONG_PTR)cb.args[1]);
+            ((void (CL_CALLBACK *)(void *, void *))(ULONG_PTR)cb->fn)(
+                (void *)(ULONG_PTR)cb->args[0], (void *)(ULONG_PTR)cb->args[1]);
             break;
         case DXCL_CB_EVENT:
-            ((void (CL_CALLBACK *)(cl_event, cl_int, void *))(ULONG_PTR)cb.fn)(
-                (cl_event)(ULONG_PTR)cb.args[0], (cl_int)cb.args[1], (void *)(ULONG_PTR)cb.args[2]);
+            ((void (CL_CALLBACK *)(cl_event, cl_int, void *))(ULONG_PTR)cb->fn)(
+                (cl_event)(ULONG_PTR)cb->args[0], (cl_int)cb->args[1], (void *)(ULONG_PTR)cb->args[2]);
             break;
         case DXCL_CB_SVM_FREE:
-            ((void (CL_CALLBACK *)(cl_command_queue, cl_uint, void **, void *))(ULONG_PTR)cb.fn)(
-                (cl_command_queue)(ULONG_PTR)cb.args[0], (cl_uint)cb.args[1],
-                (void **)(ULONG_PTR)cb.args[2], (void *)(ULONG_PTR)cb.args[3]);
+            ((void (CL_CALLBACK *)(cl_command_queue, cl_uint, void **, void *))(ULONG_PTR)cb->fn)(
+                (cl_command_queue)(ULONG_PTR)cb->args[0], (cl_uint)cb->args[1],
+                (void **)(ULONG_PTR)cb->args[2], (void *)(ULONG_PTR)cb->args[3]);
             break;
         case DXCL_CB_NATIVE_KERNEL:
-            ((void (CL_CALLBACK *)(void *))(ULONG_PTR)cb.fn)((void *)(ULONG_PTR)cb.args[0]);
+            ((void (CL_CALLBACK *)(void *))(ULONG_PTR)cb->fn)((void *)(ULONG_PTR)cb->args[0]);
             break;
         }
-        cb.done = cb.id;
+        cb->done = cb->id;
     }
 }
 

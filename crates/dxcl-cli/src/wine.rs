@@ -185,6 +185,11 @@ impl Setup {
         self.prefix.join("drive_c/windows/system32")
     }
 
+    /// Where a 64-bit prefix keeps its 32-bit DLLs.
+    fn syswow64(&self) -> PathBuf {
+        self.prefix.join("drive_c/windows/syswow64")
+    }
+
     /// `wine` in the prefix, with the bridge's environment.
     fn wine(&self) -> Command {
         let mut c = Command::new(&self.wine);
@@ -229,6 +234,30 @@ fn same_file(a: &Path, b: &Path) -> bool {
     matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
 }
 
+/// Puts the bridge's `opencl.dll` and `dxclcl.dll` into a prefix's system folder (system32 or
+/// syswow64), keeping the prefix's own `opencl.dll` as SAVED beside them.
+fn place(sys: &Path, opencl: &Path, dxclcl: &Path) -> Result<(), Box<dyn Error>> {
+    let current = sys.join("opencl.dll");
+    if current.exists() && !same_file(&current, opencl) && !sys.join(SAVED).exists() {
+        std::fs::rename(&current, sys.join(SAVED))?;
+    }
+    std::fs::copy(opencl, &current)?;
+    std::fs::copy(dxclcl, sys.join("dxclcl.dll"))?;
+    Ok(())
+}
+
+/// Takes back what [`place`] put into `sys`: the saved `opencl.dll` returns.
+fn unplace(sys: &Path, opencl: &Path) -> Result<(), Box<dyn Error>> {
+    let current = sys.join("opencl.dll");
+    if sys.join(SAVED).exists() {
+        std::fs::rename(sys.join(SAVED), &current)?;
+    } else if same_file(&current, opencl) {
+        std::fs::remove_file(&current)?;
+    }
+    std::fs::remove_file(sys.join("dxclcl.dll"))?;
+    Ok(())
+}
+
 fn install(s: &Setup) -> Result<(), Box<dyn Error>> {
     let sys = s.system32();
     if !sys.is_dir() {
@@ -240,16 +269,21 @@ fn install(s: &Setup) -> Result<(), Box<dyn Error>> {
             );
         }
     }
-    let ours = s.bridge.join("opencl.dll");
-    let current = sys.join("opencl.dll");
-    if current.exists() && !same_file(&current, &ours) && !sys.join(SAVED).exists() {
-        std::fs::rename(&current, sys.join(SAVED))?;
-    }
-    std::fs::copy(&ours, &current)?;
-    std::fs::copy(
-        s.bridge.join("x86_64-windows/dxclcl.dll"),
-        sys.join("dxclcl.dll"),
+    place(
+        &sys,
+        &s.bridge.join("opencl.dll"),
+        &s.bridge.join("x86_64-windows/dxclcl.dll"),
     )?;
+    // 32-bit programs (Wine's new WoW64 mode) load theirs from syswow64.
+    let wow64 = s.syswow64();
+    let ours32 = s.bridge.join("i386-windows");
+    if wow64.is_dir() && ours32.join("dxclcl.dll").is_file() {
+        place(
+            &wow64,
+            &ours32.join("opencl.dll"),
+            &ours32.join("dxclcl.dll"),
+        )?;
+    }
     s.reg(&["add", OVERRIDES, "/v", "opencl", "/d", "native", "/f"])?;
     println!(
         "dxcl wine: installed in {}; run Windows programs with `dxcl wine run --prefix {} PROGRAM`, \
@@ -265,13 +299,10 @@ fn uninstall(s: &Setup) -> Result<(), Box<dyn Error>> {
     if !sys.join("dxclcl.dll").exists() {
         return Err(format!("the bridge is not installed in {}", s.prefix.display()).into());
     }
-    let current = sys.join("opencl.dll");
-    if sys.join(SAVED).exists() {
-        std::fs::rename(sys.join(SAVED), &current)?;
-    } else if same_file(&current, &s.bridge.join("opencl.dll")) {
-        std::fs::remove_file(&current)?;
+    unplace(&sys, &s.bridge.join("opencl.dll"))?;
+    if s.syswow64().join("dxclcl.dll").exists() {
+        unplace(&s.syswow64(), &s.bridge.join("i386-windows/opencl.dll"))?;
     }
-    std::fs::remove_file(sys.join("dxclcl.dll"))?;
     // The override may already be gone; Wine's own opencl.dll is back either way.
     let _ = s.reg(&["delete", OVERRIDES, "/v", "opencl", "/f"]);
     println!("dxcl wine: removed from {}", s.prefix.display());
