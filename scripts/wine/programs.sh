@@ -57,12 +57,24 @@ wine_info() {
     grep -q "preferred OpenCL device: " "$out/info.log"
 }
 
-# wine_run_programs OUT [BIN]: the three programs (BIN/*.exe, default OUT) through `dxcl wine run`
-# (logs in OUT/NAME.log); each must print its pass line with no failure, exit with status 0, and
-# end without glibc's "FATAL: exception not rethrown" (a forced unwind caught at exit).
+# wine_build_programs32 OUT: tests/wine/bridge.c built 32-bit (i686) as OUT/bridge.exe, for Wine's
+# new WoW64 mode (scripts/wine/wow64.sh).
+wine_build_programs32() {
+    local out=$1
+    mkdir -p "$out"
+    i686-w64-mingw32-gcc -O1 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type \
+        -I"$root/build/wine/inc" -Wl,--enable-stdcall-fixup -o "$out/bridge.exe" "$root/tests/wine/bridge.c" \
+        -ld3d10 -ld3d11 -ldxgi -L"$root/build/wine/dist/i386-windows" -l:opencl.dll
+}
+
+# wine_run_programs OUT [BIN [PROGRAM…]]: the programs (default: the three; BIN/*.exe, BIN default
+# OUT) through `dxcl wine run` (logs in OUT/NAME.log); each must print its pass line with no
+# failure, exit with status 0, and end without glibc's "FATAL: exception not rethrown" (a forced
+# unwind caught at exit).
 wine_run_programs() {
-    local out=$1 bin=${2:-$1} p
-    for p in bridge affinity d3d11_cl; do
+    local out=$1 bin=${2:-$1} p programs=("${@:3}")
+    ((${#programs[@]})) || programs=(bridge affinity d3d11_cl)
+    for p in "${programs[@]}"; do
         timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$bin/$p.exe" 2>&1 | tee "$out/$p.log"
         tr -d "\r" < "$out/$p.log" | grep -q "^$p: [0-9]* passed, 0 failed$"
         if grep -q "^FATAL" "$out/$p.log"; then

@@ -1,7 +1,10 @@
 /* A Windows program (MinGW-w64) run under Wine with dxcl's bridge installed in its prefix: the core
  * OpenCL API through opencl.dll, callbacks into the program on a Windows thread, the extensions a
  * Windows program sees, and clGetDeviceIDsFromD3D1x{KHR,NV} for DXGI adapters and Direct3D 10/11
- * devices with the errors the specs name. Prints "N passed, M failed"; exits 1 on any failure. */
+ * devices with the errors the specs name. Built 32-bit (i686) it runs through Wine's new WoW64 mode,
+ * where the bridge converts every argument's layout and offers no Direct3D sharing yet: the same
+ * core checks, and the sharing checks turned into checks of their absence. Prints "N passed, M
+ * failed"; exits 1 on any failure. */
 #define COBJMACROS
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS /* clGetExtensionFunctionAddress, which programs still call */
@@ -91,6 +94,20 @@ static void core(cl_platform_id platform, cl_device_id device)
     if (!ctx) return;
     CHECK(clSetContextDestructorCallback(ctx, on_context_gone, (void *)0xdef0) == CL_SUCCESS,
           "clSetContextDestructorCallback");
+    /* Answers of pointer size: handles and size_t arrays, in this program's layout. */
+    cl_device_id listed[2] = {NULL, NULL};
+    size_t size = 0, sizes[8];
+    cl_uint dims = 0;
+    CHECK(clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof listed, listed, &size) == CL_SUCCESS
+          && size == sizeof(cl_device_id) && listed[0] == device, "CL_CONTEXT_DEVICES: %zu bytes", size);
+    clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, sizeof dims, &dims, NULL);
+    CHECK(clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes, sizes, &size) == CL_SUCCESS
+          && size == dims * sizeof(size_t) && sizes[0] >= 1, "CL_DEVICE_MAX_WORK_ITEM_SIZES: %zu bytes", size);
+    CHECK(clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(size_t), sizes, NULL) == CL_INVALID_VALUE,
+          "a size_t[] answer in too small a buffer: CL_INVALID_VALUE");
+    cl_platform_id of_device = NULL;
+    CHECK(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof of_device, &of_device, NULL) == CL_SUCCESS
+          && of_device == platform, "CL_DEVICE_PLATFORM");
     cl_command_queue q = clCreateCommandQueueWithProperties(ctx, device, NULL, &err);
     CHECK(err == CL_SUCCESS, "clCreateCommandQueueWithProperties: %d", err);
     const char *src = "kernel void triple(global int *x) { x[get_global_id(0)] *= 3; }";
@@ -130,6 +147,7 @@ static void core(cl_platform_id platform, cl_device_id device)
     CHECK(clSetEventCallback(ev, 42, on_event, NULL) == CL_INVALID_VALUE,
           "a callback type the spec does not name: CL_INVALID_VALUE");
 
+#ifdef _WIN64
     /* A native kernel, where the device runs them: the function gets the host's copy of its
      * argument block, with the buffer's host address in place of the cl_mem. */
     cl_device_exec_capabilities caps = 0;
@@ -148,6 +166,14 @@ static void core(cl_platform_id platform, cl_device_id device)
         printf("native kernels: the device runs none, not tested\n");
     CHECK(clEnqueueNativeKernel(q, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL) == CL_INVALID_VALUE,
           "native kernel without a function: CL_INVALID_VALUE");
+#else
+    /* Not bridged for 32-bit programs: the host's addresses are out of their reach. */
+    CHECK(clEnqueueNativeKernel(q, on_native, NULL, 0, 0, NULL, NULL, 0, NULL, NULL) == CL_INVALID_OPERATION,
+          "32-bit: native kernels are refused with CL_INVALID_OPERATION");
+    err = CL_SUCCESS;
+    CHECK(clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, 16, 0, NULL, NULL, &err) == NULL
+          && err == CL_INVALID_OPERATION, "32-bit: mappings are refused: %d", err);
+#endif
 
     CHECK(clFinish(q) == CL_SUCCESS, "clFinish");
     clReleaseEvent(ev);
@@ -162,9 +188,29 @@ static void core(cl_platform_id platform, cl_device_id device)
     CHECK(context_gone_calls == 1, "context destructor callback ran %ld times", context_gone_calls);
     CHECK(callback_thread != 0 && callback_thread != main_thread,
           "callbacks ran on a thread of their own (%lu, main %lu)", callback_thread, main_thread);
-    (void)platform;
 }
 
+#ifndef _WIN64
+/* 32-bit: the sharing entry points are not handed out, and a context naming a Direct3D device is
+ * refused as one naming an unknown property. */
+static void d3d_absent(cl_platform_id platform, cl_device_id device)
+{
+    ID3D11Device *d3d11 = NULL;
+    cl_int err = CL_SUCCESS;
+    CHECK(clGetExtensionFunctionAddressForPlatform(platform, "clGetDeviceIDsFromD3D11KHR") == NULL
+          && clGetExtensionFunctionAddress("clGetDeviceIDsFromD3D10NV") == NULL,
+          "32-bit: no sharing entry point is handed out");
+    HRESULT hr = D3D11CreateDevice(NULL, D3D_DRIVER_TYPE_HARDWARE, NULL, 0, NULL, 0, D3D11_SDK_VERSION, &d3d11, NULL, NULL);
+    CHECK(SUCCEEDED(hr), "D3D11CreateDevice: %lx", hr);
+    if (FAILED(hr)) return;
+    cl_context_properties props[] = {CL_CONTEXT_D3D11_DEVICE_KHR, (cl_context_properties)d3d11, 0};
+    CHECK(clCreateContext(props, 1, &device, NULL, NULL, &err) == NULL && err == CL_INVALID_PROPERTY,
+          "32-bit: CL_CONTEXT_D3D11_DEVICE_KHR: CL_INVALID_PROPERTY, %d", err);
+    ID3D11Device_Release(d3d11);
+}
+#endif
+
+#ifdef _WIN64
 /* clGetDeviceIDsFromD3D1x{KHR,NV}: the entry points, an adapter's preferred device, devices, errors. */
 static void d3d_lookup(cl_platform_id platform)
 {
@@ -241,6 +287,8 @@ static void d3d_lookup(cl_platform_id platform)
     IDXGIFactory_Release(factory);
 }
 
+#endif
+
 int main(void)
 {
     cl_platform_id platform;
@@ -254,9 +302,15 @@ int main(void)
     err = clGetPlatformInfo(platform, CL_PLATFORM_EXTENSIONS, sizeof text, text, NULL);
     CHECK(err == CL_SUCCESS, "CL_PLATFORM_EXTENSIONS: %d", err);
     printf("platform extensions: %s\n", text);
+#ifdef _WIN64
     CHECK(has_word(text, "cl_khr_d3d10_sharing") && has_word(text, "cl_khr_d3d11_sharing")
           && has_word(text, "cl_nv_d3d10_sharing") && has_word(text, "cl_nv_d3d11_sharing"),
           "the four sharing extensions are reported");
+#else
+    CHECK(!has_word(text, "cl_khr_d3d10_sharing") && !has_word(text, "cl_khr_d3d11_sharing")
+          && !has_word(text, "cl_nv_d3d10_sharing") && !has_word(text, "cl_nv_d3d11_sharing"),
+          "32-bit: no sharing extension is reported");
+#endif
     CHECK(!has_word(text, "cl_khr_icd"), "cl_khr_icd (host entry points) is not reported");
     size_t size = 0;
     CHECK(clGetPlatformInfo(platform, CL_PLATFORM_EXTENSIONS, 0, NULL, &size) == CL_SUCCESS
@@ -267,10 +321,14 @@ int main(void)
     CHECK(err == CL_SUCCESS, "clGetDeviceIDs: %d", err);
     if (err != CL_SUCCESS) goto done;
     clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof text, text, NULL);
-    CHECK(has_word(text, "cl_khr_d3d11_sharing") && !has_word(text, "cl_khr_icd"),
+    CHECK(has_word(text, "cl_khr_d3d11_sharing") == (sizeof(void *) == 8) && !has_word(text, "cl_khr_icd"),
           "device extensions: %s", text);
     core(platform, device);
+#ifdef _WIN64
     d3d_lookup(platform);
+#else
+    d3d_absent(platform, device);
+#endif
 done:
     printf("bridge: %d passed, %d failed\n", passed, failed);
     return failed != 0;
