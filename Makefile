@@ -186,7 +186,7 @@ WINEBUILD ?= $(shell command -v winebuild || echo /usr/lib/wine/winebuild)
 # The Khronos and Vulkan headers come from Debian's packages; MinGW must not see the rest of /usr/include.
 WINE_INC  := $(WINE_DIR)/inc
 WINE_CFLAGS := -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type -I$(WINE_INC)
-WINE_BRIDGE_SRC := wine/dxclcl/main.c wine/dxclcl/bridge.h wine/dxclcl/unixlib.h wine/dxclcl/vulkan_devices.h wine/gen/thunks.c wine/gen/calls.h wine/gen/dxclcl.def
+WINE_BRIDGE_SRC := wine/dxclcl/main.c wine/dxclcl/bridge.h wine/dxclcl/unixlib.h wine/dxclcl/vulkan_devices.h wine/gen/thunks.c wine/gen/calls.h wine/gen/sharing.h wine/gen/dxclcl.def
 
 $(WINE_INC):
 	@scripts/wine/deps.sh

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vulkan_devices.h"
+#include "../gen/sharing.h"
 
 typedef UINT64 unixlib_handle_t;
 typedef NTSTATUS (WINAPI *unix_call_fn)(unixlib_handle_t, unsigned int, void *);
@@ -458,76 +459,49 @@ static cl_int device_ids(UINT32 ext, cl_platform_id platform, cl_uint source, vo
     return ret;
 }
 
+/* The sharing entry points (../gen/sharing.h numbers them for the unix side): each wrapper packs
+ * its arguments into one unix call. */
 #define DEVICE_IDS(name, ext) \
-    static cl_int WINAPI name(cl_platform_id platform, cl_uint source, void *object, cl_uint set, \
-                              cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices) \
+    static cl_int WINAPI bridge_##name(cl_platform_id platform, cl_uint source, void *object, cl_uint set, \
+                                       cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices) \
     { return device_ids(ext, platform, source, object, set, num_entries, devices, num_devices); }
-DEVICE_IDS(get_device_ids_d3d10_khr, 0)
-DEVICE_IDS(get_device_ids_d3d11_khr, 1)
-DEVICE_IDS(get_device_ids_d3d10_nv, 2)
-DEVICE_IDS(get_device_ids_d3d11_nv, 3)
+DXCL_DEVICE_IDS(DEVICE_IDS)
 
-/* The other sharing entry points: the unix side gives the layer stand-ins for the program's
- * Direct3D objects (crates/dxcl-wine/src/d3d.rs, ENTRY_POINTS numbers them). */
-static UINT64 d3d_call(UINT32 function, UINT64 a0, UINT64 a1, UINT64 a2, UINT64 a3, UINT64 a4, UINT64 a5)
+/* The others: the unix side gives the layer stand-ins for the program's Direct3D objects
+ * (crates/dxcl-wine/src/d3d.rs). Without a unix side, a creation (`creates`) fails through its
+ * `errcode`; acquire and release return the code. */
+static UINT64 d3d_call(UINT32 function, BOOL creates, cl_int *errcode, UINT64 a0, UINT64 a1, UINT64 a2,
+                       UINT64 a3, UINT64 a4, UINT64 a5)
 {
     struct dxcl_d3d_call p = {function, 0, {a0, a1, a2, a3, a4, a5}, 0};
-    UINT64 errcode = function % 5 == 0 ? a3 : a4;
     if (!call_unix(DXCL_UNIX_D3D_CALL, &p)) return p.ret;
-    /* No unix side: creation fails, acquire and release too. */
-    if (function % 5 >= 3) return (UINT64)(INT64)CL_INVALID_OPERATION;
-    if (errcode) *(cl_int *)(ULONG_PTR)errcode = CL_INVALID_OPERATION;
+    if (!creates) return (UINT64)(INT64)CL_INVALID_OPERATION;
+    if (errcode) *errcode = CL_INVALID_OPERATION;
     return 0;
 }
 
 #define P(x) ((UINT64)(ULONG_PTR)(x))
-#define CREATE_BUFFER(name, n) \
-    static cl_mem WINAPI name(cl_context c, cl_mem_flags f, void *r, cl_int *e) \
-    { return (cl_mem)(ULONG_PTR)d3d_call(n, P(c), f, P(r), P(e), 0, 0); }
-#define CREATE_TEXTURE(name, n) \
-    static cl_mem WINAPI name(cl_context c, cl_mem_flags f, void *r, UINT s, cl_int *e) \
-    { return (cl_mem)(ULONG_PTR)d3d_call(n, P(c), f, P(r), s, P(e), 0); }
+#define BUFFER(name, n) \
+    static cl_mem WINAPI bridge_##name(cl_context c, cl_mem_flags f, void *r, cl_int *e) \
+    { return (cl_mem)(ULONG_PTR)d3d_call(n, TRUE, e, P(c), f, P(r), P(e), 0, 0); }
+#define TEXTURE2D(name, n) \
+    static cl_mem WINAPI bridge_##name(cl_context c, cl_mem_flags f, void *r, UINT s, cl_int *e) \
+    { return (cl_mem)(ULONG_PTR)d3d_call(n, TRUE, e, P(c), f, P(r), s, P(e), 0); }
+#define TEXTURE3D TEXTURE2D
 #define ENQUEUE(name, n) \
-    static cl_int WINAPI name(cl_command_queue q, cl_uint k, const cl_mem *m, cl_uint w, const cl_event *l, cl_event *e) \
-    { return (cl_int)d3d_call(n, P(q), k, P(m), w, P(l), P(e)); }
-#define EXTENSION(ext, base) \
-    CREATE_BUFFER(create_buffer_##ext, base) \
-    CREATE_TEXTURE(create_texture2d_##ext, base + 1) \
-    CREATE_TEXTURE(create_texture3d_##ext, base + 2) \
-    ENQUEUE(acquire_##ext, base + 3) \
-    ENQUEUE(release_##ext, base + 4)
-EXTENSION(d3d10_khr, 0)
-EXTENSION(d3d11_khr, 5)
-EXTENSION(d3d10_nv, 10)
-EXTENSION(d3d11_nv, 15)
+    static cl_int WINAPI bridge_##name(cl_command_queue q, cl_uint k, const cl_mem *m, cl_uint w, const cl_event *l, cl_event *e) \
+    { return (cl_int)d3d_call(n, FALSE, NULL, P(q), k, P(m), w, P(l), P(e)); }
+#define ACQUIRE ENQUEUE
+#define RELEASE ENQUEUE
+#define D3D_CALL(name, n, kind) kind(name, n)
+DXCL_D3D_CALLS(D3D_CALL)
 
 /* The extension functions a Windows program can get: those wrapped here. */
+#define ENTRY(name, ...) {#name, (void *)bridge_##name},
 static const struct { const char *name; void *function; } extension_functions[] =
 {
-    {"clGetDeviceIDsFromD3D10KHR", get_device_ids_d3d10_khr},
-    {"clGetDeviceIDsFromD3D11KHR", get_device_ids_d3d11_khr},
-    {"clGetDeviceIDsFromD3D10NV", get_device_ids_d3d10_nv},
-    {"clGetDeviceIDsFromD3D11NV", get_device_ids_d3d11_nv},
-    {"clCreateFromD3D10BufferKHR", create_buffer_d3d10_khr},
-    {"clCreateFromD3D10Texture2DKHR", create_texture2d_d3d10_khr},
-    {"clCreateFromD3D10Texture3DKHR", create_texture3d_d3d10_khr},
-    {"clEnqueueAcquireD3D10ObjectsKHR", acquire_d3d10_khr},
-    {"clEnqueueReleaseD3D10ObjectsKHR", release_d3d10_khr},
-    {"clCreateFromD3D11BufferKHR", create_buffer_d3d11_khr},
-    {"clCreateFromD3D11Texture2DKHR", create_texture2d_d3d11_khr},
-    {"clCreateFromD3D11Texture3DKHR", create_texture3d_d3d11_khr},
-    {"clEnqueueAcquireD3D11ObjectsKHR", acquire_d3d11_khr},
-    {"clEnqueueReleaseD3D11ObjectsKHR", release_d3d11_khr},
-    {"clCreateFromD3D10BufferNV", create_buffer_d3d10_nv},
-    {"clCreateFromD3D10Texture2DNV", create_texture2d_d3d10_nv},
-    {"clCreateFromD3D10Texture3DNV", create_texture3d_d3d10_nv},
-    {"clEnqueueAcquireD3D10ObjectsNV", acquire_d3d10_nv},
-    {"clEnqueueReleaseD3D10ObjectsNV", release_d3d10_nv},
-    {"clCreateFromD3D11BufferNV", create_buffer_d3d11_nv},
-    {"clCreateFromD3D11Texture2DNV", create_texture2d_d3d11_nv},
-    {"clCreateFromD3D11Texture3DNV", create_texture3d_d3d11_nv},
-    {"clEnqueueAcquireD3D11ObjectsNV", acquire_d3d11_nv},
-    {"clEnqueueReleaseD3D11ObjectsNV", release_d3d11_nv},
+    DXCL_DEVICE_IDS(ENTRY)
+    DXCL_D3D_CALLS(ENTRY)
 };
 
 static void *extension_function(cl_platform_id platform, const char *name)

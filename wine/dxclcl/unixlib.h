@@ -106,7 +106,7 @@ struct dxcl_adapter_facts
 
 struct dxcl_device_ids
 {
-    UINT32 ext;                   /* 0 KHR D3D10, 1 KHR D3D11, 2 NV D3D10, 3 NV D3D11 */
+    UINT32 ext;                   /* 0-3: DXCL_DEVICE_IDS in ../gen/sharing.h */
     UINT32 source;
     UINT64 platform;
     UINT64 object_null;           /* the program passed NULL */
@@ -167,7 +167,7 @@ struct dxcl_reverse
 
 struct dxcl_d3d_call
 {
-    UINT32 function;              /* 0-19: crates/dxcl-wine/src/d3d.rs ENTRY_POINTS */
+    UINT32 function;              /* 0-19: DXCL_D3D_CALLS in ../gen/sharing.h */
     UINT32 pad;
     UINT64 args[8];
     UINT64 ret;

@@ -4,7 +4,8 @@
 //! - the layout test's table: `crates/dxcl-abi/tests/layout/checks.rs`;
 //! - from the Khronos `CL/cl.h`, the Wine bridge's thunks (`opencl.rs`) and the typed description of
 //!   each entry point that the 32-bit (WoW64) calls are converted by (`wow64.rs`);
-//! - the Wine bridge's COM stand-ins' method tables (`com_remote.rs`).
+//! - the Wine bridge's COM stand-ins' method tables (`com_remote.rs`);
+//! - the sharing extensions' entry points, numbered for both sides of the bridge (`sharing.rs`).
 //!
 //! `cargo run -p dxcl-gen` writes them; `cargo run -p dxcl-gen -- --check` exits 1 when a committed
 //! output differs from what the description gives.
@@ -19,6 +20,7 @@ mod opencl;
 mod parse;
 mod registry;
 mod rust;
+mod sharing;
 mod wow64;
 
 use std::path::{Path, PathBuf};
@@ -73,6 +75,7 @@ fn outputs(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     ));
     out.extend(opencl::outputs(root)?);
     out.extend(com_remote::outputs(&reg, &modules)?);
+    out.extend(sharing::outputs());
     Ok(out)
 }
 

@@ -12,7 +12,7 @@
 //! devices, a GPU with the OpenCL device of its UUID. With no Vulkan device found, the layer
 //! identifies the adapter by its description (LUID), as for any foreign adapter.
 
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use dxcl_abi::interop::{
@@ -30,13 +30,6 @@ use crate::unixlib::{AdapterFacts, DeviceIds, VulkanDevice};
 
 const CL_INVALID_PLATFORM: i64 = -32;
 const VK_PHYSICAL_DEVICE_TYPE_CPU: u32 = 4;
-
-const ENTRY_POINTS: [&CStr; 4] = [
-    c"clGetDeviceIDsFromD3D10KHR",
-    c"clGetDeviceIDsFromD3D11KHR",
-    c"clGetDeviceIDsFromD3D10NV",
-    c"clGetDeviceIDsFromD3D11NV",
-];
 
 /// `(device source, adapter source)` tokens of an extension (KHR and NV share them).
 fn sources(ext: u32) -> (u32, u32) {
@@ -298,7 +291,7 @@ static INTEROP_VTBL: IDxclInteropDeviceVtbl = IDxclInteropDeviceVtbl {
 /// # Safety
 /// The program's arguments, as the Windows side packed them.
 pub unsafe fn device_ids(host: &Host, p: &mut DeviceIds) {
-    let Some(entry) = ENTRY_POINTS.get(p.ext as usize) else {
+    let Some(entry) = crate::gen_sharing::DEVICE_IDS.get(p.ext as usize) else {
         p.ret = CL_INVALID_PLATFORM;
         return;
     };

@@ -2,36 +2,13 @@
 //! (`clCreateFromD3D1x*`, `clEnqueueAcquire/ReleaseD3D1xObjects*`): the layer's own functions,
 //! with the program's Direct3D objects given as stand-ins (remote.rs).
 
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::sync::OnceLock;
 
+use crate::gen_sharing::{Kind, D3D_CALLS};
 use crate::host::Host;
 use crate::remote;
 use crate::unixlib::D3dCall;
-
-/// The entry points by the numbers the Windows side uses (wine/dxclcl/main.c), five per extension.
-pub const ENTRY_POINTS: [&CStr; 20] = [
-    c"clCreateFromD3D10BufferKHR",
-    c"clCreateFromD3D10Texture2DKHR",
-    c"clCreateFromD3D10Texture3DKHR",
-    c"clEnqueueAcquireD3D10ObjectsKHR",
-    c"clEnqueueReleaseD3D10ObjectsKHR",
-    c"clCreateFromD3D11BufferKHR",
-    c"clCreateFromD3D11Texture2DKHR",
-    c"clCreateFromD3D11Texture3DKHR",
-    c"clEnqueueAcquireD3D11ObjectsKHR",
-    c"clEnqueueReleaseD3D11ObjectsKHR",
-    c"clCreateFromD3D10BufferNV",
-    c"clCreateFromD3D10Texture2DNV",
-    c"clCreateFromD3D10Texture3DNV",
-    c"clEnqueueAcquireD3D10ObjectsNV",
-    c"clEnqueueReleaseD3D10ObjectsNV",
-    c"clCreateFromD3D11BufferNV",
-    c"clCreateFromD3D11Texture2DNV",
-    c"clCreateFromD3D11Texture3DNV",
-    c"clEnqueueAcquireD3D11ObjectsNV",
-    c"clEnqueueReleaseD3D11ObjectsNV",
-];
 
 const CL_INVALID_OPERATION: i64 = -59;
 
@@ -40,7 +17,7 @@ fn functions(host: &Host) -> &'static [usize; 20] {
     static F: OnceLock<[usize; 20]> = OnceLock::new();
     F.get_or_init(|| {
         let platform = crate::first_platform(host);
-        ENTRY_POINTS.map(|name| host.extension(platform, name) as usize)
+        D3D_CALLS.map(|(name, _)| host.extension(platform, name) as usize)
     })
 }
 
@@ -66,7 +43,10 @@ fn ptr(v: u64) -> *mut c_void {
 /// # Safety
 /// The program's arguments of entry point `p.function`, as the Windows side packed them.
 pub unsafe fn call(host: &Host, p: &mut D3dCall) {
-    let Some(&f) = functions(host).get(p.function as usize) else {
+    let (Some(&f), Some((_, kind))) = (
+        functions(host).get(p.function as usize),
+        D3D_CALLS.get(p.function as usize),
+    ) else {
         p.ret = CL_INVALID_OPERATION as u64;
         return;
     };
@@ -75,9 +55,9 @@ pub unsafe fn call(host: &Host, p: &mut D3dCall) {
         return;
     }
     let a = p.args;
-    p.ret = match p.function % 5 {
+    p.ret = match kind {
         // clCreateFromD3D1xBuffer(context, flags, resource, errcode_ret)
-        0 => {
+        Kind::Buffer => {
             let resource = remote::borrow(a[2]);
             // SAFETY: the layer's function of that name and signature; the program's arguments.
             let f: CreateBuffer = unsafe { std::mem::transmute(f) };
@@ -87,7 +67,7 @@ pub unsafe fn call(host: &Host, p: &mut D3dCall) {
             m as u64
         }
         // clCreateFromD3D1xTexture2D/3D(context, flags, resource, subresource, errcode_ret)
-        1 | 2 => {
+        Kind::Texture2D | Kind::Texture3D => {
             let resource = remote::borrow(a[2]);
             // SAFETY: as above.
             let f: CreateTexture = unsafe { std::mem::transmute(f) };
@@ -98,8 +78,8 @@ pub unsafe fn call(host: &Host, p: &mut D3dCall) {
         }
         // clEnqueueAcquire/ReleaseD3D1xObjects(queue, num_objects, mem_objects, num_events,
         // event_wait_list, event): OpenCL objects only.
-        _ => {
-            if p.function % 5 == 3 {
+        Kind::Acquire | Kind::Release => {
+            if *kind == Kind::Acquire {
                 crate::trace::acquire();
             }
             // SAFETY: as above.

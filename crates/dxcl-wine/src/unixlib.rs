@@ -146,7 +146,7 @@ pub struct Reverse {
 }
 
 /// `D3D_CALL`: one of the sharing entry points other than `clGetDeviceIDsFromD3D1x*`, by its
-/// number in `d3d::ENTRY_POINTS`.
+/// number in `gen_sharing::D3D_CALLS`.
 #[repr(C)]
 pub struct D3dCall {
     pub function: u32,
