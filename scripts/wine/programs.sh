@@ -71,16 +71,33 @@ wine_build_programs32() {
 # OUT) through `dxcl wine run` (logs in OUT/NAME.log); each must print its pass line with no
 # failure, exit with status 0, and end without glibc's "FATAL: exception not rethrown" (a forced
 # unwind caught at exit).
+#
+# One exception, said aloud: Wine 10.0 kills a program by SIGSEGV at exit now and then when its
+# last Direct3D device went just before (wined3d's command-stream thread still ending while the
+# process ends; docs/wine.md, Limits). A program that printed its pass line with 0 failures and then
+# died so on Wine 10 gets a NOTE and one more run, which must pass cleanly.
 wine_run_programs() {
-    local out=$1 bin=${2:-$1} p programs=("${@:3}")
+    local out=$1 bin=${2:-$1} p programs=("${@:3}") try status
     ((${#programs[@]})) || programs=(bridge affinity d3d11_cl)
     for p in "${programs[@]}"; do
-        timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$bin/$p.exe" 2>&1 | tee "$out/$p.log"
-        tr -d "\r" < "$out/$p.log" | grep -q "^$p: [0-9]* passed, 0 failed$"
-        if grep -q "^FATAL" "$out/$p.log"; then
-            echo "$p: aborted at exit (FATAL line above)" >&2
+        for try in 1 2; do
+            status=0
+            timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$bin/$p.exe" 2>&1 | tee "$out/$p.log" ||
+                status=$?
+            tr -d "\r" < "$out/$p.log" | grep -q "^$p: [0-9]* passed, 0 failed$" || return 1
+            if grep -q "^FATAL" "$out/$p.log"; then
+                echo "$p: aborted at exit (FATAL line above)" >&2
+                return 1
+            fi
+            [ "$status" -eq 0 ] && break
+            if [ "$try" -eq 1 ] && [[ "$(wine_version)" == 10.* ]] &&
+                grep -q "killed by signal 11" "$out/$p.log"; then
+                echo "NOTE $p: passed, then killed by SIGSEGV at exit: Wine 10's exit race (docs/wine.md, Limits); once more" |
+                    tee -a "$out/exit-race.log"
+                continue
+            fi
             return 1
-        fi
+        done
     done
 }
 
