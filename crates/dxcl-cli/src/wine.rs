@@ -348,6 +348,12 @@ impl Wine {
             Action::Info { prefix } => {
                 let s = setup(wine, prefix)?;
                 println!("Wine: {} ({})", s.version, s.wine.display());
+                if s.syswow64().join("dxclcl.dll").is_file() {
+                    println!(
+                        "32-bit programs: the bridge is in syswow64; it serves them in Wine's new \
+                         WoW64 mode, with the core OpenCL API (no Direct3D sharing yet)"
+                    );
+                }
                 let info = s.bridge.join("dxcl-wine-info.exe");
                 run_program(&s, &[info.into_os_string()])
             }
