@@ -460,6 +460,17 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
             }
         );
     }
+    let targets = report::target_lines(&rows);
+    if !targets.is_empty() {
+        println!(
+            "targets per kind and size (docs/benchmarks.md): the floor after dxcl's hand-off \
+             against the floor after the platform's own (p90), dxcl's idle hand-off against the \
+             platform's own (median), staging against the platform's pinned copies (median):"
+        );
+        for l in targets {
+            println!("{bullet}{l}");
+        }
+    }
     println!(
         "strategies, as the memory objects show them (DXCL_LOG=1 has the layer print its \
          reasons on stderr):"
