@@ -418,12 +418,16 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         }
                         Ok(())
                     };
+                    // The default case's floor after each hand-off, as in its timed rounds.
+                    let mut floor =
+                        || -> Result<(), Box<dyn std::error::Error>> { Ok(session.floor()?) };
                     t.pass(
                         &title,
                         || Ok(shared.acquire_release()?),
                         quiet,
                         handoff_gap_us,
                         &mut touch,
+                        (case == Case::Default).then_some(&mut floor as &mut dyn FnMut() -> _),
                     )?;
                 }
                 // `shared` drops here: at most one object of each size lives at a time.
