@@ -215,7 +215,7 @@ pub fn target_lines(rows: &[Row]) -> Vec<String> {
         ) {
             let ratio = after.p90_us / own.p90_us;
             parts.push(format!(
-                "floor after the hand-off p90 {:.1} µs = {ratio:.2}× after the platform's own                  ({:.1} µs; target <= 1.2: {})",
+                "floor after the hand-off p90 {:.1} µs = {ratio:.2}× after the platform's own ({:.1} µs; target <= 1.2: {})",
                 after.p90_us,
                 own.p90_us,
                 judge(ratio <= 1.2)

@@ -86,22 +86,23 @@ impl Tracer {
     /// A pass of hand-offs (`op`, with `quiet` and then `between` before each, as in the timed
     /// rounds), and the table of their steps on stderr under `title`. `quiet` (the floor markers
     /// of `--clean-gap-us`, `quiet_us` long) runs with recording paused: it is no hand-off's.
-    /// With `floor`, the floor right after each hand-off runs inside the layer's window, timed:
-    /// its times split by whether any of the layer's work outside the entry points (a callback,
-    /// another thread of the layer's) ran during it.
+    /// `between` says whether Direct3D touched the resource. With `floor`, the floor right after
+    /// each hand-off runs inside the layer's window, timed: its times split by whether any of the
+    /// layer's work outside the entry points (a callback, another thread of the layer's) ran
+    /// during it, and by whether Direct3D touched the resource before the hand-off.
     pub fn pass(
         &self,
         title: &str,
         mut op: impl FnMut() -> Result<(), BoxError>,
         mut quiet: impl FnMut() -> Result<(), BoxError>,
         quiet_us: u64,
-        mut between: impl FnMut(usize) -> Result<(), BoxError>,
+        mut between: impl FnMut(usize) -> Result<bool, BoxError>,
         mut floor: Option<&mut dyn FnMut() -> Result<(), BoxError>>,
     ) -> Result<(), BoxError> {
         // What verification and the timed rounds left is not this pass's.
         self.take();
         let (start, mut timed, mut n) = (Instant::now(), Duration::ZERO, 0usize);
-        let mut afters: Vec<(Duration, u64)> = Vec::new();
+        let mut afters: Vec<After> = Vec::new();
         while n < PASS_MIN || (n < PASS_MAX && start.elapsed() < PASS_TIME) {
             if quiet_us > 0 {
                 // SAFETY: the layer's export takes any int.
@@ -111,7 +112,7 @@ impl Tracer {
                 unsafe { (self.record)(1) };
                 quieted?;
             }
-            between(n)?;
+            let touched = between(n)?;
             let t = Instant::now();
             op()?;
             timed += t.elapsed();
@@ -125,7 +126,11 @@ impl Tracer {
                 // SAFETY: as above.
                 let outside = unsafe { window(0) };
                 r?;
-                afters.push((took, outside));
+                afters.push(After {
+                    took,
+                    outside,
+                    touched,
+                });
             }
         }
         let table = self.take();
@@ -144,18 +149,24 @@ impl Tracer {
     }
 }
 
-/// The floors right after the hand-offs, in all and split by whether the layer ran anything
-/// outside its entry points during them (the count `dxclTraceWindow` returned).
-fn floor_lines(afters: &[(Duration, u64)]) -> String {
-    let Some(all) = Summary::of(&afters.iter().map(|a| a.0).collect::<Vec<_>>()) else {
+/// One floor right after a traced hand-off.
+struct After {
+    took: Duration,
+    /// Spans of the layer's outside its entry points that closed during it.
+    outside: u64,
+    /// Direct3D touched the resource before the hand-off.
+    touched: bool,
+}
+
+/// The floors right after the hand-offs, in all, then split by whether the layer ran anything
+/// outside its entry points during them, and by whether Direct3D touched the resource before
+/// the hand-off.
+fn floor_lines(afters: &[After]) -> String {
+    let Some(all) = Summary::of(&afters.iter().map(|a| a.took).collect::<Vec<_>>()) else {
         return String::new();
     };
-    let split = |busy: bool| {
-        let times: Vec<Duration> = afters
-            .iter()
-            .filter(|a| (a.1 > 0) == busy)
-            .map(|a| a.0)
-            .collect();
+    let split = |keep: &dyn Fn(&After) -> bool| {
+        let times: Vec<Duration> = afters.iter().filter(|a| keep(a)).map(|a| a.took).collect();
         match Summary::of(&times) {
             Some(s) => format!(
                 "{} (median {:.1} µs, p90 {:.1} µs)",
@@ -167,12 +178,15 @@ fn floor_lines(afters: &[(Duration, u64)]) -> String {
     format!(
         "- the floor (marker + clFinish) right after each hand-off, in the layer's window: {} \
          samples, median {:.1} µs, p90 {:.1} µs; with the layer's work outside its entry points \
-         during it: {}; without: {}\n",
+         during it: {}; without: {}; after a hand-off that followed Direct3D's write: {}; after \
+         one that did not: {}\n",
         all.samples,
         all.median_us,
         all.p90_us,
-        split(true),
-        split(false)
+        split(&|a| a.outside > 0),
+        split(&|a| a.outside == 0),
+        split(&|a| a.touched),
+        split(&|a| !a.touched)
     )
 }
 
@@ -181,13 +195,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn floors_split_by_the_layers_work_during_them() {
-        let us = Duration::from_micros;
-        let lines = floor_lines(&[(us(6), 0), (us(7), 0), (us(160), 2), (us(150), 1)]);
+    fn floors_split_by_the_layers_work_and_direct3ds_write() {
+        let at = |us: u64, outside: u64, touched: bool| After {
+            took: Duration::from_micros(us),
+            outside,
+            touched,
+        };
+        let lines = floor_lines(&[
+            at(6, 0, false),
+            at(7, 0, false),
+            at(160, 2, true),
+            at(150, 0, true),
+        ]);
         assert!(lines.contains("4 samples"), "{lines}");
-        assert!(lines.contains("during it: 2 (median 155.0 µs"), "{lines}");
-        assert!(lines.contains("without: 2 (median 6.5 µs"), "{lines}");
+        assert!(lines.contains("during it: 1 (median 160.0 µs"), "{lines}");
+        assert!(lines.contains("without: 3 (median 7.0 µs"), "{lines}");
+        assert!(lines.contains("write: 2 (median 155.0 µs"), "{lines}");
+        assert!(lines.contains("did not: 2 (median 6.5 µs"), "{lines}");
         assert!(floor_lines(&[]).is_empty());
-        assert!(floor_lines(&[(us(5), 0)]).contains("during it: 0; without: 1"));
+        assert!(floor_lines(&[at(5, 0, false)]).contains("during it: 0; without: 1"));
     }
 }
