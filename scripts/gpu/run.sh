@@ -55,6 +55,20 @@ if want conformance; then
     echo "conformance: DXCL_SYNC=${DXCL_SYNC:-unset (adaptive)}"
     suite "$out/conformance${DXCL_SYNC:+-$DXCL_SYNC}.log"
 fi
+# The teardown sequence (acquire's DXCL_CONFORMANCE_PART=teardown, docs/gpu.md): hand-offs through the
+# semaphores, a failed user event, objects, resources and the Direct3D device released while OpenCL
+# holds them, then clReleaseContext, which must return. SEQUENCE_RUNS runs (default 5) in a row in the
+# current DXCL_SYNC mode, a line each; logs teardown-sequence-N.log.
+if want teardown-sequence; then
+    i=1
+    while [ "$i" -le "${SEQUENCE_RUNS:-5}" ]; do
+        f="$out/teardown-sequence-$i.log"
+        (cd "$g/conformance" && DXCL_CONFORMANCE_PART=teardown timeout 120 ./acquire) > "$f" 2>&1
+        rc=$?
+        echo "teardown-sequence: run $i: exit status $rc, $(grep -E "^acquire: [0-9]+ passed" "$f" | tail -1)$(grep -m1 -E "watchdog|^FAIL" "$f" | sed 's/^/; first failure: /')"
+        i=$((i + 1))
+    done
+fi
 # The suite RUNS times (default 5) in each sync mode, in a row (asked for by name): the "never
 # hangs" check of docs/gpu.md. A line per run; the logs are conformance-<mode>-<run>.log.
 if named repeat; then

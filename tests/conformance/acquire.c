@@ -907,6 +907,48 @@ static void kernel_handles(env *E)
         printf("NOTE %s: no kernel reused the released handle in 64 tries; the reuse check did not run\n", s->name);
 }
 
+/* The sequence that once left the application's last clReleaseContext blocked for good on NVIDIA
+ * (external memory, adaptive sync), in each context: hand-offs ordered through the layer's semaphores
+ * (Direct3D writes before each acquire), an acquire whose user event fails, objects and resources
+ * released while commands on them still wait, a kernel released with a shared argument in flight; then
+ * an acquire left waiting for a user event that fails and never released, and (in main) the Direct3D
+ * resources and device released while OpenCL still holds them, then the context. Every call returns
+ * (a watchdog names the one that did not) and the data of each hand-off is checked.
+ * DXCL_CONFORMANCE_PART=teardown runs only this; the GPU suite's `teardown-sequence` part runs it
+ * SEQUENCE_RUNS times in a row. Not part of the default run: PoCL 3.1 aborts inside the failing
+ * clSetUserEventStatus of the last acquire (pocl_update_event_failed), a platform defect the rest of the
+ * sequence passes without. */
+static void handoffs_then_abandon(env *E)
+{
+    const sharing *s = E->s;
+    cl_int e;
+    unsigned char want[BUF_SIZE], got[BUF_SIZE];
+    cl_mem both[2] = {E->mb, E->mt};
+    h_at("%s: teardown sequence: hand-offs after Direct3D's writes", s->name);
+    for (int i = 0; i < 48; i++) {
+        fill_pattern(want, BUF_SIZE, 60 + i);
+        CHECK(gfx_write(E->g, &E->rb, 0, want));
+        CHECK_ERR(sh_acquire(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
+        memset(got, 0, sizeof got);
+        CHECK_ERR(clEnqueueReadBuffer(E->q, E->mb, CL_TRUE, 0, BUF_SIZE, got, 0, NULL, NULL), CL_SUCCESS);
+        CHECK_EQ(first_diff(got, want, BUF_SIZE), -1);
+        CHECK_ERR(sh_release(s, E->q, 2, both, 0, NULL, NULL), CL_SUCCESS);
+    }
+    CHECK_ERR(clFinish(E->q), CL_SUCCESS);
+    failed_wait_list(E, 0);
+    lifecycle(E);
+    kernel_handles(E);
+    h_at("%s: teardown sequence: an acquire whose user event fails, never released", s->name);
+    CHECK(gfx_write(E->g, &E->rt, 0, E->t_init));
+    cl_event gate = clCreateUserEvent(E->ctx, &e);
+    CHECK_ERR(e, CL_SUCCESS);
+    if (gate) {
+        CHECK_ERR(sh_acquire(s, E->q, 2, both, 1, &gate, NULL), CL_SUCCESS);
+        CHECK_ERR(clSetUserEventStatus(gate, -1), CL_SUCCESS);
+        clReleaseEvent(gate);
+    }
+}
+
 int main(void)
 {
     h_begin("acquire", 60);
@@ -917,6 +959,7 @@ int main(void)
 #endif
     cl_platform_id p = h_platform();
     CHECK(p != NULL);
+    int abandon = 0;
     for (int i = 0; p && i < 4; i++) {
         int api, nv;
         if (!h_combo(i, &api, &nv))
@@ -963,6 +1006,7 @@ int main(void)
              * fails after the release was enqueued, not run by default: PoCL 3.1 aborts or hangs there
              * (docs/conformance.md, "A user event that fails"). */
             const char *part = getenv("DXCL_CONFORMANCE_PART");
+            abandon = 0;
             if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "lifecycle") == 0) {
                 lifecycle(E);
                 release_before_its_wait_list(E, 1);
@@ -972,6 +1016,9 @@ int main(void)
                 failed_wait_list(E, 0);
             } else if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "failed_late") == 0) {
                 failed_wait_list(E, 1);
+            } else if (E->mb && E->mt && E->pb && E->pi && part && strcmp(part, "teardown") == 0) {
+                handoffs_then_abandon(E);
+                abandon = 1;
             } else if (E->mb && E->mt && E->pb && E->pi) {
                 arguments(E);
                 state_machine(E);
@@ -984,6 +1031,14 @@ int main(void)
                 not_acquired(E, "after release");
                 lifecycle(E);
                 kernel_handles(E);
+            }
+            if (abandon) {
+                /* The teardown sequence: the Direct3D resources and device go first, while OpenCL
+                 * still holds them (the context keeps its own reference to the device). */
+                h_at("%s: teardown sequence: the Direct3D device released first", s.name);
+                res_free(&E->rb);
+                res_free(&E->rt);
+                gfx_close(&g);
             }
             if (E->mb)
                 clReleaseMemObject(E->mb);
@@ -1001,8 +1056,13 @@ int main(void)
             clReleaseCommandQueue(E->q);
         if (E->q2)
             clReleaseCommandQueue(E->q2);
-        if (E->ctx)
-            clReleaseContext(E->ctx);
+        if (E->ctx) {
+            /* Bounded: a release that never returns fails here by name. */
+            h_at("%s: clReleaseContext returns", s.name);
+            unsigned left = alarm(H_BY_MODE(20, 200));
+            CHECK_ERR(clReleaseContext(E->ctx), CL_SUCCESS);
+            alarm(left ? left : 1);
+        }
         free(E);
         gfx_close(&g);
     }

@@ -169,8 +169,8 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "{bullet}timing: {WARMUP} warm-up runs, then at least {} samples and more while under {} ms \
          per case (at most {}); Direct3D writes 4 bytes of the resource before every {} sample(s) \
-         (the staging rows: every sample) and completes that work, outside the timed region (the \
-         other API idle)",
+         of dxcl's and of the platform's own hand-off (the staging rows: every sample) and \
+         completes that work, outside the timed region (the other API idle)",
         budget.min_samples,
         opts.budget.as_millis(),
         budget.max_samples,
@@ -353,9 +353,19 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     (Some(_), false) => vec![],
                 };
                 if let Some(f) = &platform {
+                    // The same history as dxcl's hand-off: the quiet gap, then Direct3D's write
+                    // before the same samples, so that the floors after the two hand-offs follow
+                    // the same work of both APIs.
                     cases.push(
-                        Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?))
-                            .with_between(move |_| quiet()),
+                        Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?)).with_between(
+                            move |i| {
+                                quiet()?;
+                                if every > 0 && i % every == 0 {
+                                    shared_ref.touch(i as u32)?;
+                                }
+                                Ok(())
+                            },
+                        ),
                     );
                     cases.push(Timed::<Box<dyn std::error::Error>>::new(|| {
                         Ok(session.floor()?)
@@ -412,18 +422,23 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         case.name(),
                         shared.sharing.name()
                     );
-                    let mut touch = |i: usize| -> Result<(), Box<dyn std::error::Error>> {
-                        if every > 0 && i.is_multiple_of(every) {
+                    let mut touch = |i: usize| -> Result<bool, Box<dyn std::error::Error>> {
+                        let now = every > 0 && i.is_multiple_of(every);
+                        if now {
                             shared.touch(i as u32)?;
                         }
-                        Ok(())
+                        Ok(now)
                     };
+                    // The default case's floor after each hand-off, as in its timed rounds.
+                    let mut floor =
+                        || -> Result<(), Box<dyn std::error::Error>> { Ok(session.floor()?) };
                     t.pass(
                         &title,
                         || Ok(shared.acquire_release()?),
                         quiet,
                         handoff_gap_us,
                         &mut touch,
+                        (case == Case::Default).then_some(&mut floor as &mut dyn FnMut() -> _),
                     )?;
                 }
                 // `shared` drops here: at most one object of each size lives at a time.
@@ -459,6 +474,17 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     .to_string()
             }
         );
+    }
+    let targets = report::target_lines(&rows);
+    if !targets.is_empty() {
+        println!(
+            "targets per kind and size (docs/benchmarks.md): the floor after dxcl's hand-off \
+             against the floor after the platform's own (p90), dxcl's idle hand-off against the \
+             platform's own (median), staging against the platform's pinned copies (median):"
+        );
+        for l in targets {
+            println!("{bullet}{l}");
+        }
     }
     println!(
         "strategies, as the memory objects show them (DXCL_LOG=1 has the layer print its \

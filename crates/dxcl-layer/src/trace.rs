@@ -138,6 +138,16 @@ static TOTALS: Totals = Totals {
     calls: [ZERO; STEPS],
 };
 
+/// The caller's window ([`dxclTraceWindow`]) is open: spans that close now are also counted in
+/// [`WINDOW`], and those outside the entry points in [`WINDOW_OUTSIDE`].
+static WINDOW_OPEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static WINDOW: Totals = Totals {
+    ns: [ZERO; STEPS],
+    calls: [ZERO; STEPS],
+};
+/// Spans outside the entry points closed since the window last opened.
+static WINDOW_OUTSIDE: AtomicU64 = AtomicU64::new(0);
+
 thread_local! {
     /// Per open span of this thread: the time of the spans closed inside it, and whether it is
     /// inside an entry point.
@@ -189,20 +199,67 @@ impl Drop for Span {
             let slot = usize::from(!inside);
             TOTALS.ns[i][slot].fetch_add(all.saturating_sub(inner), Relaxed);
             TOTALS.calls[i][slot].fetch_add(1, Relaxed);
+            if WINDOW_OPEN.load(Relaxed) {
+                WINDOW.ns[i][slot].fetch_add(all.saturating_sub(inner), Relaxed);
+                WINDOW.calls[i][slot].fetch_add(1, Relaxed);
+                if slot == 1 {
+                    WINDOW_OUTSIDE.fetch_add(1, Relaxed);
+                }
+            }
         });
     }
 }
 
 /// The totals so far, zeroed: [step][inside, outside] of (calls, nanoseconds).
 fn take() -> [[(u64, u64); 2]; STEPS] {
+    take_from(&TOTALS)
+}
+
+fn take_from(totals: &Totals) -> [[(u64, u64); 2]; STEPS] {
     let mut out = [[(0, 0); 2]; STEPS];
     for (i, o) in out.iter_mut().enumerate() {
         for (slot, cell) in o.iter_mut().enumerate() {
             *cell = (
-                TOTALS.calls[i][slot].swap(0, Relaxed),
-                TOTALS.ns[i][slot].swap(0, Relaxed),
+                totals.calls[i][slot].swap(0, Relaxed),
+                totals.ns[i][slot].swap(0, Relaxed),
             );
         }
+    }
+    out
+}
+
+/// The table of what closed inside the caller's windows ([`dxclTraceWindow`]), zeroed: each
+/// step with where it ran (inside an entry point, or outside: a callback, another thread).
+fn window_table() -> String {
+    let t = take_from(&WINDOW);
+    let mut rows: Vec<(Step, usize, u64, u64)> = Step::ALL
+        .iter()
+        .flat_map(|&s| (0..2).map(move |slot| (s, slot)))
+        .map(|(s, slot)| (s, slot, t[s as usize][slot].0, t[s as usize][slot].1))
+        .filter(|r| r.2 > 0)
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    rows.sort_by_key(|r| std::cmp::Reverse(r.3));
+    let mut out = String::from(
+        "\nHand-off trace, during the caller's windows (dxcl bench: the floor right after each \
+         hand-off), every span that closed in them:\n\n| step | where | calls | mean ns | total µs |\n\
+         | --- | --- | ---: | ---: | ---: |\n",
+    );
+    for (s, slot, calls, ns) in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {calls} | {:.0} | {:.1} |",
+            s.name(),
+            if slot == 0 {
+                "inside an entry point"
+            } else {
+                "outside (callback, another thread)"
+            },
+            ns as f64 / calls as f64,
+            ns as f64 / 1e3
+        );
     }
     out
 }
@@ -310,6 +367,7 @@ pub(crate) fn table() -> String {
         }
         let _ = writeln!(out);
     }
+    out.push_str(&window_table());
     out
 }
 
@@ -350,6 +408,28 @@ pub extern "C" fn dxclTraceRecord(record: c_int) -> c_int {
     1
 }
 
+/// `unsigned long long dxclTraceWindow(int open)`: with `DXCL_TRACE=handoff` set, a non-zero
+/// `open` opens a window, 0 closes it. Spans that close while one is open, on any thread, are
+/// counted apart as well (the table's last section); closing returns how many of them ran
+/// outside the entry points (completion callbacks, the layer's other threads) since the window
+/// opened. Returns 0 where the trace is off. For `dxcl bench`, which opens one around the floor
+/// right after each traced hand-off: what the hand-off left running meets the application's next
+/// command there.
+#[no_mangle]
+pub extern "C" fn dxclTraceWindow(open: c_int) -> u64 {
+    if !on() {
+        return 0;
+    }
+    if open != 0 {
+        WINDOW_OUTSIDE.store(0, Relaxed);
+        WINDOW_OPEN.store(true, Relaxed);
+        0
+    } else {
+        WINDOW_OPEN.store(false, Relaxed);
+        WINDOW_OUTSIDE.swap(0, Relaxed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,8 +463,27 @@ mod tests {
             .unwrap());
         assert_eq!(dxclTraceRecord(1), 1);
         assert!(span(Step::ClFlush).is_some());
+        // A window counts the spans outside the entry points that close in it, on any thread,
+        // and its table names them; nothing before it opened or after it closed.
+        time(Step::Callback, || ());
+        assert_eq!(dxclTraceWindow(1), 0);
+        std::thread::spawn(|| time(Step::ClReleaseEvent, || ()))
+            .join()
+            .unwrap();
+        time(Step::FinishCall, || ());
+        assert_eq!(dxclTraceWindow(0), 1, "the other thread's release only");
+        time(Step::Callback, || ());
+        let w = window_table();
+        assert!(
+            w.contains("| clReleaseEvent | outside (callback, another thread) | 1 |"),
+            "{w}"
+        );
+        assert!(w.contains("| clFinish entry point (its own code) | inside an entry point | 1 |"));
+        assert!(!w.contains("completion callback"), "{w}");
+        assert!(window_table().is_empty(), "zeroed");
         // With the trace off there is nothing to pause or resume.
         STATE.store(1, Relaxed);
+        assert_eq!(dxclTraceWindow(1), 0);
         assert_eq!(dxclTraceRecord(0), 0);
         assert!(!PAUSED.with(Cell::get));
         STATE.store(0, Relaxed);

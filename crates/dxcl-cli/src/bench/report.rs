@@ -172,6 +172,95 @@ pub fn bus_lines(rows: &[Row]) -> Vec<String> {
         .collect()
 }
 
+/// The hand-off's targets (docs/benchmarks.md), per kind and size, each with its figure and
+/// whether it is met:
+/// - the floor right after dxcl's hand-off: p90 at most 1.2× the p90 of the floor after the
+///   platform's own hand-off (what dxcl leaves running costs the next command nothing);
+/// - the idle hand-off: dxcl's median at most 2 µs above the platform's own;
+/// - staging: from 4 KiB to 1 MiB at most 3× the platform's two pinned copies of the same bytes;
+///   256 MiB at most 1.25× three pinned copies (the crossings a staging hand-off makes), i.e.
+///   1.875× the two. Other sizes have no staging target.
+///
+/// A line per kind and size that has any of them; a last line counts the verdicts.
+pub fn target_lines(rows: &[Row]) -> Vec<String> {
+    let verdict = |ok: bool| if ok { "met" } else { "missed" };
+    let of = |case: Case, kind: &str, size: u64| {
+        rows.iter()
+            .find(|r| r.case == case && r.kind == kind && r.size == size)
+            .map(|r| r.summary)
+    };
+    let pinned = |size: u64| {
+        rows.iter()
+            .find(|r| r.case == Case::PinnedCopies && r.size == size)
+            .map(|r| r.summary)
+    };
+    let (mut met, mut all) = (0usize, 0usize);
+    let mut lines = Vec::new();
+    let mut groups: Vec<(&str, u64)> = Vec::new();
+    for r in rows {
+        if !groups.contains(&(r.kind, r.size)) {
+            groups.push((r.kind, r.size));
+        }
+    }
+    for (kind, size) in groups {
+        let mut parts = Vec::new();
+        let mut judge = |ok: bool| {
+            all += 1;
+            met += usize::from(ok);
+            verdict(ok)
+        };
+        if let (Some(after), Some(own)) = (
+            of(Case::FloorAfterHandOff, kind, size),
+            of(Case::FloorAfterPlatformHandOff, kind, size),
+        ) {
+            let ratio = after.p90_us / own.p90_us;
+            parts.push(format!(
+                "floor after the hand-off p90 {:.1} µs = {ratio:.2}× after the platform's own ({:.1} µs; target <= 1.2: {})",
+                after.p90_us,
+                own.p90_us,
+                judge(ratio <= 1.2)
+            ));
+        }
+        if let (Some(dxcl), Some(own)) = (
+            of(Case::Default, kind, size),
+            of(Case::PlatformHandOff, kind, size),
+        ) {
+            let over = dxcl.median_us - own.median_us;
+            parts.push(format!(
+                "hand-off median {over:+.1} µs over the platform's own ({:.1} against {:.1} µs; \
+                 target <= 2 µs: {})",
+                dxcl.median_us,
+                own.median_us,
+                judge(over <= 2.0)
+            ));
+        }
+        if let (Some(staging), Some(copies)) = (of(Case::Staging, kind, size), pinned(size)) {
+            let ratio = staging.median_us / copies.median_us;
+            let target = if (4 << 10..=1 << 20).contains(&size) {
+                Some(("3× the two pinned copies", 3.0))
+            } else if size == 256 << 20 {
+                Some(("1.25× three pinned copies = 1.875× the two", 1.875))
+            } else {
+                None
+            };
+            parts.push(match target {
+                Some((what, limit)) => format!(
+                    "staging {ratio:.2}× the pinned copies (target <= {what}: {})",
+                    judge(ratio <= limit)
+                ),
+                None => format!("staging {ratio:.2}× the pinned copies (no target)"),
+            });
+        }
+        if !parts.is_empty() {
+            lines.push(format!("{kind} {}: {}", size_name(size), parts.join("; ")));
+        }
+    }
+    if all > 0 {
+        lines.push(format!("{met} of {all} targets met"));
+    }
+    lines
+}
+
 /// The whole table in Markdown.
 pub fn markdown(rows: &[Row]) -> String {
     let mut out = format!("| {} |\n", HEADER.join(" | "));
@@ -227,6 +316,61 @@ mod tests {
             lines[3].contains("| default | host-pointer | 20 | 12.3 | 10.0 | 20.0 | 1.50 | ok |")
         );
         assert!(text_row(&row(Case::Staging)).starts_with("buffer"));
+    }
+
+    #[test]
+    fn targets_are_judged_per_kind_and_size() {
+        let with = |case: Case, kind: &'static str, size: u64, median: f64, p90: f64| {
+            let mut r = row(case);
+            r.kind = kind;
+            r.size = size;
+            r.summary.median_us = median;
+            r.summary.p90_us = p90;
+            r
+        };
+        let rows = [
+            with(Case::Default, "buffer", 4096, 5.0, 9.0),
+            with(Case::FloorAfterHandOff, "buffer", 4096, 6.0, 158.0),
+            with(Case::PlatformHandOff, "buffer", 4096, 2.5, 3.0),
+            with(Case::FloorAfterPlatformHandOff, "buffer", 4096, 6.0, 7.0),
+            with(Case::Staging, "buffer", 4096, 30.0, 40.0),
+            with(Case::PinnedCopies, "buffer", 4096, 12.0, 13.0),
+            with(Case::Default, "texture2d", 4096, 9.0, 9.0),
+            with(Case::PlatformHandOff, "texture2d", 4096, 2.5, 3.0),
+            with(Case::Staging, "texture2d", 4096, 40.0, 40.0),
+            with(Case::Staging, "buffer", 256 << 20, 18.0e3, 19.0e3),
+            with(Case::PinnedCopies, "buffer", 256 << 20, 10.0e3, 10.0e3),
+            with(Case::Staging, "buffer", 4 << 20, 900.0, 900.0),
+            with(Case::PinnedCopies, "buffer", 4 << 20, 100.0, 100.0),
+        ];
+        let lines = target_lines(&rows);
+        assert_eq!(lines.len(), 5, "{lines:?}");
+        // 158 / 7 = 22.57; 5.0 - 2.5; 30 / 12.
+        assert!(
+            lines[0].starts_with("buffer 4 KiB: floor after the hand-off p90 158.0 µs = 22.57×")
+        );
+        assert!(lines[0].contains("target <= 1.2: missed"), "{lines:?}");
+        assert!(
+            lines[0].contains("+2.5 µs over the platform's own"),
+            "{lines:?}"
+        );
+        assert!(lines[0].contains("target <= 2 µs: missed"), "{lines:?}");
+        assert!(lines[0]
+            .contains("staging 2.50× the pinned copies (target <= 3× the two pinned copies: met)"));
+        // The texture's staging row goes against the one pinned row of its size; 9.0 - 2.5.
+        assert!(
+            lines[1].contains("+6.5 µs") && lines[1].contains("staging 3.33×"),
+            "{lines:?}"
+        );
+        assert!(lines[1].ends_with("missed)"), "{lines:?}");
+        // 18 / 10 = 1.8 <= 1.875: met. 4 MiB: no target.
+        assert!(
+            lines[2].contains("1.80×") && lines[2].ends_with("met)"),
+            "{lines:?}"
+        );
+        assert!(lines[3].ends_with("(no target)"), "{lines:?}");
+        assert_eq!(lines[4], "2 of 6 targets met");
+        assert!(target_lines(&[row(Case::Floor)]).is_empty());
     }
 
     #[test]

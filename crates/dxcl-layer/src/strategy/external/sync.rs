@@ -36,6 +36,12 @@ struct Shared {
     /// OpenCL signalled it and the runtime's wait failed: it may stay signalled, so it is never
     /// signalled again (a binary semaphore must alternate).
     broken: bool,
+    /// At the pool's close, its last command had not ended within [`Bounds::commands`]: it may
+    /// wait for something that never comes (a command behind a failed or unset user event, a
+    /// signal Direct3D never makes), and releasing a semaphore with an operation outstanding
+    /// blocked NVIDIA's `clReleaseSemaphoreKHR` for good. It is left, with its last event, to
+    /// the process's end.
+    stuck: bool,
 }
 
 struct Pool {
@@ -129,6 +135,7 @@ impl Pool {
             cl,
             last: std::ptr::null_mut(),
             broken: false,
+            stuck: false,
         });
         log(format_args!(
             "context {:p}: semaphore {id} created ({} in the pool)",
@@ -158,7 +165,20 @@ impl Drop for Pool {
             );
         }
         let p = self.device.as_ptr();
+        let mut stuck = 0;
         for s in self.semaphores.drain(..) {
+            if s.stuck {
+                // Neither released nor destroyed: either call would wait for the outstanding
+                // command. Its event stays pinned, so its queue's held-back release is not made
+                // either (the ledger shows all three at the process's end).
+                stuck += 1;
+                log(format_args!(
+                    "context {:p}: semaphore {} left as it is: its last CL command has not ended \
+                     (a release would wait for it)",
+                    self.context, s.id
+                ));
+                continue;
+            }
             log(format_args!(
                 "context {:p}: semaphore {} closing (last CL command {})",
                 self.context,
@@ -177,6 +197,16 @@ impl Drop for Pool {
                 (self.fns.release)(s.cl);
                 ((*(*p).lpVtbl).DestroySharedSemaphore)(p, s.id);
             }
+        }
+        if stuck > 0 {
+            // A side queue may hold the signal of a semaphore left above: its release (an
+            // implicit flush, and on NVIDIA a wait for its commands) is left too.
+            log(format_args!(
+                "context {:p}: {} side queue(s) left with {stuck} semaphore(s)",
+                self.context,
+                side.len()
+            ));
+            return;
         }
         // Their signals are complete: DestroySharedSemaphore waited for the waits on them.
         for (_, q) in side {
@@ -224,17 +254,73 @@ pub(crate) fn open_pool(
     map.insert(context as usize, pool);
 }
 
-/// Closes `context`'s pool, if it has one (the application released the context).
+/// How long the application's last `clReleaseContext` gives the pool's close ([`close_pool`]).
+#[derive(Clone, Copy)]
+struct Bounds {
+    /// For the semaphores' last commands to end, once their queues are flushed.
+    commands: std::time::Duration,
+    /// For the platform's and the runtime's releases of the semaphores and side queues.
+    calls: std::time::Duration,
+}
+
+impl Bounds {
+    /// A command still running after a second waits for something of the application's (a user
+    /// event it never sets) or for nothing that will come; the calls take microseconds when
+    /// nothing is outstanding, milliseconds while the runtime's queue finishes a large copy.
+    const CLOSE: Bounds = Bounds {
+        commands: std::time::Duration::from_secs(1),
+        calls: std::time::Duration::from_secs(2),
+    };
+}
+
+/// Closes `context`'s pool, if it has one (the application released the context). Never blocks
+/// for ever: see [`close_within`].
 pub(crate) fn close_pool(context: cl_context) {
-    let mut pool = pools().as_mut().and_then(|m| m.remove(&(context as usize)));
-    if let Some(p) = pool.as_mut() {
-        p.pending.close();
-        // After the releases' events (those handed to the releasing thread too: release_here);
-        // here, on the application's thread, like theirs.
-        p.queues.release_here();
+    let pool = pools().as_mut().and_then(|m| m.remove(&(context as usize)));
+    if let Some(p) = pool {
+        close_within(p, Bounds::CLOSE);
     }
-    // Dropped outside the lock: destroying waits for the runtime's queue.
-    drop(pool);
+}
+
+/// Closes a pool taken out of [`POOLS`], waiting at most `bounds` in all.
+///
+/// The releases' events go first, then the application queues (on this thread, as before). Each
+/// semaphore's last command is then flushed and given until `bounds.commands`: one that has not
+/// ended by then may wait for ever (for a user event that failed or is never set, for commands
+/// that no flush will run), and NVIDIA's `clReleaseSemaphoreKHR` of a semaphore with an
+/// operation outstanding never returned from the application's `clReleaseContext`; that
+/// semaphore is left. The releases themselves (`Pool`'s drop) run on a thread of the layer's
+/// while this thread waits for them, one caller at a time as before; if they have not returned
+/// within `bounds.calls` (a wake-up lost inside the platform, docs/gpu.md), that thread is left
+/// to them and this one returns: a leak, logged, rather than a hang.
+fn close_within(mut pool: Pool, bounds: Bounds) {
+    pool.pending.close();
+    // After the releases' events (those handed to the releasing thread too: release_here);
+    // here, on the application's thread, like theirs.
+    pool.queues.release_here();
+    let deadline = std::time::Instant::now() + bounds.commands;
+    for s in pool.semaphores.iter_mut().filter(|s| !s.last.is_null()) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        // Flushes the command's queue first, then polls: clWaitForEvents has no limit.
+        s.stuck = !events::has_ended(events::wait_within(s.last, left));
+    }
+    let context = pool.context;
+    let (done, finished) = std::sync::mpsc::channel();
+    // Dropped outside the lock: destroying waits for the runtime's queue. If no thread can be
+    // started, the closure (and the pool in it) drops here, on this thread.
+    let closing = std::thread::Builder::new()
+        .name("dxcl-close".into())
+        .spawn(move || {
+            drop(pool);
+            let _ = done.send(());
+        });
+    if closing.is_ok() && finished.recv_timeout(bounds.calls).is_err() {
+        log(format_args!(
+            "context {context:p}: the semaphore pool's releases have not returned in {} ms: \
+             left to a thread of the layer's (what it holds of the context stays held)",
+            bounds.calls.as_millis()
+        ));
+    }
 }
 
 /// Acquire: D3D signals after all its work issued so far; `queue` waits for that (after `wait`).
@@ -617,7 +703,9 @@ impl Pending {
             let on_complete = running.clone();
             // when_complete releases the reference taken above after running the callback.
             if events::when_complete(ev, Box::new(move |_| let_go_of(&on_complete))).is_err() {
-                events::wait(ev);
+                // No callbacks: a bounded wait (the release may wait for a user event the
+                // application never sets); a reference to a command still running may go.
+                events::wait_within(ev, Bounds::CLOSE.commands);
                 release_event(ev);
                 let_go_of(&running);
             }
@@ -1132,6 +1220,187 @@ mod tests {
         close_pool(SWEPT_CONTEXT as cl_context);
         // Here, or by the releasing thread if it did not drain within its second.
         assert!(released(q as usize, 1, 5000), "at close");
+    }
+
+    /// The semaphore handles the fakes below were asked to release, and the runtime's ids it
+    /// was asked to destroy, per test (each test uses ids and handles of its own).
+    static RELEASED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    static DESTROYED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    /// Set: the blocking release below returns (it waits for it, as NVIDIA's did for good).
+    static UNBLOCKED: (Mutex<bool>, std::sync::Condvar) =
+        (Mutex::new(false), std::sync::Condvar::new());
+    /// The semaphore handle whose release blocks until [`UNBLOCKED`].
+    const BLOCKING: usize = 0xB10C;
+
+    unsafe extern "C" fn count_release(s: cl_semaphore_khr) -> cl_int {
+        if s as usize == BLOCKING {
+            let (lock, cv) = &UNBLOCKED;
+            let mut open = lock.lock().unwrap();
+            while !*open {
+                open = cv.wait(open).unwrap();
+            }
+        }
+        RELEASED.lock().unwrap().push(s as usize);
+        0
+    }
+
+    unsafe extern "system" fn count_destroy(_: *mut IDxclInteropDevice, id: u64) -> HRESULT {
+        DESTROYED.lock().unwrap().push(id);
+        S_OK
+    }
+
+    /// A pool of `context` with a semaphore per (id, handle, last command) of `semaphores`, on a
+    /// device whose only method is DestroySharedSemaphore.
+    fn pool_of(context: usize, semaphores: &[(u64, usize, usize)]) -> Pool {
+        use dxcl_abi::interop::IDxclInteropDeviceVtbl;
+        static DEVICE_VTBL: IDxclInteropDeviceVtbl = IDxclInteropDeviceVtbl {
+            DestroySharedSemaphore: count_destroy,
+            ..IDxclInteropDeviceVtbl::NOT_IMPLEMENTED
+        };
+        unsafe extern "C" fn no_semaphore(
+            _: cl_context,
+            _: *const cl_semaphore_properties_khr,
+            _: *mut cl_int,
+        ) -> cl_semaphore_khr {
+            std::ptr::null_mut()
+        }
+        unsafe extern "C" fn no_enqueue(
+            _: cl_command_queue,
+            _: opencl_sys::cl_uint,
+            _: *const cl_semaphore_khr,
+            _: *const u64,
+            _: opencl_sys::cl_uint,
+            _: *const cl_event,
+            _: *mut cl_event,
+        ) -> cl_int {
+            CL_OUT_OF_RESOURCES
+        }
+        let device = Box::into_raw(Box::new(IDxclInteropDevice {
+            lpVtbl: &DEVICE_VTBL,
+        }));
+        // SAFETY: a live COM object of a static vtable, never freed (its counts are no-ops).
+        let device = unsafe { ComPtr::from_owned(device).unwrap() };
+        let semaphores = semaphores
+            .iter()
+            .map(|&(id, cl, last)| {
+                // The pool's reference to its last command, pinned as set_last pins it.
+                let last = last as cl_event;
+                events::retain(last).unwrap();
+                events::pin(last);
+                Shared {
+                    id,
+                    cl: cl as cl_semaphore_khr,
+                    last,
+                    broken: false,
+                    stuck: false,
+                }
+            })
+            .collect();
+        Pool {
+            validation: None,
+            device,
+            fns: SemaphoreFns {
+                create: no_semaphore,
+                wait: no_enqueue,
+                signal: no_enqueue,
+                release: count_release,
+            },
+            context: context as cl_context,
+            mode: SyncMode::Adaptive,
+            semaphores,
+            side: Vec::new(),
+            pending: Pending::default(),
+            queues: Queues::default(),
+        }
+    }
+
+    const SHORT: Bounds = Bounds {
+        commands: std::time::Duration::from_millis(30),
+        calls: std::time::Duration::from_millis(200),
+    };
+
+    /// A context released while a semaphore's last command has not ended (it waits for a user
+    /// event that failed, or was never flushed): the close flushes that command's queue, waits
+    /// no longer than its bound, and then leaves that semaphore and its event as they are,
+    /// where releasing it would block (NVIDIA's clReleaseSemaphoreKHR did, for good). A semaphore
+    /// whose last command completed is released and destroyed as before.
+    #[test]
+    fn closing_leaves_a_semaphore_whose_last_command_never_ends() {
+        use crate::cl::fake::COMPLETE;
+        fake::install();
+        let (running, complete) = (EVENTS + 0xA0, COMPLETE + 0x30);
+        let pool = pool_of(
+            EVENTS + 0xA8,
+            &[(0xA0, 0x5E_A0, running), (0xA1, 0x5E_A1, complete)],
+        );
+        let start = std::time::Instant::now();
+        close_within(pool, SHORT);
+        let took = start.elapsed();
+        assert!(
+            took < std::time::Duration::from_secs(2),
+            "bounded: took {took:?}"
+        );
+        assert!(
+            took >= SHORT.commands,
+            "the running command was given its time: {took:?}"
+        );
+        // Each fake event is a command of the queue one above it.
+        assert!(
+            calls("flush", (running + 1) as cl_command_queue) >= 1,
+            "the running command's queue flushed"
+        );
+        let released = RELEASED.lock().unwrap().clone();
+        let destroyed = DESTROYED.lock().unwrap().clone();
+        assert!(
+            released.contains(&0x5E_A1) && destroyed.contains(&0xA1),
+            "complete: closed"
+        );
+        assert!(
+            !released.contains(&0x5E_A0) && !destroyed.contains(&0xA0),
+            "running: left"
+        );
+        let event = |ev: usize| calls("release_event", ev as cl_command_queue);
+        assert_eq!(
+            (event(complete), event(running)),
+            (1, 0),
+            "the complete command's event released, the running one's kept"
+        );
+    }
+
+    /// A platform release that never returns (a wake-up lost inside NVIDIA's OpenCL) holds up
+    /// the application's clReleaseContext for the bound only: the releases run on a thread of the
+    /// layer's, which finishes them if the platform ever returns.
+    #[test]
+    fn closing_returns_when_the_platform_release_blocks() {
+        use crate::cl::fake::COMPLETE;
+        fake::install();
+        let pool = pool_of(EVENTS + 0xA9, &[(0xB0, BLOCKING, COMPLETE + 0x32)]);
+        let start = std::time::Instant::now();
+        close_within(pool, SHORT);
+        let took = start.elapsed();
+        assert!(
+            took >= SHORT.calls && took < std::time::Duration::from_secs(2),
+            "returned after the bound: {took:?}"
+        );
+        assert!(
+            !RELEASED.lock().unwrap().contains(&BLOCKING),
+            "still blocked"
+        );
+        let (lock, cv) = &UNBLOCKED;
+        *lock.lock().unwrap() = true;
+        cv.notify_all();
+        let finished = (0..2000).any(|_| {
+            let done = DESTROYED.lock().unwrap().contains(&0xB0);
+            if !done {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            done
+        });
+        assert!(
+            finished,
+            "the layer's thread finished the close once released"
+        );
+        assert!(RELEASED.lock().unwrap().contains(&BLOCKING));
     }
 
     /// The application's last context release lets go of every held release: the complete now,

@@ -40,11 +40,14 @@ enum Bytes {
 // through &mut / & as for a Vec.
 unsafe impl Send for Shadow {}
 
-/// From this size on a shadow is pinned by default: below it a copy's own latency outweighs the
-/// bus's speed, and pinning costs a buffer, a queue and a map per object. (On an H200 with
-/// DXVK-native, contexts' 256-byte objects with pinned shadows also saw NVIDIA destroy their
-/// context late after the application's last release: docs/gpu.md.)
-const PINNED_FROM: usize = 1 << 20;
+/// From this size on a shadow is pinned by default. On an H200 a staging hand-off of 64 KiB took
+/// 45–70 µs with a pinned shadow against 170–280 µs with a heap one, and 256 KiB 75 µs, 2.95× the
+/// platform's two pinned copies (docs/benchmarks.md). Below it pinning stays off: it costs a
+/// buffer, a queue and a map per object, and on an H200 with DXVK-native, contexts' 256-byte
+/// objects with pinned shadows saw NVIDIA destroy their context late after the application's
+/// last release (docs/gpu.md); a 4 KiB buffer's hand-off was no faster pinned (226 against
+/// 256 µs).
+const PINNED_FROM: usize = 64 << 10;
 
 /// Whether `DXCL_STAGING_PINNED` or the device asks for a pinned shadow of `len` bytes.
 pub(super) fn wants_pinned(host_unified: bool, len: usize) -> bool {
@@ -202,4 +205,23 @@ fn pinned_buffer(
         return Err(CL_OUT_OF_RESOURCES);
     }
     Ok((mem, q, at.cast()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A discrete device's shadow is pinned from 64 KiB up; a host-unified device's never (its
+    /// memory is the host's). `DXCL_STAGING_PINNED` set in the environment decides instead.
+    #[test]
+    fn shadows_are_pinned_from_64_kib_on_discrete_devices() {
+        if std::env::var_os("DXCL_STAGING_PINNED").is_some() {
+            return;
+        }
+        assert!(wants_pinned(false, 64 << 10));
+        assert!(wants_pinned(false, 256 << 20));
+        assert!(!wants_pinned(false, (64 << 10) - 1));
+        assert!(!wants_pinned(false, 4 << 10));
+        assert!(!wants_pinned(true, 256 << 20));
+    }
 }
