@@ -58,7 +58,7 @@ sudo=""
 # Runs a command in the system (the tree at its own path, a private /tmp and HOME, the system's own
 # OCL_ICD_VENDORS, the built Wine first on PATH); waits for the wineserver before /tmp goes.
 enter() {
-    $sudo bwrap --bind "$dir/root" / --proc /proc --dev /dev --ro-bind /sys /sys --tmpfs /tmp \
+    $sudo bwrap --bind "$dir/system" / --proc /proc --dev /dev --ro-bind /sys /sys --tmpfs /tmp \
         --bind "$root" "$root" --chdir "$PWD" --setenv HOME /tmp \
         --setenv OCL_ICD_VENDORS /etc/OpenCL/vendors --setenv PATH "$wine/bin:/usr/bin:/bin" \
         --die-with-parent bash -c '"$@"; status=$?; wineserver -w 2>/dev/null; exit $status' wow64 "$@"
@@ -75,28 +75,30 @@ if [ "$(cat "$dir/packages" 2>/dev/null)" != "$packages" ]; then
         --customize-hook='chroot "$1" apt-get update -qq' \
         --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq wine >/dev/null' \
         --customize-hook='mkdir -p "$1/src" && chroot "$1" sh -c "cd /src && apt-get source -qq wine >/dev/null"' \
-        trixie "$dir/root.new"
-    $sudo mv "$dir/root.new" "$dir/root"
+        trixie "$dir/system.new"
+    $sudo mv "$dir/system.new" "$dir/system"
     echo "$packages" > "$dir/packages"
     echo "wow64: made in $(($(date +%s) - start)) s"
 fi
 
-if [ ! -x "$dir/root$wine/bin/wine" ]; then
+if [ ! -x "$dir/system$wine/bin/wine" ]; then
     start=$(date +%s)
-    src=$(cd "$dir/root/src" && ls -d wine-*/ | head -1)
+    src=$(cd "$dir/system/src" && ls -d wine-*/ | head -1)
     echo "wow64: building ${src%/} in the new WoW64 mode (i386 and x86_64 PE, x86_64 unix)"
     # Debian's source leaves out what its tools regenerate: its rules make them (the generated
     # tables, Vulkan's thunks from the system's vk.xml, autoconf), then run configure with the
-    # options given here in place of Debian's. Tests and debug info are left out: they are most of
+    # options given here in place of Debian's (maintainer mode, as Debian's, makes the fonts from their
+    # sources, which the repacked source lacks; it also turns warnings into errors, which -O1 has
+    # more of than Debian's -O2, so -Wno-error). Tests and debug info are left out: they are most of
     # the build's time and none of what is run here. Its headers come first, as Debian's rules make
     # them: a PE library may otherwise meet MinGW's headers before Wine generated its own.
-    options="--enable-archs=i386,x86_64 --with-mingw --disable-tests --without-oss --without-sane \
-        --without-netapi --prefix=$wine ZLIB_PE_LIBS=-lz CFLAGS='-O1 -g0' CROSSCFLAGS='-O1 -g0'"
+    options="--enable-archs=i386,x86_64 --with-mingw --enable-maintainer-mode --disable-tests --without-oss --without-sane \
+        --without-netapi --prefix=$wine ZLIB_PE_LIBS=-lz CFLAGS='-O1 -g0 -Wno-error' CROSSCFLAGS='-O1 -g0 -Wno-error'"
     enter bash -c "cd /src/$src && autoreconf -fi >/src/autoreconf.log 2>&1 \
         && make -f debian/rules override_dh_auto_configure CONFLAGS=\"$options\" >/src/configure.log 2>&1 \
         && make -s -j$(nproc) -C include >/src/make.log 2>&1 && make -s -j$(nproc) >>/src/make.log 2>&1 \
         && make -s install >/src/install.log 2>&1" ||
-        { echo "wow64: the build failed; its logs: $dir/root/src/*.log" >&2; exit 1; }
+        { echo "wow64: the build failed; its logs: $dir/system/src/*.log" >&2; exit 1; }
     echo "wow64: built in $(($(date +%s) - start)) s"
 fi
 

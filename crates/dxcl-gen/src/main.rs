@@ -73,7 +73,12 @@ fn outputs(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
         PathBuf::from("crates/dxcl-abi/tests/layout/checks.rs"),
         layout::checks(&reg, &modules),
     ));
-    out.extend(opencl::outputs(root)?);
+    let entry_points = opencl::entry_points()?;
+    out.extend(opencl::outputs(&entry_points));
+    out.push((
+        PathBuf::from("crates/dxcl-wine/src/wow64/gen.rs"),
+        wow64::gen_rs(&entry_points)?,
+    ));
     out.extend(com_remote::outputs(&reg, &modules)?);
     out.extend(sharing::outputs());
     Ok(out)

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Entry points whose unix side is written by hand (crates/dxcl-wine/src/special.rs): they take
 /// callbacks into the program, report extensions, or take or return Direct3D objects.
@@ -488,8 +488,8 @@ fn header_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/usr/include/CL/cl.h"))
 }
 
-/// The bridge's generated files, relative to the workspace root.
-pub fn outputs(_root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
+/// Every core entry point of the header (`DXCL_CL_HEADER`, else the system's).
+pub fn entry_points() -> Result<Vec<Function>, String> {
     let path = header_path();
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!(
@@ -503,20 +503,23 @@ pub fn outputs(_root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
             return Err(format!("cl.h declares no {name}"));
         }
     }
+    Ok(fns)
+}
+
+/// The bridge's generated files, relative to the workspace root.
+pub fn outputs(fns: &[Function]) -> Vec<(PathBuf, String)> {
     let max = fns.iter().map(|f| f.params.len()).max().unwrap_or(0);
-    let (own, fwd) = defs(&fns);
-    let wow64 = crate::wow64::gen_rs(&fns)?;
-    Ok(vec![
-        (PathBuf::from("crates/dxcl-wine/src/wow64/gen.rs"), wow64),
+    let (own, fwd) = defs(fns);
+    vec![
         (
             PathBuf::from("crates/dxcl-wine/src/gen.rs"),
-            gen_rs(&fns, max),
+            gen_rs(fns, max),
         ),
-        (PathBuf::from("wine/gen/calls.h"), calls_h(&fns, max)),
-        (PathBuf::from("wine/gen/thunks.c"), thunks_c(&fns)),
+        (PathBuf::from("wine/gen/calls.h"), calls_h(fns, max)),
+        (PathBuf::from("wine/gen/thunks.c"), thunks_c(fns)),
         (PathBuf::from("wine/gen/dxclcl.def"), own),
         (PathBuf::from("wine/gen/opencl.def"), fwd),
-    ])
+    ]
 }
 
 #[cfg(test)]

@@ -252,7 +252,7 @@ unsafe extern "C-unwind" fn next_callback_wow64(args: *mut c_void) -> u32 {
     wait::until(&callbacks::QUEUED, args, |args| {
         guarded_try(|| {
             // SAFETY: Wine passes the 32-bit Windows side's `struct dxcl_callback_wow64`.
-            let p = unsafe { &mut *args.cast::<wow64::CallbackWow64>() };
+            let p = unsafe { &mut *args.cast::<unixlib::CallbackWow64>() };
             if !callbacks::try_next(&mut p.cb) {
                 return None;
             }

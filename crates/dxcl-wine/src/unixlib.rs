@@ -58,6 +58,14 @@ pub struct Callback {
     pub args: [u64; 4],
 }
 
+/// `NEXT_CALLBACK` from a 32-bit program (`struct dxcl_callback_wow64`): the callback, and room for
+/// the context error callback's text, which must lie where 32-bit code can read it.
+#[repr(C)]
+pub struct CallbackWow64 {
+    pub cb: Callback,
+    pub text: [u8; 1024],
+}
+
 pub const MAX_VULKAN_DEVICES: usize = 8;
 
 #[repr(C)]
@@ -180,7 +188,7 @@ mod tests {
         assert_eq!(size_of::<D3dCall>(), 80);
         assert_eq!(size_of::<Hello>(), 264);
         assert_eq!(size_of::<Stop>(), 4);
-        assert_eq!(size_of::<crate::wow64::CallbackWow64>(), 64 + 1024);
+        assert_eq!(size_of::<CallbackWow64>(), 64 + 1024);
     }
 
     #[test]

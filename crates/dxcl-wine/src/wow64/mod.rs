@@ -24,7 +24,7 @@ use std::ffi::c_void;
 
 use crate::gen::{index, MAX_ARGS};
 use crate::host::Host;
-use crate::unixlib::{self, Call, Callback};
+use crate::unixlib::{self, Call, CallbackWow64};
 use crate::{extensions, special};
 use info::Answer;
 
@@ -588,14 +588,6 @@ fn takes_object(host: &Host, kernel: u64, arg: u32) -> Option<bool> {
         )
     };
     Some(r == 0 && name.starts_with(b"sampler_t\0"))
-}
-
-/// The parameter block of `NEXT_CALLBACK` from a 32-bit program: the callback, and room for the
-/// context error callback's text, which must lie where 32-bit code can read it.
-#[repr(C)]
-pub struct CallbackWow64 {
-    pub cb: Callback,
-    pub text: [u8; 1024],
 }
 
 /// Converts a callback taken for a 32-bit program: handles narrowed, the context error text

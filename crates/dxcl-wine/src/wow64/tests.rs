@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::gen::NAMES;
-use crate::unixlib::{Call, Callback, CALL, CB_CONTEXT_NOTIFY, CB_EVENT};
+use crate::unixlib::{Call, Callback, CallbackWow64, CALL, CB_CONTEXT_NOTIFY, CB_EVENT};
 
 const CL_SUCCESS: u64 = 0;
 
