@@ -26,6 +26,7 @@ pub use gen::*;
 mod guid;
 mod hresult;
 mod luid;
+pub mod sharing;
 
 pub use hresult::{FAILED, SUCCEEDED};
 pub use luid::{luid_from_uuid, SOFTWARE_LUID_LOW};

@@ -5,10 +5,13 @@ use dxcl_abi::{ID3D11Texture2D, IDXGIAdapter1};
 use opencl_sys::*;
 use std::ffi::{c_void, CString};
 
-pub const CL_D3D11_DXGI_ADAPTER_KHR: cl_uint = 0x401A;
-pub const CL_D3D11_DEVICE_KHR: cl_uint = 0x4019;
-pub const CL_PREFERRED_DEVICES_FOR_D3D11_KHR: cl_uint = 0x401B;
-pub const CL_CONTEXT_D3D11_DEVICE_KHR: cl_context_properties = 0x401D;
+use dxcl_abi::sharing::D3dVersion;
+
+// The tokens of cl_khr_d3d11_sharing, from the vocabulary (dxcl_abi::sharing).
+pub const CL_D3D11_DXGI_ADAPTER_KHR: cl_uint = D3dVersion::D3D11.source_adapter();
+pub const CL_D3D11_DEVICE_KHR: cl_uint = D3dVersion::D3D11.source_device();
+pub const CL_PREFERRED_DEVICES_FOR_D3D11_KHR: cl_uint = D3dVersion::D3D11.set_preferred();
+pub const CL_CONTEXT_D3D11_DEVICE_KHR: cl_context_properties = D3dVersion::D3D11.context_property();
 
 pub type GetDeviceIDsFromD3D11 = unsafe extern "system" fn(
     cl_platform_id,

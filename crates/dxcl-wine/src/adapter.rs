@@ -25,19 +25,18 @@ use dxcl_abi::{
     DXGI_ADAPTER_DESC, DXGI_ADAPTER_DESC1, E_NOINTERFACE, E_POINTER, GUID, HRESULT, REFIID, S_OK,
 };
 
+use dxcl_abi::sharing::{Call, Ext};
+
 use crate::host::Host;
 use crate::unixlib::{AdapterFacts, DeviceIds, VulkanDevice};
 
 const CL_INVALID_PLATFORM: i64 = -32;
 const VK_PHYSICAL_DEVICE_TYPE_CPU: u32 = 4;
 
-/// `(device source, adapter source)` tokens of an extension (KHR and NV share them).
+/// `(device source, adapter source)` tokens of an extension (by its number in `Ext::ALL`).
 fn sources(ext: u32) -> (u32, u32) {
-    if ext.is_multiple_of(2) {
-        (0x4010, 0x4011)
-    } else {
-        (0x4019, 0x401A)
-    }
+    let version = Ext::ALL[ext as usize % Ext::ALL.len()].version;
+    (version.source_device(), version.source_adapter())
 }
 
 fn description(desc: &DXGI_ADAPTER_DESC1) -> String {
@@ -291,7 +290,10 @@ static INTEROP_VTBL: IDxclInteropDeviceVtbl = IDxclInteropDeviceVtbl {
 /// # Safety
 /// The program's arguments, as the Windows side packed them.
 pub unsafe fn device_ids(host: &Host, p: &mut DeviceIds) {
-    let Some(entry) = crate::gen_sharing::DEVICE_IDS.get(p.ext as usize) else {
+    let Some(entry) = Ext::ALL
+        .get(p.ext as usize)
+        .map(|e| e.entry_point(Call::DeviceIds))
+    else {
         p.ret = CL_INVALID_PLATFORM;
         return;
     };

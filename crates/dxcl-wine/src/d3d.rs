@@ -5,10 +5,10 @@
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
-use crate::gen_sharing::{Kind, D3D_CALLS};
 use crate::host::Host;
 use crate::remote;
 use crate::unixlib::D3dCall;
+use dxcl_abi::sharing::{Call, BRIDGE_CALLS};
 
 const CL_INVALID_OPERATION: i64 = -59;
 
@@ -17,7 +17,7 @@ fn functions(host: &Host) -> &'static [usize; 20] {
     static F: OnceLock<[usize; 20]> = OnceLock::new();
     F.get_or_init(|| {
         let platform = crate::first_platform(host);
-        D3D_CALLS.map(|(name, _)| host.extension(platform, name) as usize)
+        BRIDGE_CALLS.map(|(ext, call)| host.extension(platform, ext.entry_point(call)) as usize)
     })
 }
 
@@ -45,7 +45,7 @@ fn ptr(v: u64) -> *mut c_void {
 pub unsafe fn call(host: &Host, p: &mut D3dCall) {
     let (Some(&f), Some((_, kind))) = (
         functions(host).get(p.function as usize),
-        D3D_CALLS.get(p.function as usize),
+        BRIDGE_CALLS.get(p.function as usize),
     ) else {
         p.ret = CL_INVALID_OPERATION as u64;
         return;
@@ -56,8 +56,10 @@ pub unsafe fn call(host: &Host, p: &mut D3dCall) {
     }
     let a = p.args;
     p.ret = match kind {
+        // Not a number of D3D_CALL (BRIDGE_CALLS has none): DEVICE_IDS serves it.
+        Call::DeviceIds => CL_INVALID_OPERATION as u64,
         // clCreateFromD3D1xBuffer(context, flags, resource, errcode_ret)
-        Kind::Buffer => {
+        Call::Buffer => {
             let resource = remote::borrow(a[2]);
             // SAFETY: the layer's function of that name and signature; the program's arguments.
             let f: CreateBuffer = unsafe { std::mem::transmute(f) };
@@ -67,7 +69,7 @@ pub unsafe fn call(host: &Host, p: &mut D3dCall) {
             m as u64
         }
         // clCreateFromD3D1xTexture2D/3D(context, flags, resource, subresource, errcode_ret)
-        Kind::Texture2D | Kind::Texture3D => {
+        Call::Texture2D | Call::Texture3D => {
             let resource = remote::borrow(a[2]);
             // SAFETY: as above.
             let f: CreateTexture = unsafe { std::mem::transmute(f) };
@@ -78,8 +80,8 @@ pub unsafe fn call(host: &Host, p: &mut D3dCall) {
         }
         // clEnqueueAcquire/ReleaseD3D1xObjects(queue, num_objects, mem_objects, num_events,
         // event_wait_list, event): OpenCL objects only.
-        Kind::Acquire | Kind::Release => {
-            if *kind == Kind::Acquire {
+        Call::Acquire | Call::Release => {
+            if *kind == Call::Acquire {
                 crate::trace::acquire();
             }
             // SAFETY: as above.

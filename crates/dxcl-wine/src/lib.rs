@@ -18,8 +18,6 @@ mod gen;
 mod gen_com;
 #[rustfmt::skip]
 mod gen_limits;
-#[rustfmt::skip]
-mod gen_sharing;
 mod host;
 mod multithread;
 mod remote;

@@ -4,6 +4,8 @@
 
 use std::ffi::c_void;
 
+use dxcl_abi::sharing::D3dVersion;
+
 use crate::callbacks::{self, Target};
 use crate::extensions;
 use crate::gen::{index, sig, MAX_ARGS};
@@ -17,11 +19,11 @@ const CL_INVALID_VALUE: i32 = -30;
 const CL_INVALID_OPERATION: i32 = -59;
 
 /// Context properties that name a Direct3D device (KHR and NV share the values).
-const CL_CONTEXT_D3D10_DEVICE: isize = 0x4014;
-const CL_CONTEXT_D3D11_DEVICE: isize = 0x401D;
+const CL_CONTEXT_D3D10_DEVICE: isize = D3dVersion::D3D10.context_property();
+const CL_CONTEXT_D3D11_DEVICE: isize = D3dVersion::D3D11.context_property();
 const CL_CONTEXT_PROPERTIES: u32 = 0x1082;
-const CL_MEM_D3D10_RESOURCE: u32 = 0x4015;
-const CL_MEM_D3D11_RESOURCE: u32 = 0x401E;
+const CL_MEM_D3D10_RESOURCE: u32 = D3dVersion::D3D10.mem_resource_query();
+const CL_MEM_D3D11_RESOURCE: u32 = D3dVersion::D3D11.mem_resource_query();
 
 fn ptr(v: u64) -> *mut c_void {
     v as usize as *mut c_void

@@ -154,7 +154,7 @@ pub struct Reverse {
 }
 
 /// `D3D_CALL`: one of the sharing entry points other than `clGetDeviceIDsFromD3D1x*`, by its
-/// number in `gen_sharing::D3D_CALLS`.
+/// number in `dxcl_abi::sharing::BRIDGE_CALLS`.
 #[repr(C)]
 pub struct D3dCall {
     pub function: u32,

@@ -14,6 +14,7 @@ use opencl3::types::{
 };
 
 use crate::com::Com;
+use dxcl_abi::sharing::{self, D3dVersion};
 
 mod sealed {
     pub trait Sealed {}
@@ -98,6 +99,15 @@ pub trait Api: sealed::Sealed + Sized + 'static {
     fn texture3d_shape(texture: &Com<Self::Texture3D>) -> Shape;
 }
 
+/// The vocabulary's extension (`dxcl_abi::sharing`) of a Direct3D version and flavour.
+fn vocabulary(version: D3dVersion, flavor: Flavor) -> sharing::Ext {
+    let flavor = match flavor {
+        Flavor::Khr => sharing::Flavor::Khr,
+        Flavor::Nv => sharing::Flavor::Nv,
+    };
+    sharing::Ext { version, flavor }
+}
+
 /// Direct3D 10 (`cl_khr_d3d10_sharing`, `cl_nv_d3d10_sharing`).
 #[derive(Debug)]
 pub enum D3D10 {}
@@ -114,16 +124,13 @@ impl Api for D3D10 {
     type Texture2D = ID3D10Texture2D;
     type Texture3D = ID3D10Texture3D;
     const NAME: &'static str = "D3D10";
-    const CONTEXT_DEVICE: cl_context_properties = 0x4014;
-    const DEVICE_SOURCE: cl_uint = 0x4010;
-    const PREFERRED_DEVICES: cl_uint = 0x4012;
-    const ALL_DEVICES: cl_uint = 0x4013;
+    const CONTEXT_DEVICE: cl_context_properties = D3dVersion::D3D10.context_property();
+    const DEVICE_SOURCE: cl_uint = D3dVersion::D3D10.source_device();
+    const PREFERRED_DEVICES: cl_uint = D3dVersion::D3D10.set_preferred();
+    const ALL_DEVICES: cl_uint = D3dVersion::D3D10.set_all();
 
     fn extension(flavor: Flavor) -> &'static str {
-        match flavor {
-            Flavor::Khr => "cl_khr_d3d10_sharing",
-            Flavor::Nv => "cl_nv_d3d10_sharing",
-        }
+        vocabulary(D3dVersion::D3D10, flavor).name()
     }
 
     fn texture2d_shape(texture: &Com<ID3D10Texture2D>) -> Shape {
@@ -149,16 +156,13 @@ impl Api for D3D11 {
     type Texture2D = ID3D11Texture2D;
     type Texture3D = ID3D11Texture3D;
     const NAME: &'static str = "D3D11";
-    const CONTEXT_DEVICE: cl_context_properties = 0x401D;
-    const DEVICE_SOURCE: cl_uint = 0x4019;
-    const PREFERRED_DEVICES: cl_uint = 0x401B;
-    const ALL_DEVICES: cl_uint = 0x401C;
+    const CONTEXT_DEVICE: cl_context_properties = D3dVersion::D3D11.context_property();
+    const DEVICE_SOURCE: cl_uint = D3dVersion::D3D11.source_device();
+    const PREFERRED_DEVICES: cl_uint = D3dVersion::D3D11.set_preferred();
+    const ALL_DEVICES: cl_uint = D3dVersion::D3D11.set_all();
 
     fn extension(flavor: Flavor) -> &'static str {
-        match flavor {
-            Flavor::Khr => "cl_khr_d3d11_sharing",
-            Flavor::Nv => "cl_nv_d3d11_sharing",
-        }
+        vocabulary(D3dVersion::D3D11, flavor).name()
     }
 
     fn texture2d_shape(texture: &Com<ID3D11Texture2D>) -> Shape {

@@ -12,7 +12,7 @@ use opencl_sys::{
 
 use super::{object, status};
 use crate::core::tokens::ResourceKind;
-use crate::core::tokens::{D3dVersion, Ext, Flavor};
+use crate::core::tokens::{Call, D3dVersion, Ext, Flavor};
 
 macro_rules! d3d_entry_points {
     ($ver:ident, $flavor:ident, $get:ident, $buffer:ident, $tex2d:ident, $tex3d:ident, $acquire:ident, $release:ident) => {
@@ -215,25 +215,34 @@ d3d_entry_points!(
 
 /// One D3D entry point: its name, address, and (KHR only) its dispatch slot's byte offset.
 pub(crate) struct Entry {
-    pub name: &'static str,
+    pub name: &'static CStr,
     pub address: usize,
     pub slot: Option<usize>,
 }
 
+/// An NV entry point, named by the vocabulary (`dxcl_abi::sharing`).
 macro_rules! entry {
-    ($name:literal, $f:expr) => {
+    ($version:ident, $call:ident, $f:expr) => {
         Entry {
-            name: $name,
+            name: Ext {
+                version: D3dVersion::$version,
+                flavor: Flavor::Nv,
+            }
+            .entry_point(Call::$call),
             address: $f as usize,
             slot: None,
         }
     };
 }
 
+/// A KHR entry point, named by its dispatch slot (the test checks the vocabulary agrees).
 macro_rules! khr {
     ($slot:ident, $f:expr) => {
         Entry {
-            name: stringify!($slot),
+            name: match CStr::from_bytes_with_nul(concat!(stringify!($slot), "\0").as_bytes()) {
+                Ok(name) => name,
+                Err(_) => panic!("a slot's name has no NUL inside"),
+            },
             address: $f as usize,
             slot: Some(offset_of!(cl_icd_dispatch, $slot)),
         }
@@ -292,51 +301,63 @@ pub(crate) fn entries() -> [Entry; 24] {
             release_11_khr as unsafe extern "C" fn(_, _, _, _, _, _) -> _
         ),
         entry!(
-            "clGetDeviceIDsFromD3D10NV",
+            D3D10,
+            DeviceIds,
             get_ids_10_nv as unsafe extern "C" fn(_, _, _, _, _, _, _) -> _
         ),
         entry!(
-            "clCreateFromD3D10BufferNV",
+            D3D10,
+            Buffer,
             buffer_10_nv as unsafe extern "C" fn(_, _, _, _) -> _
         ),
         entry!(
-            "clCreateFromD3D10Texture2DNV",
+            D3D10,
+            Texture2D,
             tex2d_10_nv as unsafe extern "C" fn(_, _, _, _, _) -> _
         ),
         entry!(
-            "clCreateFromD3D10Texture3DNV",
+            D3D10,
+            Texture3D,
             tex3d_10_nv as unsafe extern "C" fn(_, _, _, _, _) -> _
         ),
         entry!(
-            "clEnqueueAcquireD3D10ObjectsNV",
+            D3D10,
+            Acquire,
             acquire_10_nv as unsafe extern "C" fn(_, _, _, _, _, _) -> _
         ),
         entry!(
-            "clEnqueueReleaseD3D10ObjectsNV",
+            D3D10,
+            Release,
             release_10_nv as unsafe extern "C" fn(_, _, _, _, _, _) -> _
         ),
         entry!(
-            "clGetDeviceIDsFromD3D11NV",
+            D3D11,
+            DeviceIds,
             get_ids_11_nv as unsafe extern "C" fn(_, _, _, _, _, _, _) -> _
         ),
         entry!(
-            "clCreateFromD3D11BufferNV",
+            D3D11,
+            Buffer,
             buffer_11_nv as unsafe extern "C" fn(_, _, _, _) -> _
         ),
         entry!(
-            "clCreateFromD3D11Texture2DNV",
+            D3D11,
+            Texture2D,
             tex2d_11_nv as unsafe extern "C" fn(_, _, _, _, _) -> _
         ),
         entry!(
-            "clCreateFromD3D11Texture3DNV",
+            D3D11,
+            Texture3D,
             tex3d_11_nv as unsafe extern "C" fn(_, _, _, _, _) -> _
         ),
         entry!(
-            "clEnqueueAcquireD3D11ObjectsNV",
+            D3D11,
+            Acquire,
             acquire_11_nv as unsafe extern "C" fn(_, _, _, _, _, _) -> _
         ),
         entry!(
-            "clEnqueueReleaseD3D11ObjectsNV",
+            D3D11,
+            Release,
             release_11_nv as unsafe extern "C" fn(_, _, _, _, _, _) -> _
         ),
     ]
@@ -364,7 +385,7 @@ fn lookup(name: *const c_char) -> Option<*mut c_void> {
     let name = unsafe { CStr::from_ptr(name) }.to_bytes();
     entries()
         .into_iter()
-        .find(|e| e.name.as_bytes() == name)
+        .find(|e| e.name.to_bytes() == name)
         .map(|e| e.address as *mut c_void)
 }
 
@@ -409,6 +430,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_table_follows_the_vocabulary() {
+        let calls = [
+            Call::DeviceIds,
+            Call::Buffer,
+            Call::Texture2D,
+            Call::Texture3D,
+            Call::Acquire,
+            Call::Release,
+        ];
+        // KHR D3D10, KHR D3D11, NV D3D10, NV D3D11: the order of Ext::ALL.
+        let names: Vec<&CStr> = entries().iter().map(|e| e.name).collect();
+        let vocabulary: Vec<&CStr> = Ext::ALL
+            .iter()
+            .flat_map(|ext| calls.map(|c| ext.entry_point(c)))
+            .collect();
+        assert_eq!(names, vocabulary);
+    }
+
+    #[test]
     fn slots_are_typed() {
         // Each KHR function fits its slot's type exactly; install_khr_slots writes the same
         // addresses through offsets.
@@ -437,7 +477,7 @@ mod tests {
             assert!(e[i + 1..]
                 .iter()
                 .all(|b| b.name != a.name && b.address != a.address));
-            assert_eq!(a.slot.is_some(), a.name.ends_with("KHR"));
+            assert_eq!(a.slot.is_some(), a.name.to_bytes().ends_with(b"KHR"));
         }
         assert!(lookup(c"clCreateFromD3D11BufferNV".as_ptr()).is_some());
         assert!(lookup(c"clCreateFromD3D12BufferNV".as_ptr()).is_none());

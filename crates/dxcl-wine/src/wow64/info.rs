@@ -5,6 +5,8 @@
 
 use opencl_sys::*;
 
+use dxcl_abi::sharing::D3dVersion::{D3D10, D3D11};
+
 use crate::gen::index;
 
 /// How an answer is laid out, by the elements a 32-bit caller sees as 4 bytes.
@@ -56,12 +58,10 @@ pub fn answer(function: u32, name: u32) -> Answer {
             CL_QUEUE_CONTEXT | CL_QUEUE_DEVICE | CL_QUEUE_DEVICE_DEFAULT,
         ) => Handles,
         (index::clGetMemObjectInfo, CL_MEM_CONTEXT | CL_MEM_ASSOCIATED_MEMOBJECT) => Handles,
-        // The Direct3D resource queries (cl_khr_d3d1x_sharing, 0x4015 and 0x401E) return the
-        // program's own interface pointer.
-        (
-            index::clGetMemObjectInfo,
-            CL_MEM_SIZE | CL_MEM_HOST_PTR | CL_MEM_OFFSET | 0x4015 | 0x401E,
-        ) => Words,
+        (index::clGetMemObjectInfo, CL_MEM_SIZE | CL_MEM_HOST_PTR | CL_MEM_OFFSET) => Words,
+        // The Direct3D resource queries return the program's own interface pointer.
+        (index::clGetMemObjectInfo, q) if q == D3D10.mem_resource_query() => Words,
+        (index::clGetMemObjectInfo, q) if q == D3D11.mem_resource_query() => Words,
         (
             index::clGetImageInfo,
             CL_IMAGE_ELEMENT_SIZE

@@ -26,6 +26,7 @@ use crate::gen::{index, MAX_ARGS};
 use crate::host::Host;
 use crate::unixlib::{self, Call, CallbackWow64};
 use crate::{extensions, special};
+use dxcl_abi::sharing::D3dVersion;
 use info::Answer;
 
 /// How long an array parameter is.
@@ -108,8 +109,8 @@ const CL_CONTEXT_PLATFORM: u32 = 0x1084;
 const CL_DEVICE_PARTITION_BY_COUNTS: u32 = 0x1087;
 const CL_BUFFER_CREATE_TYPE_REGION: u32 = 0x1220;
 /// Context properties naming a Direct3D device (KHR and NV share the values).
-const CL_CONTEXT_D3D10_DEVICE: u32 = 0x4014;
-const CL_CONTEXT_D3D11_DEVICE: u32 = 0x401D;
+const CL_CONTEXT_D3D10_DEVICE: u32 = D3dVersion::D3D10.context_property() as u32;
+const CL_CONTEXT_D3D11_DEVICE: u32 = D3dVersion::D3D11.context_property() as u32;
 /// The longest property list read (a program's list without its terminating 0 ends here).
 const MAX_PROPERTIES: usize = 256;
 
