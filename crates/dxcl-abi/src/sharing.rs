@@ -187,6 +187,16 @@ pub enum Call {
 }
 
 impl Call {
+    /// All six, in the order each extension lists them.
+    pub const ALL: [Call; 6] = [
+        Call::DeviceIds,
+        Call::Buffer,
+        Call::Texture2D,
+        Call::Texture3D,
+        Call::Acquire,
+        Call::Release,
+    ];
+
     /// The entry points that take Direct3D objects or act on objects made from them, in the
     /// order of the Wine bridge's numbers.
     pub const ON_OBJECTS: [Call; 5] = [
@@ -250,16 +260,8 @@ mod tests {
     #[test]
     fn the_24_entry_points_once_each_and_the_bridges_numbers() {
         let mut names = [c""; 24];
-        let calls = [
-            Call::DeviceIds,
-            Call::Buffer,
-            Call::Texture2D,
-            Call::Texture3D,
-            Call::Acquire,
-            Call::Release,
-        ];
         for (e, ext) in Ext::ALL.iter().enumerate() {
-            for (c, call) in calls.iter().enumerate() {
+            for (c, call) in Call::ALL.iter().enumerate() {
                 names[e * 6 + c] = ext.entry_point(*call);
             }
         }
