@@ -1,6 +1,6 @@
 //! The Wine bridge's COM stand-ins (`crates/dxcl-wine/src/remote.rs`), from the interface
 //! description. Writes:
-//! - `crates/dxcl-wine/src/gen_com.rs`: for every Direct3D/DXGI interface, a method table whose
+//! - `crates/dxcl-wine/src/gen_stand_ins.rs`: for every Direct3D/DXGI interface, a method table whose
 //!   `IUnknown` slots are the bridge's own and whose every other slot hands the call, with how each
 //!   argument crosses (`remote::Kind`), to `remote::call`; `remote_vtable` finds a table by IID;
 //! - `wine/gen/remote.h`: the most arguments a remoted method takes, for the Windows side's
@@ -311,8 +311,8 @@ fn method_fn(
     Ok(())
 }
 
-/// `gen_com.rs` and the argument count.
-fn gen_com(reg: &Registry, modules: &[Module]) -> Result<(String, Counts), String> {
+/// `gen_stand_ins.rs` and the argument count.
+fn stand_in_tables(reg: &Registry, modules: &[Module]) -> Result<(String, Counts), String> {
     let ifaces = stand_in_interfaces(modules);
     let mut counts = Counts {
         remoted: 0,
@@ -425,9 +425,9 @@ fn remote_h(max_args: usize) -> String {
 }
 
 pub fn outputs(reg: &Registry, modules: &[Module]) -> Result<Vec<(PathBuf, String)>, String> {
-    let (rs, counts) = gen_com(reg, modules)?;
+    let (rs, counts) = stand_in_tables(reg, modules)?;
     Ok(vec![
-        (PathBuf::from("crates/dxcl-wine/src/gen_com.rs"), rs),
+        (PathBuf::from("crates/dxcl-wine/src/gen_stand_ins.rs"), rs),
         (
             PathBuf::from("crates/dxcl-wine/src/gen_limits.rs"),
             limits_rs(counts.max_args),

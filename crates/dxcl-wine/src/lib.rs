@@ -15,7 +15,7 @@ mod extensions;
 #[rustfmt::skip]
 mod gen;
 #[rustfmt::skip]
-mod gen_com;
+mod gen_stand_ins;
 #[rustfmt::skip]
 mod gen_limits;
 mod host;

@@ -71,7 +71,7 @@ unsafe extern "system" fn get_multithread_protected(this: *mut c_void) -> BOOL {
 
 /// The stand-in table of `iid`: the generated ones, and this one.
 pub fn remote_vtable(iid: &GUID) -> Option<*const c_void> {
-    crate::gen_com::remote_vtable(iid).or_else(|| {
+    crate::gen_stand_ins::remote_vtable(iid).or_else(|| {
         (*iid == IID_MULTITHREAD).then(|| std::ptr::from_ref(&MULTITHREAD_REMOTE).cast())
     })
 }

@@ -8,7 +8,7 @@
 //! method returns becomes a stand-in of the interface it was asked as, and a unix COM object of
 //! the layer's (private data it attaches) becomes a Windows-side wrapper whose `IUnknown` methods
 //! call back into it. The method tables are generated from dxcl-gen's interface description
-//! (`gen_com.rs`).
+//! (`gen_stand_ins.rs`).
 //!
 //! An `Unmap` (Direct3D 11's on a context, Direct3D 10's on a buffer or texture) has no result and
 //! nothing waits for it but the calls after it, so it takes no round trip of its own: it is kept
@@ -42,14 +42,14 @@ use crate::gen_limits::MAX_METHOD_ARGS;
 use crate::unixlib::{Request, Reverse};
 use crate::wait::Signal;
 
-/// The stand-in table of a plain `IUnknown` (the generated tables, `gen_com.rs`, cover the rest).
+/// The stand-in table of a plain `IUnknown` (the generated tables, `gen_stand_ins.rs`, cover the rest).
 pub static IUNKNOWN_REMOTE: IUnknownVtbl = IUnknownVtbl {
     QueryInterface: query_interface,
     AddRef: add_ref,
     Release: release,
 };
 
-/// The stand-in table of an interface by IID (`gen_com::remote_vtable`, given at `start`: the
+/// The stand-in table of an interface by IID (`gen_stand_ins::remote_vtable`, given at `start`: the
 /// generated tables call into this module, so it does not name them).
 type Vtables = fn(&GUID) -> Option<*const c_void>;
 static VTABLES: std::sync::OnceLock<Vtables> = std::sync::OnceLock::new();
