@@ -548,7 +548,7 @@ mod tests {
         );
         let modules = [parse_module("t", "t.api", &text).unwrap()];
         let reg = Registry::new(&modules).unwrap();
-        let (rs, counts) = gen_com(&reg, &modules).unwrap();
+        let (rs, counts) = stand_in_tables(&reg, &modules).unwrap();
         assert_eq!((counts.remoted, counts.refused), (1, 1));
         assert!(rs.contains("fn J_Count(This: *mut J) -> ULONG"), "{rs}");
         assert!(rs.contains("call(This.cast(), 3, &[], &[])"), "{rs}");
