@@ -23,6 +23,7 @@ pub use core::ffi::{c_char, c_int, c_uint, c_void};
 pub mod gen;
 pub use gen::*;
 
+pub mod com;
 mod guid;
 mod hresult;
 mod luid;

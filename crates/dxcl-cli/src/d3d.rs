@@ -3,47 +3,9 @@
 
 use dxcl_abi::interop::*;
 use dxcl_abi::*;
-use std::ffi::c_void;
 use std::ptr;
 
-/// One counted reference to a COM interface, released on drop.
-pub struct Com<T: Interface>(*mut T);
-
-impl<T: Interface> Com<T> {
-    /// Takes ownership of one reference.
-    ///
-    /// # Safety
-    /// `p` is null or a live interface pointer of type `T` whose reference the caller gives up.
-    pub unsafe fn from_raw(p: *mut T) -> Option<Self> {
-        (!p.is_null()).then_some(Com(p))
-    }
-
-    pub fn as_ptr(&self) -> *mut T {
-        self.0
-    }
-
-    fn unknown(&self) -> *mut IUnknown {
-        self.0.cast()
-    }
-
-    /// `QueryInterface` for `U`.
-    pub fn query<U: Interface>(&self) -> Option<Com<U>> {
-        let mut out: *mut c_void = ptr::null_mut();
-        let unk = self.unknown();
-        // SAFETY: every COM interface starts with the IUnknown vtable, and `self` is live.
-        let hr = unsafe { ((*(*unk).lpVtbl).QueryInterface)(unk, &U::IID, &mut out) };
-        // SAFETY: on success `out` is a new reference to a `U`.
-        SUCCEEDED(hr).then(|| unsafe { Com::from_raw(out.cast::<U>()) })?
-    }
-}
-
-impl<T: Interface> Drop for Com<T> {
-    fn drop(&mut self) {
-        let unk = self.unknown();
-        // SAFETY: `self` owns one reference to a live object.
-        unsafe { ((*(*unk).lpVtbl).Release)(unk) };
-    }
-}
+pub use dxcl_abi::com::Com;
 
 /// An HRESULT failure with the call that returned it.
 #[derive(Debug)]
@@ -98,7 +60,7 @@ pub fn adapters() -> Result<Vec<AdapterSummary>, HrError> {
     let mut out = Vec::new();
     for index in 0.. {
         let mut adapter: *mut IDXGIAdapter1 = ptr::null_mut();
-        let f = factory.as_ptr();
+        let f = factory.as_raw();
         // SAFETY: `f` is live; the out pointer is valid.
         let hr = unsafe { ((*(*f).lpVtbl).EnumAdapters1)(f, index, &mut adapter) };
         if hr == DXGI_ERROR_NOT_FOUND {
@@ -110,7 +72,7 @@ pub fn adapters() -> Result<Vec<AdapterSummary>, HrError> {
             break;
         };
         let mut desc = DXGI_ADAPTER_DESC1::default();
-        let a = adapter.as_ptr();
+        let a = adapter.as_raw();
         // SAFETY: `a` is live; `desc` is a valid out struct.
         check("IDXGIAdapter1::GetDesc1", unsafe {
             ((*(*a).lpVtbl).GetDesc1)(a, &mut desc)
@@ -131,10 +93,10 @@ pub fn adapters() -> Result<Vec<AdapterSummary>, HrError> {
 
 /// The backend behind an adapter, read from the interop interface of a device made on it.
 fn backend_of(adapter: &Com<IDXGIAdapter1>) -> Option<DXCL_BACKEND_KIND> {
-    let device = create_device_on(adapter.as_ptr().cast()).ok()?.0;
-    let interop = device.query::<IDxclInteropDevice>()?;
+    let device = create_device_on(adapter.as_raw().cast()).ok()?.0;
+    let interop = device.cast::<IDxclInteropDevice>()?;
     let mut info = DXCL_ADAPTER_INFO::default();
-    let p = interop.as_ptr();
+    let p = interop.as_raw();
     // SAFETY: `p` is live; `info` is a valid out struct.
     let hr = unsafe { ((*(*p).lpVtbl).GetAdapterInfo)(p, &mut info) };
     SUCCEEDED(hr).then_some(info.Backend)
@@ -209,7 +171,7 @@ pub fn interop_memory(
 ) -> Option<(DXCL_RESOURCE_MEMORY, DXCL_SUBRESOURCE_LAYOUT)> {
     let mut mem = DXCL_RESOURCE_MEMORY::default();
     let mut layout = DXCL_SUBRESOURCE_LAYOUT::default();
-    let p = interop.as_ptr();
+    let p = interop.as_raw();
     // SAFETY: `p` is live; the out structs are valid.
     let ok = unsafe {
         SUCCEEDED(((*(*p).lpVtbl).GetMemory)(p, &mut mem))
@@ -221,11 +183,11 @@ pub fn interop_memory(
 /// The texture's `IDxclInteropResource`: its own (dxcl's runtime), or the one a DXVK texture
 /// made by `dxclCreateSharedTexture2D` carries as private data under the interface's IID.
 pub fn interop_of(texture: &Com<ID3D11Texture2D>) -> Option<Com<IDxclInteropResource>> {
-    if let Some(i) = texture.query::<IDxclInteropResource>() {
+    if let Some(i) = texture.cast::<IDxclInteropResource>() {
         return Some(i);
     }
-    let child = texture.query::<ID3D11DeviceChild>()?;
-    let p = child.as_ptr();
+    let child = texture.cast::<ID3D11DeviceChild>()?;
+    let p = child.as_raw();
     let mut data: *mut IUnknown = ptr::null_mut();
     let mut size = std::mem::size_of::<*mut IUnknown>() as u32;
     // SAFETY: `p` is live; a pointer-sized out buffer, into which an interface (counted for us)
@@ -243,13 +205,13 @@ pub fn interop_of(texture: &Com<ID3D11Texture2D>) -> Option<Com<IDxclInteropReso
     }
     // SAFETY: GetPrivateData counted the interface it returned.
     let unknown = unsafe { Com::from_raw(data) }?;
-    unknown.query::<IDxclInteropResource>()
+    unknown.cast::<IDxclInteropResource>()
 }
 
 /// The strategy the layer named on the resource (`DXCL_PRIVATE_DATA_CL_STRATEGY`), if any.
 pub fn layer_tag(resource: &Com<ID3D11Resource>) -> Option<String> {
-    let child = resource.query::<ID3D11DeviceChild>()?;
-    let p = child.as_ptr();
+    let child = resource.cast::<ID3D11DeviceChild>()?;
+    let p = child.as_raw();
     let mut buf = [0u8; 64];
     let mut size = buf.len() as u32;
     // SAFETY: `p` is live; `size` is the buffer's capacity, and the call writes at most that.

@@ -129,7 +129,7 @@ fn create_texture(
         MiscFlags: 0,
     };
     let mut texture: *mut ID3D11Texture2D = ptr::null_mut();
-    let dev = device.as_ptr();
+    let dev = device.as_raw();
     if let Some(create) = shared {
         // Bound for unordered access rather than as a render target: the helper's linear image
         // need not support colour attachment.
@@ -229,12 +229,12 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let source: Vec<u8> = (0..size)
         .flat_map(|y| (0..size).flat_map(move |x| source_pixel(x, y, size)))
         .collect();
-    let ctx = context.as_ptr();
+    let ctx = context.as_raw();
     // SAFETY: `source` holds `size` rows of `size * 4` bytes, the pitch given.
     unsafe {
         ((*(*ctx).lpVtbl).UpdateSubresource)(
             ctx,
-            texture.as_ptr().cast(),
+            texture.as_raw().cast(),
             0,
             ptr::null(),
             source.as_ptr().cast(),
@@ -247,7 +247,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let platform = find_platform()?;
     let api = D3d11Sharing::lookup(platform)
         .ok_or("the platform lists cl_khr_d3d11_sharing but lacks its entry points")?;
-    let dev = device.as_ptr();
+    let dev = device.as_raw();
     let cl_device = sharing::preferred_device(api.get_ids, platform, dev)?;
     let cl_context = sharing::d3d11_context(platform, dev, cl_device)?;
     let mut err = 0;
@@ -286,7 +286,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
      -> Result<ClHandle<cl_mem>, Box<dyn std::error::Error>> {
         let mut err = 0;
         // SAFETY: valid context and texture; `err` receives the status.
-        let image = unsafe { (api.create_texture)(cl_context.0, flags, tex.as_ptr(), 0, &mut err) };
+        let image = unsafe { (api.create_texture)(cl_context.0, flags, tex.as_raw(), 0, &mut err) };
         cl_check("clCreateFromD3D11Texture2DKHR", err)?;
         Ok(ClHandle(image, cl::clReleaseMemObject))
     };
@@ -472,7 +472,7 @@ fn zero_copy_evidence(texture: &Com<ID3D11Texture2D>, image: cl_mem) -> (bool, S
     // NVIDIA answers CL_MEM_PROPERTIES for an imported image in some runs and not in others:
     // the layer's own tag on the texture then says what it did.
     let tagged = texture
-        .query::<ID3D11Resource>()
+        .cast::<ID3D11Resource>()
         .and_then(|r| d3d::layer_tag(&r));
     let imported = cl::imports_opaque_fd(image) || tagged.as_deref() == Some("external-memory");
     if ok && mem.Kind == DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE && imported {
@@ -521,7 +521,7 @@ fn read_back(
         CPUAccessFlags: D3D11_CPU_ACCESS_READ as u32,
         MiscFlags: 0,
     };
-    let dev = device.as_ptr();
+    let dev = device.as_raw();
     let mut staging: *mut ID3D11Texture2D = ptr::null_mut();
     // SAFETY: `dev` is live; `desc` and the out pointer are valid.
     hr_check("ID3D11Device::CreateTexture2D", unsafe {
@@ -529,16 +529,16 @@ fn read_back(
     })?;
     // SAFETY: success gave us one reference.
     let staging = unsafe { Com::from_raw(staging) }.ok_or("no staging texture")?;
-    let ctx = context.as_ptr();
+    let ctx = context.as_raw();
     let mut mapped = D3D11_MAPPED_SUBRESOURCE::default();
     // SAFETY: both resources are live and ours; `mapped` is a valid out struct.
     unsafe {
-        ((*(*ctx).lpVtbl).CopyResource)(ctx, staging.as_ptr().cast(), texture.as_ptr().cast());
+        ((*(*ctx).lpVtbl).CopyResource)(ctx, staging.as_raw().cast(), texture.as_raw().cast());
         hr_check(
             "ID3D11DeviceContext::Map",
             ((*(*ctx).lpVtbl).Map)(
                 ctx,
-                staging.as_ptr().cast(),
+                staging.as_raw().cast(),
                 0,
                 D3D11_MAP_READ,
                 0,
@@ -559,7 +559,7 @@ fn read_back(
         out[y * row..(y + 1) * row].copy_from_slice(src);
     }
     // SAFETY: the subresource was mapped above.
-    unsafe { ((*(*ctx).lpVtbl).Unmap)(ctx, staging.as_ptr().cast(), 0) };
+    unsafe { ((*(*ctx).lpVtbl).Unmap)(ctx, staging.as_raw().cast(), 0) };
     Ok(out)
 }
 
@@ -581,11 +581,11 @@ fn write_png(
 
 /// Which of dxcl's adapters the device landed on.
 fn adapter_kind(device: &Com<ID3D11Device>) -> &'static str {
-    let Some(interop) = device.query::<IDxclInteropDevice>() else {
+    let Some(interop) = device.cast::<IDxclInteropDevice>() else {
         return "device";
     };
     let mut info = DXCL_ADAPTER_INFO::default();
-    let p = interop.as_ptr();
+    let p = interop.as_raw();
     // SAFETY: `p` is live; `info` is a valid out struct.
     let hr = unsafe { ((*(*p).lpVtbl).GetAdapterInfo)(p, &mut info) };
     match (SUCCEEDED(hr), info.Backend) {

@@ -316,7 +316,7 @@ impl Dxvk {
         let mut out = Vec::new();
         for index in 0.. {
             let mut adapter: *mut IDXGIAdapter1 = ptr::null_mut();
-            let f = self.factory.as_ptr();
+            let f = self.factory.as_raw();
             // SAFETY: `f` is live; the out pointer is valid.
             let hr = unsafe { ((*(*f).lpVtbl).EnumAdapters1)(f, index, &mut adapter) };
             if hr == DXGI_ERROR_NOT_FOUND {

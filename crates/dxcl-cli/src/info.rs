@@ -95,7 +95,7 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
             describe_platform_behaviour(p, *d);
         }
         for (ai, a) in adapters.iter().enumerate() {
-            let matched = sharing::devices_for_adapter(p, a.adapter.as_ptr())?;
+            let matched = sharing::devices_for_adapter(p, a.adapter.as_raw())?;
             print_preferred(&format!("adapter [{ai}]"), &devices, &matched);
             for m in &matched {
                 let unified: cl_bool = cl::device_value(*m, CL_DEVICE_HOST_UNIFIED_MEMORY)?;
@@ -156,7 +156,7 @@ fn describe_dxvk() -> Result<(), Box<dyn std::error::Error>> {
     let platforms = cl::platforms()?;
     for (ai, a) in adapters.iter().enumerate() {
         // SAFETY: a live adapter of DXVK's factory.
-        let Some(facts) = (unsafe { dxcl_layer::adapter_facts(a.as_ptr().cast()) }) else {
+        let Some(facts) = (unsafe { dxcl_layer::adapter_facts(a.as_raw().cast()) }) else {
             println!("  [{ai}] (no adapter description)");
             continue;
         };
@@ -185,10 +185,10 @@ fn describe_dxvk() -> Result<(), Box<dyn std::error::Error>> {
         }
         let cpu_adapter = matches!(facts.pairing, Some((dxcl_layer::AdapterId::Software, _)));
         // The adapter's resources answer dxcl's interop interface only if the adapter does.
-        let interop = a.query::<IDxclInteropDevice>().is_some();
+        let interop = a.cast::<IDxclInteropDevice>().is_some();
         for (pi, p) in platforms.iter().enumerate() {
             let devices = cl::devices(*p)?;
-            let matched = sharing::devices_for_adapter(*p, a.as_ptr())?;
+            let matched = sharing::devices_for_adapter(*p, a.as_raw())?;
             print_preferred(&format!("platform [{pi}]"), &devices, &matched);
             for m in &matched {
                 let di = devices.iter().position(|d| d == m).unwrap_or(0);

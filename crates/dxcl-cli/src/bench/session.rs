@@ -107,7 +107,7 @@ impl Session {
     pub fn open(driver: D3D_DRIVER_TYPE) -> Result<Session, BoxError> {
         let (device, context) = d3d::create_device_of(driver)?;
         let adapter = describe_adapter(&device);
-        let dev = device.as_ptr();
+        let dev = device.as_raw();
         let (index, platform, cl_device) = preferred_platform(dev)?;
         let entry = D3d11Sharing::lookup(platform)
             .ok_or("the platform lacks cl_khr_d3d11_sharing's entry points")?;
@@ -195,7 +195,7 @@ impl Session {
             Query: D3D11_QUERY_EVENT,
             MiscFlags: 0,
         };
-        let dev = self.device.as_ptr();
+        let dev = self.device.as_raw();
         let mut q: *mut ID3D11Query = ptr::null_mut();
         // SAFETY: `dev` is live; `desc` and the out pointer are valid.
         hr_check("ID3D11Device::CreateQuery", unsafe {
@@ -207,8 +207,8 @@ impl Session {
 
     /// Ends `query` and spins on `GetData` (which flushes) until Direct3D's work before it is done.
     fn wait_event(&self, query: &Com<ID3D11Query>) -> Result<(), BoxError> {
-        let ctx = self.context.as_ptr();
-        let q = query.as_ptr().cast::<ID3D11Asynchronous>();
+        let ctx = self.context.as_raw();
+        let q = query.as_raw().cast::<ID3D11Asynchronous>();
         // SAFETY: a live context and query (an ID3D11Query is an ID3D11Asynchronous).
         unsafe { ((*(*ctx).lpVtbl).End)(ctx, q) };
         loop {
@@ -250,13 +250,13 @@ impl Session {
                 Kind::Buffer => (self.entry.create_buffer)(
                     self.cl_context.0,
                     CL_MEM_READ_WRITE,
-                    resource.as_ptr().cast(),
+                    resource.as_raw().cast(),
                     &mut err,
                 ),
                 Kind::Texture2D => (self.entry.create_texture)(
                     self.cl_context.0,
                     CL_MEM_READ_WRITE,
-                    resource.as_ptr().cast(),
+                    resource.as_raw().cast(),
                     0,
                     &mut err,
                 ),
@@ -294,7 +294,7 @@ impl Session {
         usage: D3D11_USAGE,
         cpu_access: u32,
     ) -> Result<Com<ID3D11Resource>, BoxError> {
-        let dev = self.device.as_ptr();
+        let dev = self.device.as_raw();
         let bind = if usage == D3D11_USAGE_STAGING {
             0
         } else {
@@ -357,13 +357,13 @@ impl Session {
     /// Direct3D writes `data` (rows of `row_bytes()`, tightly packed) into `resource`.
     fn d3d_write(&self, resource: &Com<ID3D11Resource>, shape: &Shape, data: &[u8]) {
         debug_assert_eq!(data.len(), shape.bytes());
-        let ctx = self.context.as_ptr();
+        let ctx = self.context.as_raw();
         // SAFETY: `data` holds `height` rows of `row_bytes()`, the pitch given; the resource is
         // live, of this device, DEFAULT usage, not mapped.
         unsafe {
             ((*(*ctx).lpVtbl).UpdateSubresource)(
                 ctx,
-                resource.as_ptr(),
+                resource.as_raw(),
                 0,
                 ptr::null(),
                 data.as_ptr().cast(),
@@ -377,15 +377,15 @@ impl Session {
     fn d3d_read(&self, resource: &Com<ID3D11Resource>, shape: &Shape) -> Result<Vec<u8>, BoxError> {
         let staging =
             self.create_resource(shape, D3D11_USAGE_STAGING, D3D11_CPU_ACCESS_READ as u32)?;
-        let ctx = self.context.as_ptr();
+        let ctx = self.context.as_raw();
         let mut mapped = D3D11_MAPPED_SUBRESOURCE::default();
         // SAFETY: both resources are live, of this device, with the same shape; `mapped` is a
         // valid out struct.
         unsafe {
-            ((*(*ctx).lpVtbl).CopyResource)(ctx, staging.as_ptr(), resource.as_ptr());
+            ((*(*ctx).lpVtbl).CopyResource)(ctx, staging.as_raw(), resource.as_raw());
             hr_check(
                 "ID3D11DeviceContext::Map",
-                ((*(*ctx).lpVtbl).Map)(ctx, staging.as_ptr(), 0, D3D11_MAP_READ, 0, &mut mapped),
+                ((*(*ctx).lpVtbl).Map)(ctx, staging.as_raw(), 0, D3D11_MAP_READ, 0, &mut mapped),
             )?;
         }
         let row = shape.row_bytes();
@@ -402,7 +402,7 @@ impl Session {
             dst.copy_from_slice(src);
         }
         // SAFETY: subresource 0 was mapped above.
-        unsafe { ((*(*ctx).lpVtbl).Unmap)(ctx, staging.as_ptr(), 0) };
+        unsafe { ((*(*ctx).lpVtbl).Unmap)(ctx, staging.as_raw(), 0) };
         Ok(out)
     }
 }
@@ -433,11 +433,11 @@ pub(crate) fn preferred_platform(
 
 /// The adapter behind `device`: its description from DXGI, matched by LUID, and its backend.
 pub(crate) fn describe_adapter(device: &Com<ID3D11Device>) -> String {
-    let Some(interop) = device.query::<IDxclInteropDevice>() else {
+    let Some(interop) = device.cast::<IDxclInteropDevice>() else {
         return "unknown adapter (no dxcl interop interface)".into();
     };
     let mut info = DXCL_ADAPTER_INFO::default();
-    let p = interop.as_ptr();
+    let p = interop.as_raw();
     // SAFETY: `p` is live; `info` is a valid out struct.
     if !SUCCEEDED(unsafe { ((*(*p).lpVtbl).GetAdapterInfo)(p, &mut info) }) {
         return "unknown adapter".into();
@@ -468,7 +468,7 @@ pub(crate) fn describe_adapter(device: &Com<ID3D11Device>) -> String {
 fn memory_of(
     resource: &Com<ID3D11Resource>,
 ) -> Option<(DXCL_RESOURCE_MEMORY, DXCL_SUBRESOURCE_LAYOUT)> {
-    d3d::interop_memory(&resource.query::<IDxclInteropResource>()?)
+    d3d::interop_memory(&resource.cast::<IDxclInteropResource>()?)
 }
 
 /// The address of subresource 0 when the resource lives in host memory (dxcl's host backend).
@@ -628,13 +628,13 @@ impl Shared<'_> {
             back: 1,
         };
         let bytes = value.to_le_bytes();
-        let ctx = self.session.context.as_ptr();
+        let ctx = self.session.context.as_raw();
         // SAFETY: the box lies in subresource 0 (every shape spans at least 4 bytes / 1 texel)
         // and `bytes` holds its one row of 4 bytes.
         unsafe {
             ((*(*ctx).lpVtbl).UpdateSubresource)(
                 ctx,
-                self.resource.as_ptr(),
+                self.resource.as_raw(),
                 0,
                 &b,
                 bytes.as_ptr().cast(),

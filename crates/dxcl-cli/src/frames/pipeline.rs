@@ -44,7 +44,7 @@ impl Gpu {
     pub fn open(driver: D3D_DRIVER_TYPE, extent: Extent) -> Result<Gpu, BoxError> {
         let (device, context) = d3d::create_device_of(driver)?;
         let adapter = describe_adapter(&device);
-        let (index, platform, cl_device) = preferred_platform(device.as_ptr())?;
+        let (index, platform, cl_device) = preferred_platform(device.as_raw())?;
         let api = D3d11Sharing::lookup(platform)
             .ok_or("the platform lacks cl_khr_d3d11_sharing's entry points")?;
         let images: cl_bool = cl::device_value(cl_device, CL_DEVICE_IMAGE_SUPPORT)?;
@@ -104,7 +104,7 @@ impl Gpu {
             CPUAccessFlags: cpu,
             MiscFlags: 0,
         };
-        let dev = self.device.as_ptr();
+        let dev = self.device.as_raw();
         let mut out: *mut ID3D11Texture2D = ptr::null_mut();
         // SAFETY: `dev` is live; `desc` and the out pointer are valid.
         hr_check("ID3D11Device::CreateTexture2D", unsafe {
@@ -119,13 +119,13 @@ impl Gpu {
     /// `UpdateSubresource` of the whole texture from tightly packed rows.
     fn update(&self, texture: &Com<ID3D11Resource>, data: &[u8]) {
         debug_assert_eq!(data.len(), self.extent.bytes());
-        let ctx = self.context.as_ptr();
+        let ctx = self.context.as_raw();
         // SAFETY: `data` holds `height` rows of `row_bytes()`, the pitch given; the texture is
         // live, of this device, DEFAULT usage, of the frame's extent.
         unsafe {
             ((*(*ctx).lpVtbl).UpdateSubresource)(
                 ctx,
-                texture.as_ptr(),
+                texture.as_raw(),
                 0,
                 ptr::null(),
                 data.as_ptr().cast(),
@@ -136,9 +136,9 @@ impl Gpu {
     }
 
     fn copy(&self, dst: &Com<ID3D11Resource>, src: &Com<ID3D11Resource>) {
-        let ctx = self.context.as_ptr();
+        let ctx = self.context.as_raw();
         // SAFETY: both live textures of this device, with the same description but usage.
-        unsafe { ((*(*ctx).lpVtbl).CopyResource)(ctx, dst.as_ptr(), src.as_ptr()) };
+        unsafe { ((*(*ctx).lpVtbl).CopyResource)(ctx, dst.as_raw(), src.as_raw()) };
     }
 
     /// Maps subresource 0 of a staging texture for reading (which waits for Direct3D's work on
@@ -148,15 +148,15 @@ impl Gpu {
         staging: &Com<ID3D11Resource>,
         f: impl FnOnce(*const u8, usize) -> R,
     ) -> Result<R, BoxError> {
-        let ctx = self.context.as_ptr();
+        let ctx = self.context.as_raw();
         let mut mapped = D3D11_MAPPED_SUBRESOURCE::default();
         // SAFETY: a live staging texture with CPU read access; `mapped` is a valid out struct.
         hr_check("ID3D11DeviceContext::Map", unsafe {
-            ((*(*ctx).lpVtbl).Map)(ctx, staging.as_ptr(), 0, D3D11_MAP_READ, 0, &mut mapped)
+            ((*(*ctx).lpVtbl).Map)(ctx, staging.as_raw(), 0, D3D11_MAP_READ, 0, &mut mapped)
         })?;
         let r = f(mapped.pData as *const u8, mapped.RowPitch as usize);
         // SAFETY: subresource 0 was mapped above.
-        unsafe { ((*(*ctx).lpVtbl).Unmap)(ctx, staging.as_ptr(), 0) };
+        unsafe { ((*(*ctx).lpVtbl).Unmap)(ctx, staging.as_raw(), 0) };
         Ok(r)
     }
 
@@ -187,7 +187,7 @@ impl Gpu {
         texture: &Com<ID3D11Resource>,
         probe: &Com<ID3D11Resource>,
     ) -> Result<(), BoxError> {
-        let ctx = self.context.as_ptr();
+        let ctx = self.context.as_raw();
         let one = D3D11_BOX {
             left: 0,
             top: 0,
@@ -200,12 +200,12 @@ impl Gpu {
         unsafe {
             ((*(*ctx).lpVtbl).CopySubresourceRegion)(
                 ctx,
-                probe.as_ptr(),
+                probe.as_raw(),
                 0,
                 0,
                 0,
                 0,
-                texture.as_ptr(),
+                texture.as_raw(),
                 0,
                 &one,
             )
@@ -216,7 +216,7 @@ impl Gpu {
     /// A queue on a new context of the case's kind, and the kernel built there.
     pub(super) fn cl_side(&self, shared: bool) -> Result<ClSide, BoxError> {
         let context = if shared {
-            sharing::d3d11_context(self.platform, self.device.as_ptr(), self.cl_device)?
+            sharing::d3d11_context(self.platform, self.device.as_raw(), self.cl_device)?
         } else {
             let props: [cl_context_properties; 3] = [
                 CL_CONTEXT_PLATFORM as cl_context_properties,
@@ -627,7 +627,7 @@ impl<'g> Shared<'g> {
             let mut err = 0;
             // SAFETY: a context shared with the texture's device, a live 2D texture.
             let m = unsafe {
-                (gpu.api.create_texture)(cl.context.0, flags, t.as_ptr().cast(), 0, &mut err)
+                (gpu.api.create_texture)(cl.context.0, flags, t.as_raw().cast(), 0, &mut err)
             };
             cl_check("clCreateFromD3D11Texture2DKHR", err)?;
             Ok(ClHandle(m, cl::clReleaseMemObject))

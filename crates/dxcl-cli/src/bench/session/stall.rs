@@ -35,12 +35,12 @@ impl Shared<'_> {
     pub fn stall(&self, copies: usize, rounds: usize) -> Result<Stall, BoxError> {
         let session = self.session;
         let scratch = session.create_resource(&self.shape, D3D11_USAGE_DEFAULT, 0)?;
-        let ctx = session.context.as_ptr();
+        let ctx = session.context.as_raw();
         let query = session.event_query()?;
         let d3d_copy = || {
             // SAFETY: live context and resources of the same shape.
             unsafe {
-                ((*(*ctx).lpVtbl).CopyResource)(ctx, scratch.as_ptr(), self.resource.as_ptr())
+                ((*(*ctx).lpVtbl).CopyResource)(ctx, scratch.as_raw(), self.resource.as_raw())
             };
         };
         let d3d_idle = || session.wait_event(&query);
