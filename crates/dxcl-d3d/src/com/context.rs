@@ -25,14 +25,16 @@ use std::sync::{Condvar, Mutex};
 use std::thread::ThreadId;
 
 use super::abi::*;
+use super::desc::texel_box;
 use super::guard::{guard, lock};
 use super::iid_in;
 use super::object::*;
 use super::private_data::*;
 use super::query::Query;
-use super::resource::{copy_resource, copy_subresource_region, Resource};
+use super::resource::{
+    copy_resource_of, copy_subresource_region_of, update_subresource_of, Resource,
+};
 use super::shared::{child_get_device, Device, DeviceChild, IID_ID3D10MULTITHREAD};
-use crate::core::TexelBox;
 
 /// The immediate context of a device.
 #[repr(C)]
@@ -209,11 +211,6 @@ impl Context {
         }
     }
 
-    /// One of this device's resources behind an application pointer.
-    fn resource<I>(&self, p: *const I) -> Option<PrivateRef<Resource>> {
-        Resource::from_any_face(p).filter(|r| ptr::eq(r.device(), self.device()))
-    }
-
     /// One of this device's queries behind an application pointer.
     fn query<I>(&self, p: *const I) -> Option<PrivateRef<Query>> {
         lookup::<Query, I>(p).filter(|q| ptr::eq(q.device(), self.device()))
@@ -332,17 +329,6 @@ unsafe fn ctx<'a>(this: *mut ID3D11DeviceContext) -> &'a Context {
     unsafe { object::<Context, _>(this, CO) }
 }
 
-fn texel_box(b: &D3D11_BOX) -> TexelBox {
-    TexelBox {
-        left: b.left,
-        top: b.top,
-        front: b.front,
-        right: b.right,
-        bottom: b.bottom,
-        back: b.back,
-    }
-}
-
 unsafe extern "system" fn map(
     this: *mut ID3D11DeviceContext,
     resource: *mut ID3D11Resource,
@@ -367,7 +353,7 @@ unsafe extern "system" fn map(
         // SAFETY: COM contract.
         let c = unsafe { ctx(this) };
         let _inside = c.enter("Map");
-        let Some(r) = c.resource(resource) else {
+        let Some(r) = Resource::of_device(c.device(), resource) else {
             // A resource that is not this device's cannot be mapped.
             return E_INVALIDARG;
         };
@@ -397,7 +383,7 @@ unsafe extern "system" fn unmap(
         // SAFETY: COM contract.
         let c = unsafe { ctx(this) };
         let _inside = c.enter("Unmap");
-        if let Some(r) = c.resource(resource) {
+        if let Some(r) = Resource::of_device(c.device(), resource) {
             r.unmap(sub);
         }
     })
@@ -416,13 +402,11 @@ unsafe extern "system" fn update_subresource(
         // SAFETY: COM contract.
         let c = unsafe { ctx(this) };
         let _inside = c.enter("UpdateSubresource");
-        let Some(r) = c.resource(dst) else {
-            return;
-        };
         // SAFETY: null or readable (COM contract).
         let b = unsafe { dst_box.as_ref() }.map(texel_box);
+        let pitches = (row_pitch, depth_pitch);
         // SAFETY: D3D's contract: pSrcData is readable for the box with the given pitches.
-        unsafe { r.update(sub, b.as_ref(), data.cast(), row_pitch, depth_pitch) };
+        unsafe { update_subresource_of(c.device(), dst, sub, b.as_ref(), data, pitches, false) };
     })
 }
 
@@ -435,9 +419,7 @@ unsafe extern "system" fn copy_resource_m(
         // SAFETY: COM contract.
         let c = unsafe { ctx(this) };
         let _inside = c.enter("CopyResource");
-        if let (Some(d), Some(s)) = (c.resource(dst), c.resource(src)) {
-            copy_resource(&d, &s);
-        }
+        copy_resource_of(c.device(), dst, src);
     })
 }
 
@@ -456,11 +438,17 @@ unsafe extern "system" fn copy_subresource_region_m(
         // SAFETY: COM contract.
         let c = unsafe { ctx(this) };
         let _inside = c.enter("CopySubresourceRegion");
-        if let (Some(d), Some(s)) = (c.resource(dst), c.resource(src)) {
-            // SAFETY: null or readable (COM contract).
-            let b = unsafe { src_box.as_ref() }.map(texel_box);
-            copy_subresource_region(&d, dst_sub, x, y, z, &s, src_sub, b.as_ref());
-        }
+        // SAFETY: null or readable (COM contract).
+        let b = unsafe { src_box.as_ref() }.map(texel_box);
+        copy_subresource_region_of(
+            c.device(),
+            dst,
+            dst_sub,
+            (x, y, z),
+            src,
+            src_sub,
+            b.as_ref(),
+        );
     })
 }
 

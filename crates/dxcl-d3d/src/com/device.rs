@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 use super::abi::*;
 use super::context::{Context, CONTEXT_FACE};
+use super::desc::Describes;
 use super::dxgi::{Adapter, ADAPTER_FACE};
 use super::guard::guard;
 use super::interop::{INTEROP_DEVICE_VTBL, INTEROP_RESOURCE_VTBL};
@@ -343,10 +344,10 @@ const DO: usize = DEVICE_FACE;
 
 static DEVICE_VTBL: ID3D11DeviceVtbl = ID3D11DeviceVtbl {
     base: unknown_vtbl::<D, DO>(),
-    CreateBuffer: create_buffer,
-    CreateTexture1D: create_texture1d,
-    CreateTexture2D: create_texture2d,
-    CreateTexture3D: create_texture3d,
+    CreateBuffer: create_resource::<D3D11_BUFFER_DESC, ID3D11Buffer>,
+    CreateTexture1D: create_resource::<D3D11_TEXTURE1D_DESC, ID3D11Texture1D>,
+    CreateTexture2D: create_resource::<D3D11_TEXTURE2D_DESC, ID3D11Texture2D>,
+    CreateTexture3D: create_resource::<D3D11_TEXTURE3D_DESC, ID3D11Texture3D>,
     CreateQuery: create_query,
     CheckFormatSupport: check_format_support,
     CheckMultisampleQualityLevels: check_multisample_quality_levels,
@@ -354,37 +355,32 @@ static DEVICE_VTBL: ID3D11DeviceVtbl = ID3D11DeviceVtbl {
     GetPrivateData: get_private_data::<D, ID3D11Device, DO>,
     SetPrivateData: set_private_data::<D, ID3D11Device, DO>,
     SetPrivateDataInterface: set_private_data_interface::<D, ID3D11Device, DO>,
-    GetFeatureLevel: get_feature_level,
-    GetCreationFlags: get_creation_flags,
-    GetDeviceRemovedReason: get_device_removed_reason,
+    GetFeatureLevel: get_feature_level::<ID3D11Device, DO>,
+    GetCreationFlags: get_creation_flags::<ID3D11Device, DO>,
+    GetDeviceRemovedReason: get_device_removed_reason::<ID3D11Device, DO>,
     GetImmediateContext: get_immediate_context,
-    SetExceptionMode: set_exception_mode,
-    GetExceptionMode: get_exception_mode,
+    SetExceptionMode: set_exception_mode::<ID3D11Device, DO>,
+    GetExceptionMode: get_exception_mode::<ID3D11Device, DO>,
     ..ID3D11DeviceVtbl::NOT_IMPLEMENTED
 };
 
 /// # Safety
-/// `this` is the D3D11 face of a live device.
-unsafe fn dev<'a>(this: *mut ID3D11Device) -> &'a Device {
+/// `this` is face `OFF` of a live device.
+unsafe fn dev<'a, I, const OFF: usize>(this: *mut I) -> &'a Device {
     // SAFETY: function contract.
-    unsafe { object::<Device, _>(this, DO) }
+    unsafe { object::<Device, I>(this, OFF) }
 }
 
-/// The shared body of the Create* methods for resources.
-///
-/// # Safety
-/// `init` is null or readable for `desc.subresource_count()` entries after validation (the
-/// count is computed before reading); `out` is null or writable.
 /// Reads `pInitialData` (D3D11 or D3D10 `SUBRESOURCE_DATA`, given as `(pSysMem, SysMemPitch,
 /// SysMemSlicePitch)` by `fields`): one entry per subresource of `desc`.
 ///
 /// # Safety
 /// `init` is null or readable for one `T` per subresource of `desc` once validated (the count is
 /// computed before anything is read).
-pub(crate) unsafe fn read_init_data<T>(
+unsafe fn read_init_data<T>(
     desc: &ResourceDesc,
     init: *const T,
-    fields: impl Fn(&T) -> (*const u8, u32, u32),
+    fields: InitFields<T>,
 ) -> Result<Option<Vec<InitData>>, HRESULT> {
     if init.is_null() {
         return Ok(None);
@@ -407,196 +403,117 @@ pub(crate) unsafe fn read_init_data<T>(
     ))
 }
 
-unsafe fn create_resource_into<I>(
+/// Reads a `Create*` method's required description pointer (`E_INVALIDARG` when null).
+///
+/// # Safety
+/// `desc` is null or readable.
+pub(crate) unsafe fn read_desc<T, R>(
+    desc: *const T,
+    translate: impl FnOnce(&T) -> Result<R, HRESULT>,
+) -> Result<R, HRESULT> {
+    if desc.is_null() {
+        // Create*: pDesc is required.
+        return Err(E_INVALIDARG);
+    }
+    // SAFETY: non-null and readable (contract).
+    translate(unsafe { &*desc })
+}
+
+/// What `(pSysMem, SysMemPitch, SysMemSlicePitch)` a `SUBRESOURCE_DATA` of either API holds.
+pub(crate) type InitFields<T> = fn(&T) -> (*const u8, u32, u32);
+
+/// The shared body of the `Create*` methods for resources, D3D11's and D3D10's: the description
+/// (read and translated by the caller), initial data, and the new resource's face, which
+/// `hand_out` makes of it, in `*out`.
+///
+/// # Safety
+/// `init` is null or readable for one `T` per subresource, whose `(pSysMem, SysMemPitch,
+/// SysMemSlicePitch)` `fields` reads; `out` is null or writable; `hand_out` is given a resource
+/// just created, not handed out yet.
+pub(crate) unsafe fn create_resource_into<I, T>(
     device: &Device,
-    desc: ResourceDesc,
-    init: *const D3D11_SUBRESOURCE_DATA,
+    desc: Result<ResourceDesc, HRESULT>,
+    (init, fields): (*const T, InitFields<T>),
     out: *mut *mut I,
-    face_offset: usize,
+    hand_out: impl FnOnce(*mut Resource) -> *mut I,
 ) -> HRESULT {
     // SAFETY: contract.
     unsafe { clear_out(out) };
-    // SAFETY: D3D11: pInitialData points at one D3D11_SUBRESOURCE_DATA per subresource.
-    let init = match unsafe {
-        read_init_data(&desc, init, |d| {
-            (d.pSysMem.cast(), d.SysMemPitch, d.SysMemSlicePitch)
-        })
-    } {
+    let desc = match desc {
+        Ok(d) => d,
+        Err(hr) => return hr,
+    };
+    // SAFETY: pInitialData points at one SUBRESOURCE_DATA per subresource (contract).
+    let init = match unsafe { read_init_data(&desc, init, fields) } {
         Ok(init) => init,
         Err(hr) => return hr,
     };
     match device.create_resource(&desc, init.as_deref(), out.is_null()) {
+        // Create*: "S_FALSE ... if the output pointer is NULL" once the arguments are valid.
         Ok(None) => S_FALSE,
         Ok(Some(res)) => {
             // SAFETY: `out` is non-null here (validate_only was false) and writable; the new
             // resource's public reference goes to the caller.
-            unsafe { *out = face::<Resource, I>(res, face_offset) };
+            unsafe { *out = hand_out(res) };
             S_OK
         }
         Err(hr) => hr,
     }
 }
 
-unsafe extern "system" fn create_buffer(
+/// `D3D11_SUBRESOURCE_DATA`'s members, for [`create_resource_into`].
+fn init_data(d: &D3D11_SUBRESOURCE_DATA) -> (*const u8, u32, u32) {
+    (d.pSysMem.cast(), d.SysMemPitch, d.SysMemSlicePitch)
+}
+
+/// The D3D11 face of a new resource.
+fn d3d11_resource<I>(res: *mut Resource) -> *mut I {
+    face::<Resource, I>(res, super::resource::D3D11_FACE)
+}
+
+/// `CreateBuffer`, `CreateTexture1D/2D/3D`.
+unsafe extern "system" fn create_resource<T: Describes, I>(
     this: *mut ID3D11Device,
-    desc: *const D3D11_BUFFER_DESC,
+    d: *const T,
     init: *const D3D11_SUBRESOURCE_DATA,
-    out: *mut *mut ID3D11Buffer,
+    out: *mut *mut I,
 ) -> HRESULT {
     guard(E_FAIL, || {
-        if desc.is_null() {
-            // SAFETY: COM contract.
-            unsafe { clear_out(out) };
-            // CreateBuffer: pDesc is required.
-            return E_INVALIDARG;
+        // SAFETY: COM contract for every pointer.
+        unsafe {
+            let desc = read_desc(d, T::resource_desc);
+            let device = dev::<_, DO>(this);
+            create_resource_into(device, desc, (init, init_data), out, d3d11_resource)
         }
-        // SAFETY: non-null (COM contract).
-        let d = unsafe { &*desc };
-        let rd = ResourceDesc::buffer(
-            d.ByteWidth,
-            d.Usage as u32,
-            d.BindFlags,
-            d.CPUAccessFlags,
-            d.MiscFlags,
-            d.StructureByteStride,
-        );
-        // SAFETY: COM contract for `this`, `init`, `out`.
-        unsafe { create_resource_into(dev(this), rd, init, out, super::resource::D3D11_FACE) }
     })
 }
 
-fn texture_desc(
-    dim: Dimension,
-    w: u32,
-    h: u32,
-    d: u32,
-    mips: u32,
-    array: u32,
-    fmt: DXGI_FORMAT,
-) -> ResourceDesc {
-    ResourceDesc {
-        dimension: dim,
-        width: w,
-        height: h,
-        depth: d,
-        array_size: array,
-        mip_levels: mips,
-        format: fmt as u32,
-        sample_count: 1,
-        sample_quality: 0,
-        usage: 0,
-        bind: 0,
-        cpu_access: 0,
-        misc: 0,
-        structure_stride: 0,
+/// The shared body of `CreateQuery`, D3D11's and D3D10's: the description (read and checked by
+/// the caller against its API's values), then the new query's face, which `hand_out` makes of
+/// it, in `*out`.
+///
+/// # Safety
+/// `out` is null or writable; `hand_out` is given a query just created, not handed out yet.
+pub(crate) unsafe fn create_query_into<I>(
+    device: &Device,
+    desc: Result<D3D11_QUERY_DESC, HRESULT>,
+    out: *mut *mut I,
+    hand_out: impl FnOnce(*mut Query) -> *mut I,
+) -> HRESULT {
+    // SAFETY: contract.
+    unsafe { clear_out(out) };
+    let d = match desc.and_then(|d| Query::validate(d.Query, d.MiscFlags).map(|()| d)) {
+        Ok(d) => d,
+        Err(hr) => return hr,
+    };
+    if out.is_null() {
+        // CreateQuery: "S_FALSE ... if ppQuery is NULL" once the description is valid.
+        return S_FALSE;
     }
-}
-
-unsafe extern "system" fn create_texture1d(
-    this: *mut ID3D11Device,
-    desc: *const D3D11_TEXTURE1D_DESC,
-    init: *const D3D11_SUBRESOURCE_DATA,
-    out: *mut *mut ID3D11Texture1D,
-) -> HRESULT {
-    guard(E_FAIL, || {
-        if desc.is_null() {
-            // SAFETY: COM contract.
-            unsafe { clear_out(out) };
-            // CreateTexture1D: pDesc is required.
-            return E_INVALIDARG;
-        }
-        // SAFETY: non-null (COM contract).
-        let d = unsafe { &*desc };
-        let rd = ResourceDesc {
-            usage: d.Usage as u32,
-            bind: d.BindFlags,
-            cpu_access: d.CPUAccessFlags,
-            misc: d.MiscFlags,
-            ..texture_desc(
-                Dimension::Texture1D,
-                d.Width,
-                1,
-                1,
-                d.MipLevels,
-                d.ArraySize,
-                d.Format,
-            )
-        };
-        // SAFETY: COM contract for `this`, `init`, `out`.
-        unsafe { create_resource_into(dev(this), rd, init, out, super::resource::D3D11_FACE) }
-    })
-}
-
-unsafe extern "system" fn create_texture2d(
-    this: *mut ID3D11Device,
-    desc: *const D3D11_TEXTURE2D_DESC,
-    init: *const D3D11_SUBRESOURCE_DATA,
-    out: *mut *mut ID3D11Texture2D,
-) -> HRESULT {
-    guard(E_FAIL, || {
-        if desc.is_null() {
-            // SAFETY: COM contract.
-            unsafe { clear_out(out) };
-            // CreateTexture2D: pDesc is required.
-            return E_INVALIDARG;
-        }
-        // SAFETY: non-null (COM contract).
-        let d = unsafe { &*desc };
-        let rd = ResourceDesc {
-            sample_count: d.SampleDesc.Count,
-            sample_quality: d.SampleDesc.Quality,
-            usage: d.Usage as u32,
-            bind: d.BindFlags,
-            cpu_access: d.CPUAccessFlags,
-            misc: d.MiscFlags,
-            ..texture_desc(
-                Dimension::Texture2D,
-                d.Width,
-                d.Height,
-                1,
-                d.MipLevels,
-                d.ArraySize,
-                d.Format,
-            )
-        };
-        // SAFETY: COM contract for `this`, `init`, `out`.
-        unsafe { create_resource_into(dev(this), rd, init, out, super::resource::D3D11_FACE) }
-    })
-}
-
-unsafe extern "system" fn create_texture3d(
-    this: *mut ID3D11Device,
-    desc: *const D3D11_TEXTURE3D_DESC,
-    init: *const D3D11_SUBRESOURCE_DATA,
-    out: *mut *mut ID3D11Texture3D,
-) -> HRESULT {
-    guard(E_FAIL, || {
-        if desc.is_null() {
-            // SAFETY: COM contract.
-            unsafe { clear_out(out) };
-            // CreateTexture3D: pDesc is required.
-            return E_INVALIDARG;
-        }
-        // SAFETY: non-null (COM contract).
-        let d = unsafe { &*desc };
-        let rd = ResourceDesc {
-            usage: d.Usage as u32,
-            bind: d.BindFlags,
-            cpu_access: d.CPUAccessFlags,
-            misc: d.MiscFlags,
-            ..texture_desc(
-                Dimension::Texture3D,
-                d.Width,
-                d.Height,
-                d.Depth,
-                d.MipLevels,
-                1,
-                d.Format,
-            )
-        };
-        // SAFETY: COM contract for `this`, `init`, `out`.
-        unsafe { create_resource_into(dev(this), rd, init, out, super::resource::D3D11_FACE) }
-    })
+    let q = Query::create(device, d.Query, d.MiscFlags);
+    // SAFETY: non-null and writable (contract); the public reference goes to the caller.
+    unsafe { *out = hand_out(q) };
+    S_OK
 }
 
 unsafe extern "system" fn create_query(
@@ -605,43 +522,34 @@ unsafe extern "system" fn create_query(
     out: *mut *mut ID3D11Query,
 ) -> HRESULT {
     guard(E_FAIL, || {
-        // SAFETY: COM contract.
-        unsafe { clear_out(out) };
-        if desc.is_null() {
-            // CreateQuery: pQueryDesc is required.
-            return E_INVALIDARG;
-        }
-        // SAFETY: non-null (COM contract).
-        let d = unsafe { *desc };
-        // SAFETY: COM contract.
-        let device = unsafe { dev(this) };
-        match Query::validate(d.Query, d.MiscFlags) {
-            Err(hr) => hr,
-            // CreateQuery: "S_FALSE ... if ppQuery is NULL" once the description is valid.
-            Ok(()) if out.is_null() => S_FALSE,
-            Ok(()) => {
-                let q = Query::create(device, d.Query, d.MiscFlags);
-                // SAFETY: non-null and writable; the public reference goes to the caller.
-                unsafe { *out = face::<Query, ID3D11Query>(q, super::query::QUERY_FACE) };
-                S_OK
-            }
+        // SAFETY: COM contract for every pointer.
+        unsafe {
+            let desc = read_desc(desc, |d| Ok(*d));
+            create_query_into(dev::<_, DO>(this), desc, out, |q| {
+                face::<Query, ID3D11Query>(q, super::query::QUERY_FACE)
+            })
         }
     })
 }
 
-unsafe extern "system" fn check_format_support(
-    this: *mut ID3D11Device,
+/// `CheckFormatSupport` of face `OFF`, with the bits `support` gives the device for a format.
+///
+/// # Safety
+/// `this` is face `OFF` of a live device; `out` is null or writable.
+pub(crate) unsafe fn check_format_support_with<I, const OFF: usize>(
+    this: *mut I,
     fmt: DXGI_FORMAT,
     out: *mut u32,
+    support: impl FnOnce(&Device, u32) -> u32,
 ) -> HRESULT {
     guard(E_FAIL, || {
         if out.is_null() {
             // CheckFormatSupport: pFormatSupport is required.
             return E_INVALIDARG;
         }
-        // SAFETY: COM contract.
-        let bits = unsafe { dev(this) }.format_support(fmt as u32);
-        // SAFETY: non-null and writable (COM contract).
+        // SAFETY: function contract.
+        let bits = support(unsafe { dev::<I, OFF>(this) }, fmt as u32);
+        // SAFETY: non-null and writable (contract).
         unsafe { *out = bits };
         // CheckFormatSupport: "E_FAIL if the format is not supported" by the device.
         if bits == 0 {
@@ -652,27 +560,54 @@ unsafe extern "system" fn check_format_support(
     })
 }
 
-unsafe extern "system" fn check_multisample_quality_levels(
-    _this: *mut ID3D11Device,
+unsafe extern "system" fn check_format_support(
+    this: *mut ID3D11Device,
+    fmt: DXGI_FORMAT,
+    out: *mut u32,
+) -> HRESULT {
+    // SAFETY: COM contract.
+    unsafe { check_format_support_with::<_, DO>(this, fmt, out, Device::format_support) }
+}
+
+/// `CheckMultisampleQualityLevels` on a device that can use the formats `allowed` lets through.
+///
+/// # Safety
+/// `out` is null or writable.
+pub(crate) unsafe fn check_multisample_quality_levels_with(
     fmt: DXGI_FORMAT,
     count: u32,
     out: *mut u32,
+    allowed: fn(u32) -> bool,
 ) -> HRESULT {
     guard(E_FAIL, || {
         if out.is_null() {
             // CheckMultisampleQualityLevels: pNumQualityLevels is required.
             return E_INVALIDARG;
         }
-        // SAFETY: non-null and writable (COM contract).
+        // SAFETY: non-null and writable (contract).
         unsafe { *out = 0 };
         if count == 0 || count > 32 {
             // "E_FAIL if SampleCount is 0 or greater than D3D11_MAX_MULTISAMPLE_SAMPLE_COUNT (32)".
             return E_FAIL;
         }
+        if !allowed(fmt as u32) {
+            // A format the device lacks has no quality levels.
+            return S_OK;
+        }
         // SAFETY: as above. 0 levels: the combination is not supported.
         unsafe { *out = multisample_quality_levels(fmt as u32, count) };
         S_OK
     })
+}
+
+unsafe extern "system" fn check_multisample_quality_levels(
+    _this: *mut ID3D11Device,
+    fmt: DXGI_FORMAT,
+    count: u32,
+    out: *mut u32,
+) -> HRESULT {
+    // SAFETY: COM contract.
+    unsafe { check_multisample_quality_levels_with(fmt, count, out, |_| true) }
 }
 
 unsafe extern "system" fn check_feature_support(
@@ -683,7 +618,7 @@ unsafe extern "system" fn check_feature_support(
 ) -> HRESULT {
     guard(E_FAIL, || {
         // SAFETY: COM contract.
-        let device = unsafe { dev(this) };
+        let device = unsafe { dev::<_, DO>(this) };
         match feature {
             D3D11_FEATURE_THREADING => {
                 if data.is_null() || size as usize != size_of::<D3D11_FEATURE_DATA_THREADING>() {
@@ -724,20 +659,37 @@ unsafe extern "system" fn check_feature_support(
     })
 }
 
-unsafe extern "system" fn get_feature_level(this: *mut ID3D11Device) -> D3D_FEATURE_LEVEL {
-    // SAFETY: COM contract.
-    guard(0, || unsafe { dev(this) }.feature_level)
+/// `GetFeatureLevel` of the D3D11 and D3D10.1 faces (`D3D10_FEATURE_LEVEL1` has the
+/// `D3D_FEATURE_LEVEL` values).
+///
+/// # Safety
+/// `this` is face `OFF` of a live device.
+pub(crate) unsafe extern "system" fn get_feature_level<I, const OFF: usize>(
+    this: *mut I,
+) -> D3D_FEATURE_LEVEL {
+    // SAFETY: function contract.
+    guard(0, || unsafe { dev::<I, OFF>(this) }.feature_level)
 }
 
-unsafe extern "system" fn get_creation_flags(this: *mut ID3D11Device) -> u32 {
-    // SAFETY: COM contract.
-    guard(0, || unsafe { dev(this) }.creation_flags)
+/// `GetCreationFlags` of the D3D11 and D3D10 faces.
+///
+/// # Safety
+/// `this` is face `OFF` of a live device.
+pub(crate) unsafe extern "system" fn get_creation_flags<I, const OFF: usize>(this: *mut I) -> u32 {
+    // SAFETY: function contract.
+    guard(0, || unsafe { dev::<I, OFF>(this) }.creation_flags)
 }
 
-unsafe extern "system" fn get_device_removed_reason(this: *mut ID3D11Device) -> HRESULT {
+/// `GetDeviceRemovedReason` of the D3D11 and D3D10 faces.
+///
+/// # Safety
+/// `this` is face `OFF` of a live device.
+pub(crate) unsafe extern "system" fn get_device_removed_reason<I, const OFF: usize>(
+    this: *mut I,
+) -> HRESULT {
     guard(E_FAIL, || {
-        // SAFETY: COM contract.
-        if unsafe { dev(this) }.backend.is_lost() {
+        // SAFETY: function contract.
+        if unsafe { dev::<I, OFF>(this) }.backend.is_lost() {
             // GetDeviceRemovedReason: "DXGI_ERROR_DEVICE_REMOVED: the video card has been
             // physically removed from the system" (a lost Vulkan device).
             DXGI_ERROR_DEVICE_REMOVED
@@ -757,28 +709,42 @@ unsafe extern "system" fn get_immediate_context(
             return;
         }
         // SAFETY: COM contract; `out` non-null and writable.
-        unsafe { *out = dev(this).immediate_context() };
+        unsafe { *out = dev::<_, DO>(this).immediate_context() };
     })
 }
 
-unsafe extern "system" fn set_exception_mode(this: *mut ID3D11Device, flags: u32) -> HRESULT {
+/// `SetExceptionMode` of the D3D11 and D3D10 faces (`D3D10_RAISE_FLAG_DRIVER_INTERNAL_ERROR` is
+/// D3D11's value).
+///
+/// # Safety
+/// `this` is face `OFF` of a live device.
+pub(crate) unsafe extern "system" fn set_exception_mode<I, const OFF: usize>(
+    this: *mut I,
+    flags: u32,
+) -> HRESULT {
     guard(E_FAIL, || {
         if flags & !(D3D11_RAISE_FLAG_DRIVER_INTERNAL_ERROR as u32) != 0 {
             // D3D11_RAISE_FLAG: only D3D11_RAISE_FLAG_DRIVER_INTERNAL_ERROR exists.
             return E_INVALIDARG;
         }
-        // SAFETY: COM contract.
-        unsafe { dev(this) }
+        // SAFETY: function contract.
+        unsafe { dev::<I, OFF>(this) }
             .exception_mode
             .store(flags, Ordering::Relaxed);
         S_OK
     })
 }
 
-unsafe extern "system" fn get_exception_mode(this: *mut ID3D11Device) -> u32 {
+/// `GetExceptionMode` of the D3D11 and D3D10 faces.
+///
+/// # Safety
+/// `this` is face `OFF` of a live device.
+pub(crate) unsafe extern "system" fn get_exception_mode<I, const OFF: usize>(this: *mut I) -> u32 {
     guard(0, || {
-        // SAFETY: COM contract: `this` is this face of a live object.
-        unsafe { dev(this) }.exception_mode.load(Ordering::Relaxed)
+        // SAFETY: function contract.
+        unsafe { dev::<I, OFF>(this) }
+            .exception_mode
+            .load(Ordering::Relaxed)
     })
 }
 

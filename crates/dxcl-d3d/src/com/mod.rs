@@ -2,15 +2,26 @@
 //!
 //! - [`object`]: reference counts, faces, identity, the registry of live objects;
 //! - [`dxgi`]: factories and adapters; [`device`]: the device and its creation;
-//! - [`resource`]: buffers and textures (one object type for all, faces by dimension);
+//! - [`resource`]: buffers and textures (one object type for all, faces by dimension); [`desc`]:
+//!   their D3D11 descriptions;
 //! - [`context`]: the immediate context; [`query`]: queries; [`interop`]: dxcl's interop faces;
 //! - [`shared`]: what the objects share (the device's layout, device children), where they meet;
 //! - [`d3d10`]: the D3D10 faces of the same objects;
 //! - [`validation`]: `DXCL_VALIDATE=1`, reports of misuse of resources shared with OpenCL.
 
+/// `$to { a: $from.a, b: $from.b, … }`: a structure built from the members of the same name of
+/// another (D3D10's descriptions have D3D11's members, in part), then the members given a value.
+/// The compiler checks that each named member has the same type in both.
+macro_rules! same_members {
+    ($from:expr => $to:ident { $($m:ident),* $(,)? } $(, $n:ident: $v:expr)* $(,)?) => {
+        $to { $($m: $from.$m,)* $($n: $v,)* }
+    };
+}
+
 pub mod abi;
 pub mod context;
 pub mod d3d10;
+pub mod desc;
 pub mod device;
 pub mod dxgi;
 pub mod guard;

@@ -243,29 +243,43 @@ static QUERY_VTBL: ID3D11QueryVtbl = ID3D11QueryVtbl {
             SetPrivateData: set_private_data::<Q, ID3D11DeviceChild, QO>,
             SetPrivateDataInterface: set_private_data_interface::<Q, ID3D11DeviceChild, QO>,
         },
-        GetDataSize: query_get_data_size,
+        GetDataSize: query_get_data_size::<ID3D11Asynchronous, QO>,
     },
-    GetDesc: query_get_desc,
+    GetDesc: get_desc,
 };
 
-unsafe extern "system" fn query_get_data_size(this: *mut ID3D11Asynchronous) -> u32 {
-    // SAFETY: COM contract.
-    guard(0, || unsafe { object::<Query, _>(this, QO) }.data_size())
+/// `GetDataSize` of the D3D11 and D3D10 query faces.
+///
+/// # Safety
+/// `this` is face `OFF` of a live query.
+pub(crate) unsafe extern "system" fn query_get_data_size<I, const OFF: usize>(this: *mut I) -> u32 {
+    // SAFETY: function contract.
+    guard(0, || unsafe { object::<Query, I>(this, OFF) }.data_size())
 }
 
-unsafe extern "system" fn query_get_desc(this: *mut ID3D11Query, out: *mut D3D11_QUERY_DESC) {
+/// `GetDesc` of face `OFF`: `describe` of the query's kind and misc flags in `*out` (nothing
+/// when `out` is null).
+///
+/// # Safety
+/// `this` is face `OFF` of a live query; `out` is null or writable.
+pub(crate) unsafe fn query_get_desc<I, T, const OFF: usize>(
+    this: *mut I,
+    out: *mut T,
+    describe: fn(D3D11_QUERY, u32) -> T,
+) {
     guard((), || {
         if out.is_null() {
             return;
         }
-        // SAFETY: COM contract.
-        let q = unsafe { object::<Query, _>(this, QO) };
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D11_QUERY_DESC {
-                Query: q.kind,
-                MiscFlags: q.misc,
-            }
-        };
+        // SAFETY: function contract.
+        let q = unsafe { object::<Query, I>(this, OFF) };
+        // SAFETY: non-null and writable (contract).
+        unsafe { *out = describe(q.kind, q.misc) };
     })
+}
+
+unsafe extern "system" fn get_desc(this: *mut ID3D11Query, out: *mut D3D11_QUERY_DESC) {
+    let describe = |Query, MiscFlags| D3D11_QUERY_DESC { Query, MiscFlags };
+    // SAFETY: COM contract.
+    unsafe { query_get_desc::<_, _, QO>(this, out, describe) }
 }

@@ -16,7 +16,7 @@ use super::object::*;
 use super::private_data::*;
 use super::shared::{child_get_device, Device, DeviceChild};
 use super::validation::{self, OpenClUse};
-use super::{backend_error, iid_in};
+use super::{backend_error, desc, iid_in};
 use crate::backend::{Allocation, BackendKind, MapAccess};
 use crate::core::flags::*;
 use crate::core::{BlockRegion, Dimension, ResourceDesc, ResourceLayout, TexelBox};
@@ -303,6 +303,12 @@ impl Resource {
     /// or `None` for a pointer that is not one of ours.
     pub fn from_any_face<I>(ptr: *const I) -> Option<PrivateRef<Resource>> {
         lookup::<Resource, I>(ptr)
+    }
+
+    /// One of `device`'s resources behind an application pointer; `None` for a pointer that is
+    /// not one of ours and for other devices' resources (of the other API's too).
+    pub fn of_device<I>(device: &Device, ptr: *const I) -> Option<PrivateRef<Resource>> {
+        Self::from_any_face(ptr).filter(|r| ptr::eq(r.device(), device))
     }
 
     /// The backend of the resource's device.
@@ -758,6 +764,65 @@ fn overlaps(a: &BlockRegion, b: &BlockRegion) -> bool {
     o(a.x, a.w, b.x, b.w) && o(a.y, a.h, b.y, b.h) && o(a.z, a.d, b.z, b.d)
 }
 
+// The methods of the D3D11 immediate context and of the D3D10 device (the immediate context in
+// Direct3D 10), on the application's pointers. A resource that is not one of the device's (of
+// the other API, of another device, not ours) is not a valid argument; the methods return
+// nothing, so the call is ignored.
+
+/// `CopyResource`.
+pub fn copy_resource_of<I>(device: &Device, dst: *const I, src: *const I) {
+    if let (Some(d), Some(s)) = (
+        Resource::of_device(device, dst),
+        Resource::of_device(device, src),
+    ) {
+        copy_resource(&d, &s);
+    }
+}
+
+/// `CopySubresourceRegion` (`b`: the source box, `None` for the whole subresource).
+#[allow(clippy::too_many_arguments)] // Mirrors the Direct3D method's parameters.
+pub fn copy_subresource_region_of<I>(
+    device: &Device,
+    dst: *const I,
+    dst_sub: u32,
+    (x, y, z): (u32, u32, u32),
+    src: *const I,
+    src_sub: u32,
+    b: Option<&TexelBox>,
+) {
+    if let (Some(d), Some(s)) = (
+        Resource::of_device(device, dst),
+        Resource::of_device(device, src),
+    ) {
+        copy_subresource_region(&d, dst_sub, x, y, z, &s, src_sub, b);
+    }
+}
+
+/// `UpdateSubresource` (`b`: the destination box). `whole_constant_buffers`: Direct3D 10's rule
+/// that a constant buffer is updated whole ("set pDstBox to NULL. No other values are valid").
+///
+/// # Safety
+/// `data` is null or readable for the region with the given pitches (D3D's contract).
+#[allow(clippy::too_many_arguments)] // Mirrors the Direct3D method's parameters.
+pub unsafe fn update_subresource_of<I>(
+    device: &Device,
+    dst: *const I,
+    sub: u32,
+    b: Option<&TexelBox>,
+    data: *const c_void,
+    (row_pitch, depth_pitch): (u32, u32),
+    whole_constant_buffers: bool,
+) {
+    let Some(r) = Resource::of_device(device, dst) else {
+        return;
+    };
+    if whole_constant_buffers && b.is_some() && r.desc.bind & BIND_CONSTANT_BUFFER != 0 {
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { r.update(sub, b, data.cast(), row_pitch, depth_pitch) };
+}
+
 // ---------------------------------------------------------------------------------------------
 // ID3D11Resource faces
 
@@ -773,9 +838,9 @@ const fn resource_base() -> ID3D11ResourceVtbl {
             SetPrivateData: set_private_data::<R, ID3D11DeviceChild, RO>,
             SetPrivateDataInterface: set_private_data_interface::<R, ID3D11DeviceChild, RO>,
         },
-        GetType: resource_get_type,
-        SetEvictionPriority: resource_set_eviction_priority,
-        GetEvictionPriority: resource_get_eviction_priority,
+        GetType: resource_get_type::<ID3D11Resource, RO>,
+        SetEvictionPriority: resource_set_eviction_priority::<ID3D11Resource, RO>,
+        GetEvictionPriority: resource_get_eviction_priority::<ID3D11Resource, RO>,
     }
 }
 
@@ -797,10 +862,10 @@ static TEXTURE3D_VTBL: ID3D11Texture3DVtbl = ID3D11Texture3DVtbl {
 };
 
 /// # Safety
-/// `this` is the D3D11 face of a live resource.
-unsafe fn res<'a, I>(this: *mut I) -> &'a Resource {
+/// `this` is face `OFF` of a live resource.
+unsafe fn res<'a, I, const OFF: usize>(this: *mut I) -> &'a Resource {
     // SAFETY: function contract.
-    unsafe { object::<Resource, I>(this, RO) }
+    unsafe { object::<Resource, I>(this, OFF) }
 }
 
 /// `D3D11_RESOURCE_DIMENSION` of a dimension (D3D10's values are the same).
@@ -813,141 +878,105 @@ pub fn resource_dimension(d: Dimension) -> u32 {
     }
 }
 
-unsafe extern "system" fn resource_get_type(
-    this: *mut ID3D11Resource,
+/// `ID3D11Resource::GetType` and `ID3D10Resource::GetType` (`D3D10_RESOURCE_DIMENSION` has the
+/// D3D11 values) of face `OFF`.
+///
+/// # Safety
+/// `this` is face `OFF` of a live resource; `out` is null or writable.
+pub(crate) unsafe extern "system" fn resource_get_type<I, const OFF: usize>(
+    this: *mut I,
     out: *mut D3D11_RESOURCE_DIMENSION,
 ) {
     guard((), || {
         if !out.is_null() {
-            // SAFETY: COM contract; non-null and writable.
+            // SAFETY: function contract; non-null and writable.
             unsafe {
-                *out = resource_dimension(res(this).desc.dimension) as D3D11_RESOURCE_DIMENSION
+                *out = resource_dimension(res::<I, OFF>(this).desc.dimension)
+                    as D3D11_RESOURCE_DIMENSION
             };
         }
     })
 }
 
-unsafe extern "system" fn resource_set_eviction_priority(this: *mut ID3D11Resource, p: u32) {
+/// `SetEvictionPriority` of the D3D11 and D3D10 resource faces.
+///
+/// # Safety
+/// `this` is face `OFF` of a live resource.
+pub(crate) unsafe extern "system" fn resource_set_eviction_priority<I, const OFF: usize>(
+    this: *mut I,
+    p: u32,
+) {
     guard((), || {
-        // SAFETY: COM contract: `this` is this face of a live object.
-        unsafe { res(this) }
+        // SAFETY: function contract.
+        unsafe { res::<I, OFF>(this) }
             .eviction_priority
             .store(p, Ordering::Relaxed)
     })
 }
 
-unsafe extern "system" fn resource_get_eviction_priority(this: *mut ID3D11Resource) -> u32 {
+/// `GetEvictionPriority` of the D3D11 and D3D10 resource faces.
+///
+/// # Safety
+/// `this` is face `OFF` of a live resource.
+pub(crate) unsafe extern "system" fn resource_get_eviction_priority<I, const OFF: usize>(
+    this: *mut I,
+) -> u32 {
     guard(0, || {
-        // SAFETY: COM contract: `this` is this face of a live object.
-        unsafe { res(this) }
+        // SAFETY: function contract.
+        unsafe { res::<I, OFF>(this) }
             .eviction_priority
             .load(Ordering::Relaxed)
     })
 }
 
-unsafe extern "system" fn buffer_get_desc(this: *mut ID3D11Buffer, out: *mut D3D11_BUFFER_DESC) {
+/// `GetDesc` of face `OFF`: `describe` of the resource's description in `*out` (nothing when
+/// `out` is null).
+///
+/// # Safety
+/// `this` is face `OFF` of a live resource; `out` is null or writable.
+pub(crate) unsafe fn get_desc<I, T, const OFF: usize>(
+    this: *mut I,
+    out: *mut T,
+    describe: impl FnOnce(&ResourceDesc) -> T,
+) {
     guard((), || {
         if out.is_null() {
             return;
         }
-        // SAFETY: COM contract.
-        let d = unsafe { res(this) }.desc;
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D11_BUFFER_DESC {
-                ByteWidth: d.width,
-                Usage: d.usage as D3D11_USAGE,
-                BindFlags: d.bind,
-                CPUAccessFlags: d.cpu_access,
-                MiscFlags: d.misc,
-                StructureByteStride: d.structure_stride,
-            }
-        };
+        // SAFETY: function contract.
+        let d = unsafe { res::<I, OFF>(this) }.desc;
+        // SAFETY: non-null and writable (contract).
+        unsafe { *out = describe(&d) };
     })
+}
+
+unsafe extern "system" fn buffer_get_desc(this: *mut ID3D11Buffer, out: *mut D3D11_BUFFER_DESC) {
+    // SAFETY: COM contract.
+    unsafe { get_desc::<_, _, RO>(this, out, desc::buffer_desc) }
 }
 
 unsafe extern "system" fn texture1d_get_desc(
     this: *mut ID3D11Texture1D,
     out: *mut D3D11_TEXTURE1D_DESC,
 ) {
-    guard((), || {
-        if out.is_null() {
-            return;
-        }
-        // SAFETY: COM contract.
-        let d = unsafe { res(this) }.desc;
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D11_TEXTURE1D_DESC {
-                Width: d.width,
-                MipLevels: d.mip_levels,
-                ArraySize: d.array_size,
-                Format: d.format as DXGI_FORMAT,
-                Usage: d.usage as D3D11_USAGE,
-                BindFlags: d.bind,
-                CPUAccessFlags: d.cpu_access,
-                MiscFlags: d.misc,
-            }
-        };
-    })
+    // SAFETY: COM contract.
+    unsafe { get_desc::<_, _, RO>(this, out, desc::texture1d_desc) }
 }
 
 unsafe extern "system" fn texture2d_get_desc(
     this: *mut ID3D11Texture2D,
     out: *mut D3D11_TEXTURE2D_DESC,
 ) {
-    guard((), || {
-        if out.is_null() {
-            return;
-        }
-        // SAFETY: COM contract.
-        let d = unsafe { res(this) }.desc;
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D11_TEXTURE2D_DESC {
-                Width: d.width,
-                Height: d.height,
-                MipLevels: d.mip_levels,
-                ArraySize: d.array_size,
-                Format: d.format as DXGI_FORMAT,
-                SampleDesc: DXGI_SAMPLE_DESC {
-                    Count: d.sample_count,
-                    Quality: d.sample_quality,
-                },
-                Usage: d.usage as D3D11_USAGE,
-                BindFlags: d.bind,
-                CPUAccessFlags: d.cpu_access,
-                MiscFlags: d.misc,
-            }
-        };
-    })
+    // SAFETY: COM contract.
+    unsafe { get_desc::<_, _, RO>(this, out, desc::texture2d_desc) }
 }
 
 unsafe extern "system" fn texture3d_get_desc(
     this: *mut ID3D11Texture3D,
     out: *mut D3D11_TEXTURE3D_DESC,
 ) {
-    guard((), || {
-        if out.is_null() {
-            return;
-        }
-        // SAFETY: COM contract.
-        let d = unsafe { res(this) }.desc;
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D11_TEXTURE3D_DESC {
-                Width: d.width,
-                Height: d.height,
-                Depth: d.depth,
-                MipLevels: d.mip_levels,
-                Format: d.format as DXGI_FORMAT,
-                Usage: d.usage as D3D11_USAGE,
-                BindFlags: d.bind,
-                CPUAccessFlags: d.cpu_access,
-                MiscFlags: d.misc,
-            }
-        };
-    })
+    // SAFETY: COM contract.
+    unsafe { get_desc::<_, _, RO>(this, out, desc::texture3d_desc) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -972,13 +1001,6 @@ static DXGI_RESOURCE_VTBL: IDXGIResourceVtbl = IDXGIResourceVtbl {
     GetEvictionPriority: dxgi_resource_get_eviction_priority,
 };
 
-/// # Safety
-/// `this` is the DXGI face of a live resource.
-unsafe fn dxgi_res<'a, I>(this: *mut I) -> &'a Resource {
-    // SAFETY: function contract.
-    unsafe { object::<Resource, I>(this, GO) }
-}
-
 /// `IDXGIObject::GetParent` and `IDXGIDeviceSubObject::GetDevice`: both reach the device.
 unsafe extern "system" fn dxgi_resource_get_device_or_parent<I>(
     this: *mut I,
@@ -987,7 +1009,7 @@ unsafe extern "system" fn dxgi_resource_get_device_or_parent<I>(
 ) -> HRESULT {
     // SAFETY: COM contract for all pointers.
     guard(E_FAIL, || unsafe {
-        query_interface(dxgi_res(this).device(), riid, out)
+        query_interface(res::<_, GO>(this).device(), riid, out)
     })
 }
 
@@ -1002,7 +1024,7 @@ unsafe extern "system" fn dxgi_resource_get_shared_handle(
         // SAFETY: non-null and writable (COM contract).
         unsafe { *out = ptr::null_mut() };
         // SAFETY: COM contract.
-        if unsafe { dxgi_res(this) }.desc.misc & MISC_SHARED == 0 {
+        if unsafe { res::<_, GO>(this) }.desc.misc & MISC_SHARED == 0 {
             // Only resources created with D3D11_RESOURCE_MISC_SHARED have a shared handle.
             return E_INVALIDARG;
         }
@@ -1020,7 +1042,7 @@ unsafe extern "system" fn dxgi_resource_get_usage(
             return E_INVALIDARG;
         }
         // SAFETY: COM contract.
-        let d = unsafe { dxgi_res(this) }.desc;
+        let d = unsafe { res::<_, GO>(this) }.desc;
         let mut usage = match d.usage {
             USAGE_DYNAMIC => DXGI_CPU_ACCESS_DYNAMIC,
             USAGE_STAGING => DXGI_CPU_ACCESS_READ_WRITE,
@@ -1050,7 +1072,7 @@ unsafe extern "system" fn dxgi_resource_set_eviction_priority(
 ) -> HRESULT {
     guard(E_FAIL, || {
         // SAFETY: COM contract.
-        unsafe { dxgi_res(this) }
+        unsafe { res::<_, GO>(this) }
             .eviction_priority
             .store(p, Ordering::Relaxed);
         S_OK
@@ -1066,7 +1088,7 @@ unsafe extern "system" fn dxgi_resource_get_eviction_priority(
             return E_INVALIDARG;
         }
         // SAFETY: COM contract; non-null and writable.
-        unsafe { *out = dxgi_res(this).eviction_priority.load(Ordering::Relaxed) };
+        unsafe { *out = res::<_, GO>(this).eviction_priority.load(Ordering::Relaxed) };
         S_OK
     })
 }

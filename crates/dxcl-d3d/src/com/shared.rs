@@ -75,13 +75,33 @@ pub unsafe extern "system" fn child_get_device<T: DeviceChild, I, const OFF: usi
     this: *mut I,
     out: *mut *mut ID3D11Device,
 ) {
+    // SAFETY: function contract.
+    unsafe { child_get_device_face::<T, I, _, OFF, DEVICE_FACE>(this, out) }
+}
+
+/// `GetDevice` of face `OFF` of a `T` in the device's face `FACE` (`ID3D10DeviceChild` gives the
+/// D3D10 face of a D3D10 device).
+///
+/// # Safety
+/// `this` is face `OFF` of a live `T`; `out` is null or writable; the device's face `FACE` is an
+/// `O` and set.
+pub unsafe extern "system" fn child_get_device_face<
+    T: DeviceChild,
+    I,
+    O,
+    const OFF: usize,
+    const FACE: usize,
+>(
+    this: *mut I,
+    out: *mut *mut O,
+) {
     guard((), || {
         if out.is_null() {
             return;
         }
         // SAFETY: function contract.
         let obj = unsafe { object::<T, I>(this, OFF) };
-        // SAFETY: non-null and writable (contract).
-        unsafe { hand_out(obj.device(), DEVICE_FACE, out) };
+        // SAFETY: non-null and writable, and the face is set (contract).
+        unsafe { hand_out(obj.device(), FACE, out) };
     })
 }

@@ -11,7 +11,7 @@ use super::external::{self, import_failure};
 use super::{made, Decision, Failure, FdMemory, HandOff, Made, Request, SharingStrategy};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::Interop;
-use crate::d3d::staging::{Place, Staging};
+use crate::d3d::staging_resource::{Place, Staging};
 use dxcl_abi::interop::IDxclInteropResource;
 
 pub(super) struct ExternalCopy {

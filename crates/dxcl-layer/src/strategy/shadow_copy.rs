@@ -32,7 +32,7 @@ use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
 use crate::d3d::resource::{self, Resource};
-use crate::d3d::staging::{Place, Staging};
+use crate::d3d::staging_resource::{Place, Staging};
 use dxcl_abi::interop::IDxclInteropResource;
 
 const NO_SHADOW: &str =

@@ -12,6 +12,8 @@ use std::collections::VecDeque;
 
 use ash::vk;
 
+use super::*;
+
 /// A mapped host-visible buffer.
 pub struct Staging {
     pub buffer: vk::Buffer,
@@ -238,6 +240,225 @@ impl SparePool {
     pub fn drain(&mut self) -> Vec<Staging> {
         self.bytes = 0;
         std::mem::take(&mut self.buffers)
+    }
+}
+
+impl VulkanBackend {
+    /// A host-visible staging buffer of `size` bytes, mapped, in memory the CPU caches.
+    pub(super) fn staging(&self, size: u64) -> Result<Staging, BackendError> {
+        self.staging_in(size, UploadMemory::Cached)
+    }
+
+    /// A staging buffer for uploads, in the memory `DXCL_UPLOAD_MEMORY` names.
+    pub(super) fn upload_staging(&self, size: u64) -> Result<Staging, BackendError> {
+        self.staging_in(size, staging::upload_memory())
+    }
+
+    /// A host-visible staging buffer of `size` bytes, mapped, in memory of the kind `memory`
+    /// (falling back to any host-visible coherent memory).
+    pub(super) fn staging_in(
+        &self,
+        size: u64,
+        memory: UploadMemory,
+    ) -> Result<Staging, BackendError> {
+        let info = vk::BufferCreateInfo::default()
+            .size(size.max(4))
+            .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: the device is alive; `info` outlives the call.
+        let buffer = unsafe { self.device.create_buffer(&info, None) }
+            .map_err(|_| BackendError::OutOfMemory)?;
+        // SAFETY: `buffer` was just made from this device.
+        let req = unsafe { self.device.get_buffer_memory_requirements(buffer) };
+        let host = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let types = &self.memory_props.memory_types[..self.memory_props.memory_type_count as usize];
+        let uncached = || {
+            (0..types.len()).find(|&i| {
+                let f = types[i].property_flags;
+                req.memory_type_bits & (1 << i) != 0
+                    && f.contains(host)
+                    && !f.intersects(
+                        vk::MemoryPropertyFlags::HOST_CACHED
+                            | vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                    )
+            })
+        };
+        let preferred = match memory {
+            UploadMemory::Cached => None,
+            UploadMemory::Uncached => uncached().map(|i| i as u32),
+            UploadMemory::Device => memory_type(
+                &self.memory_props,
+                req.memory_type_bits,
+                host | vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                vk::MemoryPropertyFlags::empty(),
+            ),
+        };
+        let cached = memory_type(
+            &self.memory_props,
+            req.memory_type_bits,
+            host,
+            vk::MemoryPropertyFlags::HOST_CACHED,
+        );
+        let allocate = |t: u32| {
+            let alloc = vk::MemoryAllocateInfo::default()
+                .allocation_size(req.size)
+                .memory_type_index(t);
+            self.counters
+                .memory_allocations
+                .fetch_add(1, Ordering::Relaxed);
+            // SAFETY: as above.
+            unsafe { self.device.allocate_memory(&alloc, None) }
+                .map_err(|_| BackendError::OutOfMemory)
+        };
+        // A small BAR (no resizable BAR) may refuse the preferred type: cached memory then.
+        let made = preferred
+            .ok_or(BackendError::OutOfMemory)
+            .and_then(allocate)
+            .or_else(|_| cached.ok_or(BackendError::OutOfMemory).and_then(allocate));
+        let memory = match made {
+            Ok(m) => m,
+            Err(e) => {
+                // SAFETY: the buffer is unused and ours.
+                unsafe { self.device.destroy_buffer(buffer, None) };
+                return Err(e);
+            }
+        };
+        // SAFETY: fresh buffer and memory of this device; the memory is large enough (its
+        // requirements) and host-visible, so it can be mapped whole.
+        let mapped = unsafe {
+            self.device
+                .bind_buffer_memory(buffer, memory, 0)
+                .and_then(|()| {
+                    self.device
+                        .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                })
+        };
+        match mapped {
+            Ok(p) => Ok(Staging {
+                buffer,
+                memory,
+                ptr: p.cast(),
+                size: size.max(4),
+            }),
+            Err(_) => {
+                // SAFETY: both unused and ours.
+                unsafe {
+                    self.device.destroy_buffer(buffer, None);
+                    self.device.free_memory(memory, None);
+                }
+                Err(BackendError::OutOfMemory)
+            }
+        }
+    }
+
+    pub(super) fn destroy_staging(&self, s: Staging) {
+        // SAFETY: no pending GPU work uses it (callers free staging only after its batch
+        // completed or when no batch used it); freeing the memory unmaps it.
+        unsafe {
+            self.device.destroy_buffer(s.buffer, None);
+            self.device.free_memory(s.memory, None);
+        }
+    }
+
+    /// A staging buffer of at least `size` bytes for a map: a spare one when there is one.
+    pub(super) fn take_staging(&self, size: u64) -> Result<Staging, BackendError> {
+        let spare = {
+            let mut q = lock(&self.queue);
+            self.reclaim(&mut q);
+            q.spare.take(size)
+        };
+        match spare {
+            Some(s) => Ok(s),
+            None => self.staging(size),
+        }
+    }
+
+    /// Room for an upload of `size` bytes at a multiple of `align`: a band of the upload ring
+    /// (made, or replaced by a larger one, on demand), or for uploads too large for any ring
+    /// a buffer of its own. Waits for the device only when the ring is full of bands it has not
+    /// passed yet.
+    pub(super) fn reserve_upload(&self, size: u64, align: u64) -> Result<Upload, BackendError> {
+        let Some(cap) = staging::ring_capacity(size) else {
+            return self.upload_staging(size).map(Upload::Own);
+        };
+        loop {
+            let wait_for = {
+                let mut q = lock(&self.queue);
+                self.reclaim(&mut q);
+                let small = q.ring.as_ref().is_none_or(|r| r.alloc.capacity() < cap);
+                if small {
+                    if q.ring
+                        .as_ref()
+                        .is_some_and(|r| r.alloc.last_value().is_none())
+                    {
+                        // Another thread is filling a band of the old ring: this upload goes
+                        // alone rather than pull the ring from under it.
+                        return self.upload_staging(size).map(Upload::Own);
+                    }
+                    let Ok(staging) = self.upload_staging(cap) else {
+                        // No room for a ring of that size: the upload may still fit alone.
+                        return self.upload_staging(size).map(Upload::Own);
+                    };
+                    let ring = UploadRing {
+                        staging,
+                        alloc: RingAlloc::new(cap),
+                    };
+                    if let Some(old) = q.ring.replace(ring) {
+                        // Destroyed once the device passed the last batch that reads it.
+                        let last = old.alloc.last_value().unwrap_or(0);
+                        q.retired.push((last, Retired::Staging(old.staging)));
+                    }
+                }
+                let Some(r) = q.ring.as_mut() else {
+                    return Err(BackendError::OutOfMemory);
+                };
+                if let Some(offset) = r.alloc.reserve(size, align) {
+                    return Ok(Upload::Ring {
+                        buffer: r.staging.buffer,
+                        // In bounds: the band lies inside the ring's mapping.
+                        ptr: r.staging.ptr.wrapping_add(offset as usize),
+                        offset,
+                    });
+                }
+                match r.alloc.oldest() {
+                    Some(Some(v)) => {
+                        if v >= q.next_value {
+                            self.submit(&mut q, None, None)?;
+                        }
+                        v
+                    }
+                    // The oldest band is being filled by another thread (or, impossibly, the
+                    // ring is empty and still too small): no waiting on that.
+                    Some(None) | None => return self.upload_staging(size).map(Upload::Own),
+                }
+            };
+            self.wait_value(wait_for)?;
+        }
+    }
+}
+
+/// Where an upload's bytes are staged.
+pub(super) enum Upload {
+    /// A band of the upload ring, at `offset` in `buffer`, `ptr` in its mapping.
+    Ring {
+        buffer: vk::Buffer,
+        ptr: *mut u8,
+        offset: u64,
+    },
+    /// A buffer of its own (larger than any ring), freed after its batch.
+    Own(Staging),
+}
+
+impl Upload {
+    pub(super) fn parts(&self) -> (vk::Buffer, *mut u8, u64) {
+        match self {
+            Upload::Ring {
+                buffer,
+                ptr,
+                offset,
+            } => (*buffer, *ptr, *offset),
+            Upload::Own(s) => (s.buffer, s.ptr, 0),
+        }
     }
 }
 

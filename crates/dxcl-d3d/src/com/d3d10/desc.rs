@@ -6,8 +6,9 @@
 //! (`SHARED_KEYEDMUTEX` 0x10, `GDI_COMPATIBLE` 0x20 against D3D11's 0x100, 0x200).
 
 use super::super::abi::*;
+use super::super::desc::{self as desc11, Describes};
 use crate::core::flags::*;
-use crate::core::{Dimension, ResourceDesc};
+use crate::core::{Dimension, ResourceDesc, TexelBox};
 
 /// Every `D3D10_BIND_FLAG` bit (VERTEX_BUFFER through DEPTH_STENCIL).
 const D3D10_BIND_ALL: u32 = 0x7f;
@@ -104,96 +105,43 @@ pub fn check(desc: &ResourceDesc, level: D3D_FEATURE_LEVEL) -> Result<(), HRESUL
     Ok(())
 }
 
-/// A `D3D10_BUFFER_DESC` as a runtime description.
-pub fn buffer(d: &D3D10_BUFFER_DESC) -> Result<ResourceDesc, HRESULT> {
-    Ok(ResourceDesc::buffer(
-        d.ByteWidth,
-        d.Usage as u32,
-        d.BindFlags,
-        d.CPUAccessFlags,
-        misc_from_d3d10(d.MiscFlags)?,
-        // D3D10 has no structured buffers.
-        0,
-    ))
+/// The D3D11 description with a D3D10 one's members (misc flags renumbered), and back; the
+/// runtime description a D3D10 one stands for (through D3D11's). Buffers: D3D10 has no structured
+/// buffers (`StructureByteStride` 0).
+macro_rules! to_and_from_d3d11 {
+    ($to11:ident, $to10:ident: $d10:ident, $d11:ident { $($m:ident),* } $(, $n:ident: $v:expr)?) => {
+        #[doc = concat!("A `", stringify!($d10), "` as the `", stringify!($d11), "` it stands for.")]
+        pub fn $to11(d: &$d10) -> Result<$d11, HRESULT> {
+            Ok(same_members!(d => $d11 { $($m),* }, MiscFlags: misc_from_d3d10(d.MiscFlags)? $(, $n: $v)?))
+        }
+        #[doc = concat!("A `", stringify!($d11), "` of a D3D10 resource as its `", stringify!($d10), "`.")]
+        pub fn $to10(d: $d11) -> $d10 {
+            same_members!(d => $d10 { $($m),* }, MiscFlags: misc_to_d3d10(d.MiscFlags))
+        }
+        impl Describes for $d10 {
+            fn resource_desc(&self) -> Result<ResourceDesc, HRESULT> {
+                $to11(self)?.resource_desc()
+            }
+        }
+    };
 }
 
-#[allow(clippy::too_many_arguments)] // The members of a texture description.
-fn texture(
-    dimension: Dimension,
-    (width, height, depth): (u32, u32, u32),
-    mip_levels: u32,
-    array_size: u32,
-    format: DXGI_FORMAT,
-    (sample_count, sample_quality): (u32, u32),
-    usage: D3D10_USAGE,
-    bind: u32,
-    cpu_access: u32,
-    misc: u32,
-) -> Result<ResourceDesc, HRESULT> {
-    Ok(ResourceDesc {
-        dimension,
-        width,
-        height,
-        depth,
-        array_size,
-        mip_levels,
-        format: format as u32,
-        sample_count,
-        sample_quality,
-        usage: usage as u32,
-        bind,
-        cpu_access,
-        misc: misc_from_d3d10(misc)?,
-        structure_stride: 0,
-    })
-}
+to_and_from_d3d11!(buffer_to_d3d11, buffer_to_d3d10: D3D10_BUFFER_DESC, D3D11_BUFFER_DESC {
+    ByteWidth, Usage, BindFlags, CPUAccessFlags
+}, StructureByteStride: 0);
+to_and_from_d3d11!(texture1d_to_d3d11, texture1d_to_d3d10: D3D10_TEXTURE1D_DESC, D3D11_TEXTURE1D_DESC {
+    Width, MipLevels, ArraySize, Format, Usage, BindFlags, CPUAccessFlags
+});
+to_and_from_d3d11!(texture2d_to_d3d11, texture2d_to_d3d10: D3D10_TEXTURE2D_DESC, D3D11_TEXTURE2D_DESC {
+    Width, Height, MipLevels, ArraySize, Format, SampleDesc, Usage, BindFlags, CPUAccessFlags
+});
+to_and_from_d3d11!(texture3d_to_d3d11, texture3d_to_d3d10: D3D10_TEXTURE3D_DESC, D3D11_TEXTURE3D_DESC {
+    Width, Height, Depth, MipLevels, Format, Usage, BindFlags, CPUAccessFlags
+});
 
-/// A `D3D10_TEXTURE1D_DESC` as a runtime description.
-pub fn texture1d(d: &D3D10_TEXTURE1D_DESC) -> Result<ResourceDesc, HRESULT> {
-    texture(
-        Dimension::Texture1D,
-        (d.Width, 1, 1),
-        d.MipLevels,
-        d.ArraySize,
-        d.Format,
-        (1, 0),
-        d.Usage,
-        d.BindFlags,
-        d.CPUAccessFlags,
-        d.MiscFlags,
-    )
-}
-
-/// A `D3D10_TEXTURE2D_DESC` as a runtime description.
-pub fn texture2d(d: &D3D10_TEXTURE2D_DESC) -> Result<ResourceDesc, HRESULT> {
-    texture(
-        Dimension::Texture2D,
-        (d.Width, d.Height, 1),
-        d.MipLevels,
-        d.ArraySize,
-        d.Format,
-        (d.SampleDesc.Count, d.SampleDesc.Quality),
-        d.Usage,
-        d.BindFlags,
-        d.CPUAccessFlags,
-        d.MiscFlags,
-    )
-}
-
-/// A `D3D10_TEXTURE3D_DESC` as a runtime description.
-pub fn texture3d(d: &D3D10_TEXTURE3D_DESC) -> Result<ResourceDesc, HRESULT> {
-    texture(
-        Dimension::Texture3D,
-        (d.Width, d.Height, d.Depth),
-        d.MipLevels,
-        1,
-        d.Format,
-        (1, 0),
-        d.Usage,
-        d.BindFlags,
-        d.CPUAccessFlags,
-        d.MiscFlags,
-    )
+/// A `D3D10_BOX` as the runtime's box (through the `D3D11_BOX` with its members).
+pub fn texel_box(b: &D3D10_BOX) -> TexelBox {
+    desc11::texel_box(&same_members!(b => D3D11_BOX { left, top, front, right, bottom, back }))
 }
 
 #[cfg(test)]
@@ -222,7 +170,7 @@ mod tests {
     fn d3d10_limits() {
         let t = |w, a, misc| ResourceDesc {
             misc,
-            ..texture2d(&D3D10_TEXTURE2D_DESC {
+            ..(D3D10_TEXTURE2D_DESC {
                 Width: w,
                 Height: w,
                 MipLevels: 1,
@@ -237,6 +185,7 @@ mod tests {
                 CPUAccessFlags: 0,
                 MiscFlags: 0,
             })
+            .resource_desc()
             .unwrap()
         };
         let l10 = D3D_FEATURE_LEVEL_10_0;

@@ -1,22 +1,25 @@
 //! `ID3D10Device1`: the D3D10 face of a device. Resource creation, copies, updates, queries and
-//! format checks are real; in Direct3D 10 the device itself is the immediate context. Pipeline
-//! setters and creators of views, shaders and states stay `NOT_IMPLEMENTED` (`E_NOTIMPL` or
-//! nothing); the pipeline getters report the empty state that the ignored setters leave.
+//! format checks are real, and forward to the D3D11 device's and immediate context's bodies with
+//! D3D10's descriptions and rules; in Direct3D 10 the device itself is the immediate context.
+//! Pipeline setters and creators of views, shaders and states stay `NOT_IMPLEMENTED` (`E_NOTIMPL`
+//! or nothing); the pipeline getters report the empty state that the ignored setters leave.
 
 use std::ptr;
-use std::sync::atomic::Ordering;
 
 use super::super::abi::*;
-use super::super::clear_out;
-use super::super::device::{read_init_data, Device, DeviceChild, D3D10_DEVICE_FACE};
+use super::super::desc::Describes;
+use super::super::device::{
+    check_format_support_with, check_multisample_quality_levels_with, create_query_into,
+    create_resource_into, get_creation_flags, get_device_removed_reason, get_exception_mode,
+    get_feature_level, read_desc, set_exception_mode, Device, D3D10_DEVICE_FACE,
+};
 use super::super::guard::guard;
 use super::super::object::*;
-use super::super::query::Query;
-use super::super::resource::{copy_resource, copy_subresource_region, Resource, D3D10_FACE};
+use super::super::query::{Query, D3D10_QUERY_FACE};
+use super::super::resource::{
+    copy_resource_of, copy_subresource_region_of, update_subresource_of, Resource, D3D10_FACE,
+};
 use super::{desc, query, resource};
-use crate::core::flags::BIND_CONSTANT_BUFFER;
-use crate::core::format::multisample_quality_levels;
-use crate::core::{ResourceDesc, TexelBox};
 
 type D = Device;
 const DO: usize = D3D10_DEVICE_FACE;
@@ -52,27 +55,27 @@ pub static D3D10_DEVICE_VTBL: ID3D10Device1Vtbl = ID3D10Device1Vtbl {
         CopySubresourceRegion: copy_subresource_region_m,
         CopyResource: copy_resource_m,
         UpdateSubresource: update_subresource,
-        GetDeviceRemovedReason: get_device_removed_reason,
-        SetExceptionMode: set_exception_mode,
-        GetExceptionMode: get_exception_mode,
+        GetDeviceRemovedReason: get_device_removed_reason::<ID3D10Device, DO>,
+        SetExceptionMode: set_exception_mode::<ID3D10Device, DO>,
+        GetExceptionMode: get_exception_mode::<ID3D10Device, DO>,
         GetPrivateData: get_private_data::<D, ID3D10Device, DO>,
         SetPrivateData: set_private_data::<D, ID3D10Device, DO>,
         SetPrivateDataInterface: set_private_data_interface::<D, ID3D10Device, DO>,
         ClearState: clear_state,
         Flush: flush,
-        CreateBuffer: create_buffer,
-        CreateTexture1D: create_texture1d,
-        CreateTexture2D: create_texture2d,
-        CreateTexture3D: create_texture3d,
+        CreateBuffer: create_resource::<D3D10_BUFFER_DESC, ID3D10Buffer>,
+        CreateTexture1D: create_resource::<D3D10_TEXTURE1D_DESC, ID3D10Texture1D>,
+        CreateTexture2D: create_resource::<D3D10_TEXTURE2D_DESC, ID3D10Texture2D>,
+        CreateTexture3D: create_resource::<D3D10_TEXTURE3D_DESC, ID3D10Texture3D>,
         CreateQuery: create_query,
         CheckFormatSupport: check_format_support,
         CheckMultisampleQualityLevels: check_multisample_quality_levels,
         CheckCounterInfo: check_counter_info,
-        GetCreationFlags: get_creation_flags,
+        GetCreationFlags: get_creation_flags::<ID3D10Device, DO>,
         GetTextFilterSize: get_text_filter_size,
         ..ID3D10DeviceVtbl::NOT_IMPLEMENTED
     },
-    GetFeatureLevel: get_feature_level,
+    GetFeatureLevel: get_feature_level::<ID3D10Device1, DO>,
     ..ID3D10Device1Vtbl::NOT_IMPLEMENTED
 };
 
@@ -93,130 +96,47 @@ unsafe fn dev<'a, I>(this: *mut I) -> &'a Device {
     unsafe { object::<Device, I>(this, DO) }
 }
 
-/// One of this device's resources behind an application pointer; `None` for foreign pointers and
-/// for resources of other devices (D3D11 devices included).
-fn own_resource<I>(device: &Device, p: *const I) -> Option<PrivateRef<Resource>> {
-    Resource::from_any_face(p).filter(|r| ptr::eq(r.device(), device))
-}
-
-fn texel_box(b: &D3D10_BOX) -> TexelBox {
-    TexelBox {
-        left: b.left,
-        top: b.top,
-        front: b.front,
-        right: b.right,
-        bottom: b.bottom,
-        back: b.back,
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
-// Resource creation
+// Resource creation: D3D11's, with D3D10's descriptions and rules
 
-/// The shared body of the `Create*` methods: D3D10's own rules, the shared validation, initial
-/// data, and the new resource's D3D10 face in `*out`.
-///
-/// # Safety
-/// `init` is null or readable for one `D3D10_SUBRESOURCE_DATA` per subresource; `out` is null or
-/// writable.
-unsafe fn create_resource_into<I>(
-    device: &Device,
-    desc: Result<ResourceDesc, HRESULT>,
+/// `D3D10_SUBRESOURCE_DATA`'s members.
+fn init_data(d: &D3D10_SUBRESOURCE_DATA) -> (*const u8, u32, u32) {
+    (d.pSysMem.cast(), d.SysMemPitch, d.SysMemSlicePitch)
+}
+
+/// `CreateBuffer`, `CreateTexture1D/2D/3D`: D3D11's body with D3D10's own rules on the
+/// description and the new resource's D3D10 face.
+unsafe extern "system" fn create_resource<T: Describes, I>(
+    this: *mut ID3D10Device,
+    d: *const T,
     init: *const D3D10_SUBRESOURCE_DATA,
     out: *mut *mut I,
 ) -> HRESULT {
-    // SAFETY: contract.
-    unsafe { clear_out(out) };
-    let desc = match desc.and_then(|d| desc::check(&d, device.feature_level).map(|()| d)) {
-        Ok(d) => d,
-        Err(hr) => return hr,
-    };
-    // SAFETY: pInitialData points at one D3D10_SUBRESOURCE_DATA per subresource (contract).
-    let init = match unsafe {
-        read_init_data(&desc, init, |d| {
-            (d.pSysMem.cast(), d.SysMemPitch, d.SysMemSlicePitch)
-        })
-    } {
-        Ok(init) => init,
-        Err(hr) => return hr,
-    };
-    match device.create_resource(&desc, init.as_deref(), out.is_null()) {
-        // Create*: S_FALSE when the output pointer is NULL and the arguments are valid.
-        Ok(None) => S_FALSE,
-        Ok(Some(res)) => {
-            // SAFETY: just created and not handed out yet.
-            unsafe { resource::make_d3d10(res) };
-            // SAFETY: `out` is non-null here (validation only otherwise) and writable; the new
-            // resource's public reference goes to the caller.
-            unsafe { *out = face::<Resource, I>(res, D3D10_FACE) };
-            S_OK
+    guard(E_FAIL, || {
+        // SAFETY: COM contract.
+        let device = unsafe { dev(this) };
+        // SAFETY: COM contract.
+        let desc = unsafe { read_desc(d, T::resource_desc) };
+        let desc = desc.and_then(|d| desc::check(&d, device.feature_level).map(|()| d));
+        // SAFETY: COM contract for `init` and `out`; `hand_out` gets the resource just created.
+        unsafe {
+            create_resource_into(device, desc, (init, init_data), out, |res| {
+                // SAFETY: just created and not handed out yet.
+                resource::make_d3d10(res);
+                face::<Resource, I>(res, D3D10_FACE)
+            })
         }
-        Err(hr) => hr,
-    }
+    })
 }
 
-/// Reads a description pointer for a `Create*` method.
-///
-/// # Safety
-/// `desc` is null or readable.
-unsafe fn read_desc<T, F>(desc: *const T, translate: F) -> Result<ResourceDesc, HRESULT>
-where
-    F: FnOnce(&T) -> Result<ResourceDesc, HRESULT>,
-{
-    if desc.is_null() {
-        // Create*: pDesc is required.
+/// A `D3D10_QUERY_DESC` as the `D3D11_QUERY_DESC` it stands for: the `D3D10_QUERY` values are
+/// the first eight `D3D11_QUERY` values, with the same meaning.
+fn query_desc(d: &D3D10_QUERY_DESC) -> Result<D3D11_QUERY_DESC, HRESULT> {
+    if !(D3D10_QUERY_EVENT..=D3D10_QUERY_SO_OVERFLOW_PREDICATE).contains(&d.Query) {
+        // D3D10_QUERY: only the defined values (D3D11's per-stream queries do not exist).
         return Err(E_INVALIDARG);
     }
-    // SAFETY: non-null and readable (contract).
-    translate(unsafe { &*desc })
-}
-
-unsafe extern "system" fn create_buffer(
-    this: *mut ID3D10Device,
-    desc: *const D3D10_BUFFER_DESC,
-    init: *const D3D10_SUBRESOURCE_DATA,
-    out: *mut *mut ID3D10Buffer,
-) -> HRESULT {
-    guard(E_FAIL, || {
-        // SAFETY: COM contract for every pointer.
-        unsafe { create_resource_into(dev(this), read_desc(desc, desc::buffer), init, out) }
-    })
-}
-
-unsafe extern "system" fn create_texture1d(
-    this: *mut ID3D10Device,
-    desc: *const D3D10_TEXTURE1D_DESC,
-    init: *const D3D10_SUBRESOURCE_DATA,
-    out: *mut *mut ID3D10Texture1D,
-) -> HRESULT {
-    guard(E_FAIL, || {
-        // SAFETY: COM contract for every pointer.
-        unsafe { create_resource_into(dev(this), read_desc(desc, desc::texture1d), init, out) }
-    })
-}
-
-unsafe extern "system" fn create_texture2d(
-    this: *mut ID3D10Device,
-    desc: *const D3D10_TEXTURE2D_DESC,
-    init: *const D3D10_SUBRESOURCE_DATA,
-    out: *mut *mut ID3D10Texture2D,
-) -> HRESULT {
-    guard(E_FAIL, || {
-        // SAFETY: COM contract for every pointer.
-        unsafe { create_resource_into(dev(this), read_desc(desc, desc::texture2d), init, out) }
-    })
-}
-
-unsafe extern "system" fn create_texture3d(
-    this: *mut ID3D10Device,
-    desc: *const D3D10_TEXTURE3D_DESC,
-    init: *const D3D10_SUBRESOURCE_DATA,
-    out: *mut *mut ID3D10Texture3D,
-) -> HRESULT {
-    guard(E_FAIL, || {
-        // SAFETY: COM contract for every pointer.
-        unsafe { create_resource_into(dev(this), read_desc(desc, desc::texture3d), init, out) }
-    })
+    Ok(same_members!(d => D3D11_QUERY_DESC { Query, MiscFlags }))
 }
 
 unsafe extern "system" fn create_query(
@@ -225,38 +145,20 @@ unsafe extern "system" fn create_query(
     out: *mut *mut ID3D10Query,
 ) -> HRESULT {
     guard(E_FAIL, || {
-        // SAFETY: COM contract.
-        unsafe { clear_out(out) };
-        if desc.is_null() {
-            // CreateQuery: pQueryDesc is required.
-            return E_INVALIDARG;
+        // SAFETY: COM contract for every pointer; `hand_out` gets the query just created.
+        unsafe {
+            create_query_into(dev(this), read_desc(desc, query_desc), out, |q| {
+                // SAFETY: just created and not handed out yet.
+                query::make_d3d10(q);
+                face::<Query, ID3D10Query>(q, D3D10_QUERY_FACE)
+            })
         }
-        // SAFETY: non-null (COM contract).
-        let d = unsafe { *desc };
-        if !(D3D10_QUERY_EVENT..=D3D10_QUERY_SO_OVERFLOW_PREDICATE).contains(&d.Query) {
-            // D3D10_QUERY: only the defined values (D3D11's per-stream queries do not exist).
-            return E_INVALIDARG;
-        }
-        // The D3D10_QUERY values are the first eight D3D11_QUERY values, with the same meaning.
-        if let Err(hr) = Query::validate(d.Query, d.MiscFlags) {
-            return hr;
-        }
-        if out.is_null() {
-            // CreateQuery: S_FALSE when ppQuery is NULL and the description is valid.
-            return S_FALSE;
-        }
-        // SAFETY: COM contract.
-        let q = Query::create(unsafe { dev(this) }, d.Query, d.MiscFlags);
-        // SAFETY: just created and not handed out yet.
-        unsafe { query::make_d3d10(q) };
-        // SAFETY: non-null and writable; the public reference goes to the caller.
-        unsafe { *out = face::<Query, ID3D10Query>(q, super::super::query::D3D10_QUERY_FACE) };
-        S_OK
     })
 }
 
 // ---------------------------------------------------------------------------------------------
-// Resource operations (the device is the immediate context in Direct3D 10)
+// Resource operations: the immediate context's (the device is the immediate context in
+// Direct3D 10)
 
 #[allow(clippy::too_many_arguments)] // The Direct3D method's parameters.
 unsafe extern "system" fn copy_subresource_region_m(
@@ -271,16 +173,11 @@ unsafe extern "system" fn copy_subresource_region_m(
     src_box: *const D3D10_BOX,
 ) {
     guard((), || {
+        // SAFETY: pSrcBox is null or readable (COM contract).
+        let b = unsafe { src_box.as_ref() }.map(desc::texel_box);
         // SAFETY: COM contract.
         let device = unsafe { dev(this) };
-        // A resource that is not this device's (a D3D11 resource included) is not a valid
-        // argument; the method returns nothing, so the call is ignored.
-        let (Some(d), Some(s)) = (own_resource(device, dst), own_resource(device, src)) else {
-            return;
-        };
-        // SAFETY: pSrcBox is null or readable (COM contract).
-        let b = unsafe { src_box.as_ref() }.map(texel_box);
-        copy_subresource_region(&d, dst_sub, x, y, z, &s, src_sub, b.as_ref());
+        copy_subresource_region_of(device, dst, dst_sub, (x, y, z), src, src_sub, b.as_ref());
     })
 }
 
@@ -289,14 +186,8 @@ unsafe extern "system" fn copy_resource_m(
     dst: *mut ID3D10Resource,
     src: *mut ID3D10Resource,
 ) {
-    guard((), || {
-        // SAFETY: COM contract.
-        let device = unsafe { dev(this) };
-        // As CopySubresourceRegion: other devices' resources are ignored.
-        if let (Some(d), Some(s)) = (own_resource(device, dst), own_resource(device, src)) {
-            copy_resource(&d, &s);
-        }
-    })
+    // SAFETY: COM contract.
+    guard((), || copy_resource_of(unsafe { dev(this) }, dst, src))
 }
 
 unsafe extern "system" fn update_subresource(
@@ -309,21 +200,12 @@ unsafe extern "system" fn update_subresource(
     depth_pitch: u32,
 ) {
     guard((), || {
-        // SAFETY: COM contract.
-        let device = unsafe { dev(this) };
-        // As CopySubresourceRegion: other devices' resources are ignored.
-        let Some(r) = own_resource(device, dst) else {
-            return;
-        };
-        if !dst_box.is_null() && r.desc.bind & BIND_CONSTANT_BUFFER != 0 {
-            // UpdateSubresource: for a shader-constant buffer "set pDstBox to NULL. No other
-            // values are valid" (Direct3D 10 updates constant buffers whole).
-            return;
-        }
         // SAFETY: pDstBox is null or readable (COM contract).
-        let b = unsafe { dst_box.as_ref() }.map(texel_box);
-        // SAFETY: pSrcData is readable for the region with these pitches (COM contract).
-        unsafe { r.update(sub, b.as_ref(), data.cast(), row_pitch, depth_pitch) };
+        let b = unsafe { dst_box.as_ref() }.map(desc::texel_box);
+        let pitches = (row_pitch, depth_pitch);
+        // SAFETY: COM contract; pSrcData is readable for the region with these pitches. Direct3D
+        // 10 updates constant buffers whole.
+        unsafe { update_subresource_of(dev(this), dst, sub, b.as_ref(), data, pitches, true) };
     })
 }
 
@@ -337,51 +219,15 @@ unsafe extern "system" fn flush(this: *mut ID3D10Device) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Device state and capabilities
+// Capabilities: D3D11's, less the formats and bits Direct3D 10 does not have
 
-unsafe extern "system" fn get_device_removed_reason(this: *mut ID3D10Device) -> HRESULT {
-    guard(E_FAIL, || {
-        // SAFETY: COM contract.
-        if unsafe { dev(this) }.backend.is_lost() {
-            // GetDeviceRemovedReason: "DXGI_ERROR_DEVICE_REMOVED: the video card has been
-            // physically removed from the system" (a lost Vulkan device).
-            DXGI_ERROR_DEVICE_REMOVED
-        } else {
-            // The device was not removed.
-            S_OK
-        }
-    })
-}
-
-unsafe extern "system" fn set_exception_mode(this: *mut ID3D10Device, flags: u32) -> HRESULT {
-    guard(E_FAIL, || {
-        if flags & !(D3D10_RAISE_FLAG_DRIVER_INTERNAL_ERROR as u32) != 0 {
-            // D3D10_RAISE_FLAG: only D3D10_RAISE_FLAG_DRIVER_INTERNAL_ERROR exists.
-            return E_INVALIDARG;
-        }
-        // SAFETY: COM contract.
-        unsafe { dev(this) }
-            .exception_mode
-            .store(flags, Ordering::Relaxed);
-        S_OK
-    })
-}
-
-unsafe extern "system" fn get_exception_mode(this: *mut ID3D10Device) -> u32 {
-    guard(0, || {
-        // SAFETY: COM contract: `this` is this face of a live object.
-        unsafe { dev(this) }.exception_mode.load(Ordering::Relaxed)
-    })
-}
-
-unsafe extern "system" fn get_creation_flags(this: *mut ID3D10Device) -> u32 {
-    // SAFETY: COM contract.
-    guard(0, || unsafe { dev(this) }.creation_flags)
-}
-
-unsafe extern "system" fn get_feature_level(this: *mut ID3D10Device1) -> D3D10_FEATURE_LEVEL1 {
-    // SAFETY: COM contract. D3D10_FEATURE_LEVEL1 values equal the D3D_FEATURE_LEVEL ones.
-    guard(0, || unsafe { dev(this) }.feature_level)
+/// What a D3D10 device supports of a format.
+fn format_support(device: &Device, format: u32) -> u32 {
+    if desc::format_allowed(format) {
+        device.format_support(format) & desc::D3D10_FORMAT_SUPPORT_ALL
+    } else {
+        0
+    }
 }
 
 unsafe extern "system" fn check_format_support(
@@ -389,26 +235,8 @@ unsafe extern "system" fn check_format_support(
     fmt: DXGI_FORMAT,
     out: *mut u32,
 ) -> HRESULT {
-    guard(E_FAIL, || {
-        if out.is_null() {
-            // CheckFormatSupport: pFormatSupport is required.
-            return E_INVALIDARG;
-        }
-        let bits = if desc::format_allowed(fmt as u32) {
-            // SAFETY: COM contract.
-            unsafe { dev(this) }.format_support(fmt as u32) & desc::D3D10_FORMAT_SUPPORT_ALL
-        } else {
-            0
-        };
-        // SAFETY: non-null and writable (COM contract).
-        unsafe { *out = bits };
-        // CheckFormatSupport: "E_FAIL if the format is not supported" by the device.
-        if bits == 0 {
-            E_FAIL
-        } else {
-            S_OK
-        }
-    })
+    // SAFETY: COM contract.
+    unsafe { check_format_support_with::<_, DO>(this, fmt, out, format_support) }
 }
 
 unsafe extern "system" fn check_counter_info(
@@ -428,25 +256,8 @@ unsafe extern "system" fn check_multisample_quality_levels(
     count: u32,
     out: *mut u32,
 ) -> HRESULT {
-    guard(E_FAIL, || {
-        if out.is_null() {
-            // CheckMultisampleQualityLevels: pNumQualityLevels is required.
-            return E_INVALIDARG;
-        }
-        // SAFETY: non-null and writable (COM contract).
-        unsafe { *out = 0 };
-        if count == 0 || count > 32 {
-            // "E_FAIL if SampleCount is 0 or greater than D3D10_MAX_MULTISAMPLE_SAMPLE_COUNT (32)".
-            return E_FAIL;
-        }
-        if !desc::format_allowed(fmt as u32) {
-            // A format the device lacks has no quality levels.
-            return S_OK;
-        }
-        // SAFETY: as above. 0 levels: the combination is not supported.
-        unsafe { *out = multisample_quality_levels(fmt as u32, count) };
-        S_OK
-    })
+    // SAFETY: COM contract.
+    unsafe { check_multisample_quality_levels_with(fmt, count, out, desc::format_allowed) }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -125,24 +125,28 @@ pub unsafe extern "system" fn D3D10CreateDevice(
     })
 }
 
-/// A swap chain needs an output, which this headless runtime does not have.
+/// The body of the `...AndSwapChain` entry points: `create` makes the device when no swap chain
+/// is asked for; a swap chain needs an output, which this headless runtime does not have.
 ///
 /// # Safety
 /// `pSwapChainDesc` is null or readable; the out pointers are null or writable.
-unsafe fn refuse_swap_chain<I>(
+unsafe fn without_swap_chain<I>(
     desc: *mut DXGI_SWAP_CHAIN_DESC,
     swap_chain: *mut *mut IDXGISwapChain,
     device: *mut *mut I,
-) -> Option<HRESULT> {
-    // SAFETY: null or writable (contract).
-    unsafe { clear_out(swap_chain) };
-    if desc.is_null() && swap_chain.is_null() {
-        return None;
-    }
-    // SAFETY: null or writable (contract).
-    unsafe { clear_out(device) };
-    // No output can present here (IDXGIFactory::CreateSwapChain answers the same).
-    Some(DXGI_ERROR_UNSUPPORTED)
+    create: impl FnOnce() -> HRESULT,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        // SAFETY: null or writable (contract).
+        unsafe { clear_out(swap_chain) };
+        if desc.is_null() && swap_chain.is_null() {
+            return create();
+        }
+        // SAFETY: null or writable (contract).
+        unsafe { clear_out(device) };
+        // No output can present here (IDXGIFactory::CreateSwapChain answers the same).
+        DXGI_ERROR_UNSUPPORTED
+    })
 }
 
 /// `D3D10CreateDevice` plus a swap chain: without a swap-chain request (both `pSwapChainDesc` and
@@ -161,14 +165,12 @@ pub unsafe extern "system" fn D3D10CreateDeviceAndSwapChain(
     ppSwapChain: *mut *mut IDXGISwapChain,
     ppDevice: *mut *mut ID3D10Device,
 ) -> HRESULT {
-    guard(E_FAIL, || {
-        // SAFETY: contract.
-        if let Some(hr) = unsafe { refuse_swap_chain(pSwapChainDesc, ppSwapChain, ppDevice) } {
-            return hr;
-        }
-        // SAFETY: same contract.
-        unsafe { D3D10CreateDevice(pAdapter, DriverType, Software, Flags, SDKVersion, ppDevice) }
-    })
+    // SAFETY: contract (and the same contract for the device).
+    unsafe {
+        without_swap_chain(pSwapChainDesc, ppSwapChain, ppDevice, || {
+            D3D10CreateDevice(pAdapter, DriverType, Software, Flags, SDKVersion, ppDevice)
+        })
+    }
 }
 
 /// Creates a Direct3D 10.1 device at `HardwareLevel` (10_0 or 10_1; the 9_x levels answer
@@ -225,22 +227,13 @@ pub unsafe extern "system" fn D3D10CreateDeviceAndSwapChain1(
     ppSwapChain: *mut *mut IDXGISwapChain,
     ppDevice: *mut *mut ID3D10Device1,
 ) -> HRESULT {
-    guard(E_FAIL, || {
-        // SAFETY: contract.
-        if let Some(hr) = unsafe { refuse_swap_chain(pSwapChainDesc, ppSwapChain, ppDevice) } {
-            return hr;
-        }
-        // SAFETY: same contract.
-        unsafe {
+    // SAFETY: contract (and the same contract for the device).
+    unsafe {
+        without_swap_chain(pSwapChainDesc, ppSwapChain, ppDevice, || {
+            let level = HardwareLevel;
             D3D10CreateDevice1(
-                pAdapter,
-                DriverType,
-                Software,
-                Flags,
-                HardwareLevel,
-                SDKVersion,
-                ppDevice,
+                pAdapter, DriverType, Software, Flags, level, SDKVersion, ppDevice,
             )
-        }
-    })
+        })
+    }
 }

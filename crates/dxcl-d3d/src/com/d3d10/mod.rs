@@ -6,7 +6,9 @@
 //! D3D10 face set. Setting the face makes the object a D3D10 object: it answers `IUnknown` (with
 //! its D3D10 face), its D3D10 interfaces, DXGI and dxcl's interop interfaces, and `E_NOINTERFACE`
 //! for D3D11 interfaces; D3D11 objects never answer D3D10 interfaces. Reference counting, device
-//! holding and the resource operations are the D3D11 objects' own.
+//! holding and the resource operations are the D3D11 objects' own: a D3D10 method is the D3D11
+//! body (generic over the face, or called in one line), and only what differs is written here:
+//! D3D10's descriptions, enums and stricter rules.
 //!
 //! - [`exports`]: `D3D10CreateDevice`, `D3D10CreateDeviceAndSwapChain`, `D3D10CreateDevice1`,
 //!   `D3D10CreateDeviceAndSwapChain1` (feature levels 10_0 and 10_1; 9_x answers `E_NOTIMPL`);
@@ -23,9 +25,7 @@ pub mod query;
 pub mod resource;
 
 use super::abi::*;
-use super::device::{Device, DeviceChild, D3D10_DEVICE_FACE};
-use super::guard::guard;
-use super::object::{hand_out, object};
+use super::shared::{child_get_device_face, DeviceChild, D3D10_DEVICE_FACE};
 
 /// `ID3D10DeviceChild::GetDevice` of face `OFF` of a `T`: the D3D10 face of its device, with a
 /// new reference.
@@ -36,14 +36,6 @@ pub unsafe extern "system" fn child_get_device10<T: DeviceChild, I, const OFF: u
     this: *mut I,
     out: *mut *mut ID3D10Device,
 ) {
-    guard((), || {
-        if out.is_null() {
-            return;
-        }
-        // SAFETY: function contract.
-        let obj = unsafe { object::<T, I>(this, OFF) };
-        let device: &Device = obj.device();
-        // SAFETY: non-null and writable (contract); the device's D3D10 face is set (contract).
-        unsafe { hand_out(device, D3D10_DEVICE_FACE, out) };
-    })
+    // SAFETY: function contract.
+    unsafe { child_get_device_face::<T, I, _, OFF, D3D10_DEVICE_FACE>(this, out) }
 }

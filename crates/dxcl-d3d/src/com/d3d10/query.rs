@@ -6,7 +6,7 @@ use std::ptr;
 use super::super::abi::*;
 use super::super::guard::guard;
 use super::super::object::*;
-use super::super::query::{Query, D3D10_QUERY_FACE};
+use super::super::query::{query_get_data_size, query_get_desc, Query, D3D10_QUERY_FACE};
 use super::child_get_device10;
 
 type Q = Query;
@@ -24,7 +24,7 @@ static QUERY_VTBL: ID3D10QueryVtbl = ID3D10QueryVtbl {
         Begin: begin,
         End: end,
         GetData: get_data,
-        GetDataSize: get_data_size,
+        GetDataSize: query_get_data_size::<ID3D10Asynchronous, QO>,
     },
     GetDesc: get_desc,
 };
@@ -68,24 +68,8 @@ unsafe extern "system" fn get_data(
     })
 }
 
-unsafe extern "system" fn get_data_size(this: *mut ID3D10Asynchronous) -> u32 {
-    // SAFETY: COM contract.
-    guard(0, || unsafe { query(this) }.data_size())
-}
-
 unsafe extern "system" fn get_desc(this: *mut ID3D10Query, out: *mut D3D10_QUERY_DESC) {
-    guard((), || {
-        if out.is_null() {
-            return;
-        }
-        // SAFETY: COM contract.
-        let q = unsafe { query(this) };
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D10_QUERY_DESC {
-                Query: q.kind,
-                MiscFlags: q.misc,
-            }
-        };
-    })
+    let describe = |Query, MiscFlags| D3D10_QUERY_DESC { Query, MiscFlags };
+    // SAFETY: COM contract. The D3D10_QUERY values are D3D11's first eight.
+    unsafe { query_get_desc::<_, _, QO>(this, out, describe) }
 }

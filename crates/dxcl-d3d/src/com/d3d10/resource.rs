@@ -3,14 +3,17 @@
 //! rules, plus D3D10's limit of `WRITE_NO_OVERWRITE` to vertex and index buffers.
 
 use std::ptr;
-use std::sync::atomic::Ordering;
 
 use super::super::abi::*;
+use super::super::desc as desc11;
 use super::super::guard::guard;
 use super::super::object::*;
-use super::super::resource::{resource_dimension, Mapped, Resource, D3D10_FACE};
+use super::super::resource::{
+    get_desc, resource_get_eviction_priority, resource_get_type, resource_set_eviction_priority,
+    Mapped, Resource, D3D10_FACE,
+};
 use super::child_get_device10;
-use super::desc::misc_to_d3d10;
+use super::desc;
 use crate::core::flags::{BIND_CONSTANT_BUFFER, BIND_INDEX_BUFFER, BIND_VERTEX_BUFFER};
 use crate::core::Dimension;
 
@@ -26,9 +29,9 @@ const fn resource_base() -> ID3D10ResourceVtbl {
             SetPrivateData: set_private_data::<R, ID3D10DeviceChild, RO>,
             SetPrivateDataInterface: set_private_data_interface::<R, ID3D10DeviceChild, RO>,
         },
-        GetType: get_type,
-        SetEvictionPriority: set_eviction_priority,
-        GetEvictionPriority: get_eviction_priority,
+        GetType: resource_get_type::<ID3D10Resource, RO>,
+        SetEvictionPriority: resource_set_eviction_priority::<ID3D10Resource, RO>,
+        GetEvictionPriority: resource_get_eviction_priority::<ID3D10Resource, RO>,
     }
 }
 
@@ -96,38 +99,34 @@ fn map(r: &Resource, sub: u32, map_type: D3D10_MAP, flags: u32) -> Result<Mapped
     r.map(sub, map_type as u32, flags)
 }
 
-unsafe extern "system" fn get_type(this: *mut ID3D10Resource, out: *mut D3D10_RESOURCE_DIMENSION) {
-    guard((), || {
-        if !out.is_null() {
-            // SAFETY: COM contract; non-null and writable. D3D10_RESOURCE_DIMENSION has the
-            // D3D11 values.
-            unsafe {
-                *out = resource_dimension(res(this).desc.dimension) as D3D10_RESOURCE_DIMENSION
-            };
+/// The body of the four `Map` methods: maps and writes the mapping, as `write` shapes it, to the
+/// required `out` (`write(None)` on failure).
+///
+/// # Safety
+/// `this` is the D3D10 face of a live resource; `out` is null or writable.
+unsafe fn map_into<I, T>(
+    this: *mut I,
+    (sub, map_type, flags): (u32, D3D10_MAP, u32),
+    out: *mut T,
+    write: fn(Option<Mapped>) -> T,
+) -> HRESULT {
+    guard(E_FAIL, || {
+        if out.is_null() {
+            // ID3D10Buffer/Texture*::Map: ppData / pMappedTex*D is required.
+            return E_INVALIDARG;
         }
+        // SAFETY: function contract.
+        let result = map(unsafe { res(this) }, sub, map_type, flags);
+        // SAFETY: non-null and writable (contract).
+        unsafe { *out = write(result.ok()) };
+        result.err().unwrap_or(S_OK)
     })
 }
 
-unsafe extern "system" fn set_eviction_priority(this: *mut ID3D10Resource, p: u32) {
-    guard((), || {
-        // SAFETY: COM contract: `this` is this face of a live object.
-        unsafe { res(this) }
-            .eviction_priority
-            .store(p, Ordering::Relaxed)
-    })
+/// `pData` of a mapping (null: none).
+fn data(m: &Option<Mapped>) -> *mut c_void {
+    m.map_or(ptr::null_mut(), |m| m.data.cast())
 }
-
-unsafe extern "system" fn get_eviction_priority(this: *mut ID3D10Resource) -> u32 {
-    guard(0, || {
-        // SAFETY: COM contract: `this` is this face of a live object.
-        unsafe { res(this) }
-            .eviction_priority
-            .load(Ordering::Relaxed)
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Map / Unmap
 
 unsafe extern "system" fn buffer_map(
     this: *mut ID3D10Buffer,
@@ -135,26 +134,8 @@ unsafe extern "system" fn buffer_map(
     flags: u32,
     out: *mut *mut c_void,
 ) -> HRESULT {
-    guard(E_FAIL, || {
-        if out.is_null() {
-            // ID3D10Buffer::Map: ppData is required.
-            return E_INVALIDARG;
-        }
-        // SAFETY: COM contract.
-        let result = map(unsafe { res(this) }, 0, map_type, flags);
-        let (data, hr) = match result {
-            Ok(m) => (m.data.cast(), S_OK),
-            Err(hr) => (ptr::null_mut(), hr),
-        };
-        // SAFETY: non-null and writable (COM contract).
-        unsafe { *out = data };
-        hr
-    })
-}
-
-unsafe extern "system" fn buffer_unmap(this: *mut ID3D10Buffer) {
     // SAFETY: COM contract.
-    guard((), || unsafe { res(this) }.unmap(0))
+    unsafe { map_into(this, (0, map_type, flags), out, |m| data(&m)) }
 }
 
 unsafe extern "system" fn texture1d_map(
@@ -164,20 +145,8 @@ unsafe extern "system" fn texture1d_map(
     flags: u32,
     out: *mut *mut c_void,
 ) -> HRESULT {
-    guard(E_FAIL, || {
-        if out.is_null() {
-            // ID3D10Texture1D::Map: ppData is required.
-            return E_INVALIDARG;
-        }
-        // SAFETY: COM contract.
-        let (data, hr) = match map(unsafe { res(this) }, sub, map_type, flags) {
-            Ok(m) => (m.data.cast(), S_OK),
-            Err(hr) => (ptr::null_mut(), hr),
-        };
-        // SAFETY: non-null and writable (COM contract).
-        unsafe { *out = data };
-        hr
-    })
+    // SAFETY: COM contract.
+    unsafe { map_into(this, (sub, map_type, flags), out, |m| data(&m)) }
 }
 
 unsafe extern "system" fn texture2d_map(
@@ -187,27 +156,15 @@ unsafe extern "system" fn texture2d_map(
     flags: u32,
     out: *mut D3D10_MAPPED_TEXTURE2D,
 ) -> HRESULT {
-    guard(E_FAIL, || {
-        if out.is_null() {
-            // ID3D10Texture2D::Map: pMappedTex2D is required.
-            return E_INVALIDARG;
-        }
-        // SAFETY: COM contract.
-        let result = map(unsafe { res(this) }, sub, map_type, flags);
-        let m = result.unwrap_or(Mapped {
-            data: ptr::null_mut(),
-            row_pitch: 0,
-            depth_pitch: 0,
-        });
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D10_MAPPED_TEXTURE2D {
-                pData: m.data.cast(),
-                RowPitch: m.row_pitch,
+    // SAFETY: COM contract.
+    unsafe {
+        map_into(this, (sub, map_type, flags), out, |m| {
+            D3D10_MAPPED_TEXTURE2D {
+                pData: data(&m),
+                RowPitch: m.map_or(0, |m| m.row_pitch),
             }
-        };
-        result.err().unwrap_or(S_OK)
-    })
+        })
+    }
 }
 
 unsafe extern "system" fn texture3d_map(
@@ -217,28 +174,21 @@ unsafe extern "system" fn texture3d_map(
     flags: u32,
     out: *mut D3D10_MAPPED_TEXTURE3D,
 ) -> HRESULT {
-    guard(E_FAIL, || {
-        if out.is_null() {
-            // ID3D10Texture3D::Map: pMappedTex3D is required.
-            return E_INVALIDARG;
-        }
-        // SAFETY: COM contract.
-        let result = map(unsafe { res(this) }, sub, map_type, flags);
-        let m = result.unwrap_or(Mapped {
-            data: ptr::null_mut(),
-            row_pitch: 0,
-            depth_pitch: 0,
-        });
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D10_MAPPED_TEXTURE3D {
-                pData: m.data.cast(),
-                RowPitch: m.row_pitch,
-                DepthPitch: m.depth_pitch,
+    // SAFETY: COM contract.
+    unsafe {
+        map_into(this, (sub, map_type, flags), out, |m| {
+            D3D10_MAPPED_TEXTURE3D {
+                pData: data(&m),
+                RowPitch: m.map_or(0, |m| m.row_pitch),
+                DepthPitch: m.map_or(0, |m| m.depth_pitch),
             }
-        };
-        result.err().unwrap_or(S_OK)
-    })
+        })
+    }
+}
+
+unsafe extern "system" fn buffer_unmap(this: *mut ID3D10Buffer) {
+    // SAFETY: COM contract.
+    guard((), || unsafe { res(this) }.unmap(0))
 }
 
 /// `ID3D10Texture*::Unmap(Subresource)`: ignored for a subresource that is not mapped.
@@ -248,108 +198,37 @@ unsafe extern "system" fn texture_unmap<I>(this: *mut I, sub: u32) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GetDesc
+// GetDesc: D3D11's, as D3D10's description
 
 unsafe extern "system" fn buffer_get_desc(this: *mut ID3D10Buffer, out: *mut D3D10_BUFFER_DESC) {
-    guard((), || {
-        if out.is_null() {
-            return;
-        }
-        // SAFETY: COM contract.
-        let d = unsafe { res(this) }.desc;
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D10_BUFFER_DESC {
-                ByteWidth: d.width,
-                Usage: d.usage as D3D10_USAGE,
-                BindFlags: d.bind,
-                CPUAccessFlags: d.cpu_access,
-                MiscFlags: misc_to_d3d10(d.misc),
-            }
-        };
-    })
+    let describe = |d: &_| desc::buffer_to_d3d10(desc11::buffer_desc(d));
+    // SAFETY: COM contract.
+    unsafe { get_desc::<_, _, RO>(this, out, describe) }
 }
 
 unsafe extern "system" fn texture1d_get_desc(
     this: *mut ID3D10Texture1D,
     out: *mut D3D10_TEXTURE1D_DESC,
 ) {
-    guard((), || {
-        if out.is_null() {
-            return;
-        }
-        // SAFETY: COM contract.
-        let d = unsafe { res(this) }.desc;
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D10_TEXTURE1D_DESC {
-                Width: d.width,
-                MipLevels: d.mip_levels,
-                ArraySize: d.array_size,
-                Format: d.format as DXGI_FORMAT,
-                Usage: d.usage as D3D10_USAGE,
-                BindFlags: d.bind,
-                CPUAccessFlags: d.cpu_access,
-                MiscFlags: misc_to_d3d10(d.misc),
-            }
-        };
-    })
+    let describe = |d: &_| desc::texture1d_to_d3d10(desc11::texture1d_desc(d));
+    // SAFETY: COM contract.
+    unsafe { get_desc::<_, _, RO>(this, out, describe) }
 }
 
 unsafe extern "system" fn texture2d_get_desc(
     this: *mut ID3D10Texture2D,
     out: *mut D3D10_TEXTURE2D_DESC,
 ) {
-    guard((), || {
-        if out.is_null() {
-            return;
-        }
-        // SAFETY: COM contract.
-        let d = unsafe { res(this) }.desc;
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D10_TEXTURE2D_DESC {
-                Width: d.width,
-                Height: d.height,
-                MipLevels: d.mip_levels,
-                ArraySize: d.array_size,
-                Format: d.format as DXGI_FORMAT,
-                SampleDesc: DXGI_SAMPLE_DESC {
-                    Count: d.sample_count,
-                    Quality: d.sample_quality,
-                },
-                Usage: d.usage as D3D10_USAGE,
-                BindFlags: d.bind,
-                CPUAccessFlags: d.cpu_access,
-                MiscFlags: misc_to_d3d10(d.misc),
-            }
-        };
-    })
+    let describe = |d: &_| desc::texture2d_to_d3d10(desc11::texture2d_desc(d));
+    // SAFETY: COM contract.
+    unsafe { get_desc::<_, _, RO>(this, out, describe) }
 }
 
 unsafe extern "system" fn texture3d_get_desc(
     this: *mut ID3D10Texture3D,
     out: *mut D3D10_TEXTURE3D_DESC,
 ) {
-    guard((), || {
-        if out.is_null() {
-            return;
-        }
-        // SAFETY: COM contract.
-        let d = unsafe { res(this) }.desc;
-        // SAFETY: non-null and writable (COM contract).
-        unsafe {
-            *out = D3D10_TEXTURE3D_DESC {
-                Width: d.width,
-                Height: d.height,
-                Depth: d.depth,
-                MipLevels: d.mip_levels,
-                Format: d.format as DXGI_FORMAT,
-                Usage: d.usage as D3D10_USAGE,
-                BindFlags: d.bind,
-                CPUAccessFlags: d.cpu_access,
-                MiscFlags: misc_to_d3d10(d.misc),
-            }
-        };
-    })
+    let describe = |d: &_| desc::texture3d_to_d3d10(desc11::texture3d_desc(d));
+    // SAFETY: COM contract.
+    unsafe { get_desc::<_, _, RO>(this, out, describe) }
 }

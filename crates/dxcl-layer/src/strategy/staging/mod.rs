@@ -30,9 +30,10 @@ use super::{create_plain, made, release_mem, Decision, HandOff, Made, Request, S
 use crate::cl::{check, down, events, reaper};
 use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
+use crate::d3d::device_lock::DeviceLock;
 use crate::d3d::interop::{self, Interop};
 use crate::d3d::packed::Piece;
-use crate::d3d::staging::{DeviceLock, Place, Staging};
+use crate::d3d::staging_resource::{Place, Staging};
 use shadow::Shadow;
 
 mod shadow;

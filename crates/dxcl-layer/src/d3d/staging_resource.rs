@@ -5,30 +5,25 @@
 //! Standard COM calls only: D3D11 through the device's immediate context (CopySubresourceRegion,
 //! Map, Unmap); D3D10 through the device (CopySubresourceRegion) and the resource's own Map/Unmap.
 //!
-//! Threads: the D3D11 immediate context is not thread-safe, and acquires and releases may run on
-//! any number of application threads at once. All of the layer's Direct3D work on one device
-//! therefore runs under one lock per device ([`DeviceLock`]), so the layer never overlaps itself.
-//! The application's own calls on other threads are its side of the contract (the layer README's
-//! threading paragraph). D3D10 devices are thread-safe unless created
-//! `D3D10_CREATE_DEVICE_SINGLETHREADED`; their work takes the same lock, which costs nothing of
-//! note and covers that case.
+//! Threads: all of the layer's Direct3D work on one device runs under one lock per device
+//! ([`DeviceLock`]).
+
+use std::ffi::c_void;
+use std::ptr;
 
 use dxcl_abi::{
     ID3D10Buffer, ID3D10Device, ID3D10Resource, ID3D10Texture2D, ID3D10Texture3D, ID3D11Device,
-    ID3D11DeviceContext, ID3D11Resource, D3D10_BUFFER_DESC, D3D10_CPU_ACCESS_READ,
-    D3D10_CPU_ACCESS_WRITE, D3D10_MAP, D3D10_MAPPED_TEXTURE2D, D3D10_MAPPED_TEXTURE3D,
-    D3D10_MAP_READ, D3D10_MAP_WRITE, D3D10_TEXTURE2D_DESC, D3D10_TEXTURE3D_DESC,
-    D3D10_USAGE_DEFAULT, D3D10_USAGE_STAGING, D3D11_BUFFER_DESC, D3D11_CPU_ACCESS_READ,
-    D3D11_CPU_ACCESS_WRITE, D3D11_MAPPED_SUBRESOURCE, D3D11_MAP_READ, D3D11_MAP_WRITE,
-    D3D11_TEXTURE2D_DESC, D3D11_TEXTURE3D_DESC, D3D11_USAGE_DEFAULT, D3D11_USAGE_STAGING,
-    DXGI_SAMPLE_DESC, E_FAIL, HRESULT, SUCCEEDED,
+    ID3D11DeviceContext, ID3D11Resource, IDxclInteropDevice, Interface, D3D10_BUFFER_DESC,
+    D3D10_CPU_ACCESS_READ, D3D10_CPU_ACCESS_WRITE, D3D10_MAP, D3D10_MAPPED_TEXTURE2D,
+    D3D10_MAPPED_TEXTURE3D, D3D10_MAP_READ, D3D10_MAP_WRITE, D3D10_TEXTURE2D_DESC,
+    D3D10_TEXTURE3D_DESC, D3D10_USAGE_DEFAULT, D3D10_USAGE_STAGING, D3D11_BUFFER_DESC,
+    D3D11_CPU_ACCESS_READ, D3D11_CPU_ACCESS_WRITE, D3D11_MAPPED_SUBRESOURCE, D3D11_MAP_READ,
+    D3D11_MAP_WRITE, D3D11_TEXTURE2D_DESC, D3D11_TEXTURE3D_DESC, D3D11_USAGE_DEFAULT,
+    D3D11_USAGE_STAGING, DXGI_SAMPLE_DESC, E_FAIL, HRESULT, SUCCEEDED,
 };
 
-use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
-use std::thread::ThreadId;
-
 use super::com::ComPtr;
+use super::device_lock::DeviceLock;
 use super::host_copy::HostCopy;
 use super::interop::Interop;
 use super::multithread::Multithread;
@@ -65,124 +60,314 @@ fn ok(hr: HRESULT) -> Result<(), D3dError> {
     }
 }
 
-/// The version-specific objects of one shared subresource.
-enum Api {
-    D3D11 {
-        /// The shared resource (borrowed: the memory object's entry holds the reference).
-        resource: ComPtr<ID3D11Resource>,
-        context: ComPtr<ID3D11DeviceContext>,
-        staging: ComPtr<ID3D11Resource>,
-    },
-    D3D10 {
-        resource: ComPtr<ID3D10Resource>,
-        device: ComPtr<ID3D10Device>,
-        staging: Staging10,
-    },
+/// The calls whose vtables differ between Direct3D 11 and 10: the staging copy's one seam. Each
+/// operation of [`Staging`] is written once, over it ([`Objects`], [`open`]).
+trait Version: 'static {
+    const VERSION: D3dVersion;
+    /// The resource interface (of the shared resource and of the staging one).
+    type Resource: Interface;
+    type Device: Interface;
+    /// What copies: the D3D11 immediate context, the D3D10 device.
+    type Copier: Interface;
+    /// The staging resource as it maps (D3D10 maps through the resource's own interface).
+    type Staging: Send + Sync;
+
+    fn device(resource: &ComPtr<Self::Resource>) -> Option<ComPtr<Self::Device>>;
+    fn copier(device: &ComPtr<Self::Device>) -> Result<ComPtr<Self::Copier>, D3dError>;
+    /// A staging resource of one mip level's extent, where `place` says.
+    fn create_staging(
+        device: &ComPtr<Self::Device>,
+        kind: ResourceKind,
+        format: i32,
+        extent: (u32, u32, u32),
+        place: Place,
+    ) -> Result<Self::Staging, D3dError>;
+    /// The staging resource as a resource.
+    fn resource(staging: &Self::Staging) -> *mut Self::Resource;
+    /// A new counted reference to the staging resource.
+    fn reference(staging: &Self::Staging) -> ComPtr;
+    /// `CopySubresourceRegion` of a whole subresource to the origin of another.
+    ///
+    /// # Safety
+    /// `copier` is live; both resources are live, of its device, and their subresources have one
+    /// extent and format.
+    unsafe fn copy(
+        copier: *mut Self::Copier,
+        dst: (*mut Self::Resource, u32),
+        src: (*mut Self::Resource, u32),
+    );
+    /// Maps subresource 0 of the staging resource: `(pData, RowPitch, DepthPitch)`, 0 for a pitch
+    /// the API does not give.
+    ///
+    /// # Safety
+    /// `copier` and `staging` are live; the staging resource has CPU read and write access and is
+    /// not mapped.
+    unsafe fn map(
+        copier: *mut Self::Copier,
+        staging: &Self::Staging,
+        write: bool,
+    ) -> Result<(*mut c_void, u32, u32), D3dError>;
+    /// # Safety
+    /// As [`Version::map`], with the staging resource mapped.
+    unsafe fn unmap(copier: *mut Self::Copier, staging: &Self::Staging);
 }
 
-/// A D3D10 staging resource: D3D10 maps through the resource's own interface, whose `Map`
-/// differs per kind.
+/// The objects of one shared subresource.
+struct Objects<V: Version> {
+    /// The shared resource (borrowed: the memory object's entry holds the reference).
+    resource: ComPtr<V::Resource>,
+    copier: ComPtr<V::Copier>,
+    staging: V::Staging,
+}
+
+/// What [`Staging`] asks of its objects, whatever the version.
+trait Api: Send + Sync {
+    fn resource_reference(&self) -> Option<ComPtr>;
+    fn staging_resource(&self) -> ComPtr;
+    /// Between subresource `sub` of the shared resource and the staging resource.
+    fn copy(&self, sub: u32, to_resource: bool);
+    fn map(&self, write: bool) -> Result<(*mut c_void, u32, u32), D3dError>;
+    fn unmap(&self);
+}
+
+impl<V: Version> Api for Objects<V> {
+    fn resource_reference(&self) -> Option<ComPtr> {
+        self.resource.query()
+    }
+
+    fn staging_resource(&self) -> ComPtr {
+        V::reference(&self.staging)
+    }
+
+    fn copy(&self, sub: u32, to_resource: bool) {
+        let (resource, staging) = (
+            (self.resource.as_ptr(), sub),
+            (V::resource(&self.staging), 0),
+        );
+        let (dst, src) = if to_resource {
+            (resource, staging)
+        } else {
+            (staging, resource)
+        };
+        // SAFETY: the live copier of the resource's device; both resources are live, and the
+        // staging resource has the subresource's extent and format.
+        unsafe { V::copy(self.copier.as_ptr(), dst, src) };
+    }
+
+    fn map(&self, write: bool) -> Result<(*mut c_void, u32, u32), D3dError> {
+        // SAFETY: the live copier and our live staging resource, made with CPU read and write
+        // access; the layer maps it once at a time (under the device lock) and unmaps it after.
+        unsafe { V::map(self.copier.as_ptr(), &self.staging, write) }
+    }
+
+    fn unmap(&self) {
+        // SAFETY: as in `map`, after a successful map.
+        unsafe { V::unmap(self.copier.as_ptr(), &self.staging) };
+    }
+}
+
+/// What [`open`] gives: the objects, the device's lock and the device's interop interface.
+type Opened = (Box<dyn Api>, DeviceLock, Option<ComPtr<IDxclInteropDevice>>);
+
+/// The objects of one subresource of `resource`, its device's lock (`foreign`: a device without
+/// dxcl's interop interface, whose own multithread lock the device lock takes first) and its
+/// device.
+fn open<V: Version>(
+    version: D3dVersion,
+    resource: ComPtr<V::Resource>,
+    (kind, format): (ResourceKind, i32),
+    extent: (u32, u32, u32),
+    place: Place,
+    foreign: bool,
+) -> Result<Opened, D3dError> {
+    debug_assert_eq!(version, V::VERSION);
+    let device = V::device(&resource).ok_or(D3dError(E_FAIL))?;
+    let copier = V::copier(&device)?;
+    let multithread = foreign.then(|| Multithread::of(&copier)).flatten();
+    let device_lock = DeviceLock::of(device.identity(), multithread);
+    let staging = V::create_staging(&device, kind, format, extent, place)?;
+    let objects = Objects::<V> {
+        resource,
+        copier,
+        staging,
+    };
+    Ok((Box::new(objects), device_lock, device.query()))
+}
+
+/// Direct3D 11: copies, maps and unmaps through the immediate context.
+struct D3d11;
+
+impl Version for D3d11 {
+    const VERSION: D3dVersion = D3dVersion::D3D11;
+    type Resource = ID3D11Resource;
+    type Device = ID3D11Device;
+    type Copier = ID3D11DeviceContext;
+    type Staging = ComPtr<ID3D11Resource>;
+
+    fn device(resource: &ComPtr<ID3D11Resource>) -> Option<ComPtr<ID3D11Device>> {
+        device11(resource)
+    }
+
+    fn copier(device: &ComPtr<ID3D11Device>) -> Result<ComPtr<ID3D11DeviceContext>, D3dError> {
+        immediate_context(device)
+    }
+
+    fn create_staging(
+        device: &ComPtr<ID3D11Device>,
+        kind: ResourceKind,
+        format: i32,
+        extent: (u32, u32, u32),
+        place: Place,
+    ) -> Result<ComPtr<ID3D11Resource>, D3dError> {
+        create_staging11(device, kind, format, extent, place)
+    }
+
+    fn resource(staging: &ComPtr<ID3D11Resource>) -> *mut ID3D11Resource {
+        staging.as_ptr()
+    }
+
+    fn reference(staging: &ComPtr<ID3D11Resource>) -> ComPtr {
+        staging.clone().upcast()
+    }
+
+    unsafe fn copy(
+        c: *mut ID3D11DeviceContext,
+        (dst, dst_sub): (*mut ID3D11Resource, u32),
+        (src, src_sub): (*mut ID3D11Resource, u32),
+    ) {
+        // SAFETY: the caller's contract.
+        let copy = unsafe { (*(*c).lpVtbl).CopySubresourceRegion };
+        // SAFETY: the caller's contract; no source box (the whole subresource).
+        unsafe { copy(c, dst, dst_sub, 0, 0, 0, src, src_sub, ptr::null()) };
+    }
+
+    unsafe fn map(
+        c: *mut ID3D11DeviceContext,
+        staging: &ComPtr<ID3D11Resource>,
+        write: bool,
+    ) -> Result<(*mut c_void, u32, u32), D3dError> {
+        let map_type = if write {
+            D3D11_MAP_WRITE
+        } else {
+            D3D11_MAP_READ
+        };
+        let mut m = D3D11_MAPPED_SUBRESOURCE::default();
+        // SAFETY: the caller's contract; `m` is a valid out struct.
+        ok(unsafe { ((*(*c).lpVtbl).Map)(c, staging.as_ptr(), 0, map_type, 0, &mut m) })?;
+        Ok((m.pData, m.RowPitch, m.DepthPitch))
+    }
+
+    unsafe fn unmap(c: *mut ID3D11DeviceContext, staging: &ComPtr<ID3D11Resource>) {
+        // SAFETY: the caller's contract.
+        unsafe { ((*(*c).lpVtbl).Unmap)(c, staging.as_ptr(), 0) };
+    }
+}
+
+/// Direct3D 10: copies through the device; maps and unmaps through the staging resource's own
+/// interface, whose `Map` differs per kind.
+struct D3d10;
+
+/// A D3D10 staging resource, by kind.
 enum Staging10 {
     Buffer(ComPtr<ID3D10Buffer>),
     Texture2D(ComPtr<ID3D10Texture2D>),
     Texture3D(ComPtr<ID3D10Texture3D>),
 }
 
-impl Staging10 {
-    fn resource(&self) -> *mut ID3D10Resource {
-        match self {
+impl Version for D3d10 {
+    const VERSION: D3dVersion = D3dVersion::D3D10;
+    type Resource = ID3D10Resource;
+    type Device = ID3D10Device;
+    type Copier = ID3D10Device;
+    type Staging = Staging10;
+
+    fn device(resource: &ComPtr<ID3D10Resource>) -> Option<ComPtr<ID3D10Device>> {
+        device10(resource)
+    }
+
+    fn copier(device: &ComPtr<ID3D10Device>) -> Result<ComPtr<ID3D10Device>, D3dError> {
+        Ok(device.clone())
+    }
+
+    fn create_staging(
+        device: &ComPtr<ID3D10Device>,
+        kind: ResourceKind,
+        format: i32,
+        extent: (u32, u32, u32),
+        place: Place,
+    ) -> Result<Staging10, D3dError> {
+        create_staging10(device, kind, format, extent, place)
+    }
+
+    fn resource(staging: &Staging10) -> *mut ID3D10Resource {
+        match staging {
             Staging10::Buffer(b) => b.as_base(),
             Staging10::Texture2D(t) => t.as_base(),
             Staging10::Texture3D(t) => t.as_base(),
         }
     }
-}
 
-/// The lock of one Direct3D device, shared by every staging resource of that device: held
-/// around each sequence of the layer's calls on the device (its immediate context for D3D11).
-///
-/// Re-entrant: a staging release's write-back runs as the runtime's pending work (dxcl's runtime)
-/// inside a Direct3D call, which may be one the layer makes under this lock on the same thread.
-/// Where the device has a multithread lock ([`Multithread`]), that lock is taken first, then
-/// this one, in every sequence, so a write-back on a platform thread (foreign devices) never
-/// overlaps the application's own calls, and the two locks are always taken in one order.
-#[derive(Clone)]
-pub(crate) struct DeviceLock(Arc<DeviceLockState>);
-
-struct DeviceLockState {
-    /// The thread holding the lock and how many times it took it.
-    owner: Mutex<Option<(ThreadId, usize)>>,
-    freed: Condvar,
-    multithread: Option<Multithread>,
-}
-
-/// One hold of a [`DeviceLock`], released on drop.
-pub(crate) struct DeviceGuard<'a>(&'a DeviceLockState);
-
-impl DeviceLock {
-    /// The lock of the device whose `IUnknown` identity is `device` (`multithread`: its own lock,
-    /// used by the first staging resource's lock of the device). The map keeps weak references: a
-    /// lock lives as long as a staging resource of its device, and each of those holds the device,
-    /// so an identity cannot be reused by another device while its lock lives.
-    fn of(device: usize, multithread: Option<Multithread>) -> DeviceLock {
-        static LOCKS: OnceLock<Mutex<HashMap<usize, Weak<DeviceLockState>>>> = OnceLock::new();
-        let mut locks = LOCKS
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(lock) = locks.get(&device).and_then(Weak::upgrade) {
-            return DeviceLock(lock);
+    fn reference(staging: &Staging10) -> ComPtr {
+        match staging {
+            Staging10::Buffer(b) => b.clone().upcast(),
+            Staging10::Texture2D(t) => t.clone().upcast(),
+            Staging10::Texture3D(t) => t.clone().upcast(),
         }
-        locks.retain(|_, l| l.strong_count() > 0);
-        let lock = Arc::new(DeviceLockState {
-            owner: Mutex::new(None),
-            freed: Condvar::new(),
-            multithread,
-        });
-        locks.insert(device, Arc::downgrade(&lock));
-        DeviceLock(lock)
     }
 
-    pub fn hold(&self) -> DeviceGuard<'_> {
-        let state = &*self.0;
-        if let Some(m) = &state.multithread {
-            m.enter();
-        }
-        let me = std::thread::current().id();
-        // Nothing the lock guards can be left half-done by a panic (it guards no data).
-        let mut owner = state.owner.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            match &mut *owner {
-                None => {
-                    *owner = Some((me, 1));
-                    break;
-                }
-                Some((t, depth)) if *t == me => {
-                    *depth += 1;
-                    break;
-                }
-                Some(_) => {
-                    owner = state.freed.wait(owner).unwrap_or_else(|p| p.into_inner());
-                }
-            }
-        }
-        DeviceGuard(state)
+    unsafe fn copy(
+        d: *mut ID3D10Device,
+        (dst, dst_sub): (*mut ID3D10Resource, u32),
+        (src, src_sub): (*mut ID3D10Resource, u32),
+    ) {
+        // SAFETY: the caller's contract.
+        let copy = unsafe { (*(*d).lpVtbl).CopySubresourceRegion };
+        // SAFETY: the caller's contract; no source box (the whole subresource).
+        unsafe { copy(d, dst, dst_sub, 0, 0, 0, src, src_sub, ptr::null()) };
     }
-}
 
-impl Drop for DeviceGuard<'_> {
-    fn drop(&mut self) {
-        let mut owner = self.0.owner.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, depth)) = &mut *owner {
-            *depth -= 1;
-            if *depth == 0 {
-                *owner = None;
-                self.0.freed.notify_one();
+    unsafe fn map(
+        _device: *mut ID3D10Device,
+        staging: &Staging10,
+        write: bool,
+    ) -> Result<(*mut c_void, u32, u32), D3dError> {
+        let map_type: D3D10_MAP = if write {
+            D3D10_MAP_WRITE
+        } else {
+            D3D10_MAP_READ
+        };
+        // SAFETY (each arm): the caller's contract (subresource 0); valid out pointers.
+        match staging {
+            Staging10::Buffer(b) => {
+                let (p, mut data) = (b.as_ptr(), ptr::null_mut());
+                // SAFETY: see above.
+                ok(unsafe { ((*(*p).lpVtbl).Map)(p, map_type, 0, &mut data) })?;
+                Ok((data, 0, 0))
+            }
+            Staging10::Texture2D(t) => {
+                let (p, mut m) = (t.as_ptr(), D3D10_MAPPED_TEXTURE2D::default());
+                // SAFETY: see above.
+                ok(unsafe { ((*(*p).lpVtbl).Map)(p, 0, map_type, 0, &mut m) })?;
+                Ok((m.pData, m.RowPitch, 0))
+            }
+            Staging10::Texture3D(t) => {
+                let (p, mut m) = (t.as_ptr(), D3D10_MAPPED_TEXTURE3D::default());
+                // SAFETY: see above.
+                ok(unsafe { ((*(*p).lpVtbl).Map)(p, 0, map_type, 0, &mut m) })?;
+                Ok((m.pData, m.RowPitch, m.DepthPitch))
             }
         }
-        drop(owner);
-        if let Some(m) = &self.0.multithread {
-            m.leave();
+    }
+
+    unsafe fn unmap(_device: *mut ID3D10Device, staging: &Staging10) {
+        // SAFETY (each arm): the caller's contract; subresource 0, which was mapped.
+        match staging {
+            // SAFETY: see above.
+            Staging10::Buffer(b) => unsafe { ((*(*b.as_ptr()).lpVtbl).Unmap)(b.as_ptr()) },
+            // SAFETY: see above.
+            Staging10::Texture2D(t) => unsafe { ((*(*t.as_ptr()).lpVtbl).Unmap)(t.as_ptr(), 0) },
+            // SAFETY: see above.
+            Staging10::Texture3D(t) => unsafe { ((*(*t.as_ptr()).lpVtbl).Unmap)(t.as_ptr(), 0) },
         }
     }
 }
@@ -194,7 +379,7 @@ pub(crate) struct Staging {
     /// (counted, below) may be the last to keep alive.
     direct: Option<HostCopy>,
     kind: ResourceKind,
-    api: Api,
+    api: Box<dyn Api>,
     device_lock: DeviceLock,
     subresource: u32,
     extent: (u32, u32, u32),
@@ -231,40 +416,15 @@ impl Staging {
         let direct_resource = interop
             .filter(|i| i.defers && place == Place::Host)
             .map(|i| i.com);
-        let direct_device;
-        let (api, device_lock) = match base {
+        let of = (kind, r.desc.format);
+        let (api, device_lock, direct_device) = match base {
             AnyResource::D3D11(resource) => {
-                let device = device11(&resource).ok_or(D3dError(E_FAIL))?;
-                direct_device = device.query();
-                let context = immediate_context(&device)?;
-                let multithread = foreign.then(|| Multithread::of(&context)).flatten();
-                let device_lock = DeviceLock::of(device.identity(), multithread);
-                let staging = create_staging11(&device, kind, r.desc.format, extent, place)?;
-                let api = Api::D3D11 {
-                    resource,
-                    context,
-                    staging,
-                };
-                (api, device_lock)
+                open::<D3d11>(version, resource, of, extent, place, foreign)?
             }
             AnyResource::D3D10(resource) => {
-                let device = device10(&resource).ok_or(D3dError(E_FAIL))?;
-                direct_device = device.query();
-                let multithread = foreign.then(|| Multithread::of(&device)).flatten();
-                let device_lock = DeviceLock::of(device.identity(), multithread);
-                let staging = create_staging10(&device, kind, r.desc.format, extent, place)?;
-                let api = Api::D3D10 {
-                    resource,
-                    device,
-                    staging,
-                };
-                (api, device_lock)
+                open::<D3d10>(version, resource, of, extent, place, foreign)?
             }
         };
-        debug_assert!(matches!(
-            (version, &api),
-            (D3dVersion::D3D11, Api::D3D11 { .. }) | (D3dVersion::D3D10, Api::D3D10 { .. })
-        ));
         let (w, h, d) = extent;
         let row_bytes = match kind {
             ResourceKind::Buffer => w as usize,
@@ -300,10 +460,7 @@ impl Staging {
     /// A new counted reference to the shared resource (the staging copy itself borrows the
     /// memory object's).
     pub fn resource_reference(&self) -> Option<ComPtr> {
-        match &self.api {
-            Api::D3D11 { resource, .. } => resource.query(),
-            Api::D3D10 { resource, .. } => resource.query(),
-        }
+        self.api.resource_reference()
     }
 
     /// The lock of the resource's device (see [`DeviceLock`]).
@@ -318,14 +475,7 @@ impl Staging {
 
     /// The staging resource itself (for `Place::Device`: the texture OpenCL imports).
     pub fn staging_resource(&self) -> ComPtr {
-        match &self.api {
-            Api::D3D11 { staging, .. } => staging.clone().upcast(),
-            Api::D3D10 { staging, .. } => match staging {
-                Staging10::Buffer(b) => b.clone().upcast(),
-                Staging10::Texture2D(t) => t.clone().upcast(),
-                Staging10::Texture3D(t) => t.clone().upcast(),
-            },
-        }
+        self.api.staging_resource()
     }
 
     /// Subresource → staging resource, on the D3D device's queue (no CPU wait).
@@ -417,114 +567,12 @@ impl Staging {
     /// CopySubresourceRegion between the resource's subresource and the staging resource.
     fn copy(&self, to_resource: bool) {
         let _copy = crate::trace::span(crate::trace::Step::StagingCopy);
-        let sub = self.subresource;
-        match &self.api {
-            Api::D3D11 {
-                resource,
-                context,
-                staging,
-            } => {
-                let (dst, dst_sub, src, src_sub) = if to_resource {
-                    (resource.as_ptr(), sub, staging.as_ptr(), 0)
-                } else {
-                    (staging.as_ptr(), 0, resource.as_ptr(), sub)
-                };
-                let c = context.as_ptr();
-                // SAFETY: the live immediate context; both resources are live, of its device,
-                // and the regions match in size (the staging resource has the subresource's
-                // extent and format).
-                unsafe {
-                    ((*(*c).lpVtbl).CopySubresourceRegion)(
-                        c,
-                        dst,
-                        dst_sub,
-                        0,
-                        0,
-                        0,
-                        src,
-                        src_sub,
-                        std::ptr::null(),
-                    )
-                };
-            }
-            Api::D3D10 {
-                resource,
-                device,
-                staging,
-            } => {
-                let (dst, dst_sub, src, src_sub) = if to_resource {
-                    (resource.as_ptr(), sub, staging.resource(), 0)
-                } else {
-                    (staging.resource(), 0, resource.as_ptr(), sub)
-                };
-                let d = device.as_ptr();
-                // SAFETY: the live device; as for D3D11.
-                unsafe {
-                    ((*(*d).lpVtbl).CopySubresourceRegion)(
-                        d,
-                        dst,
-                        dst_sub,
-                        0,
-                        0,
-                        0,
-                        src,
-                        src_sub,
-                        std::ptr::null(),
-                    )
-                };
-            }
-        }
+        self.api.copy(self.subresource, to_resource);
     }
 
     fn map(&self, write: bool) -> Result<Mapping, D3dError> {
         let _map = crate::trace::span(crate::trace::Step::StagingMap);
-        let (data, mut row_pitch, mut depth_pitch) = match &self.api {
-            Api::D3D11 {
-                context, staging, ..
-            } => {
-                let map_type = if write {
-                    D3D11_MAP_WRITE
-                } else {
-                    D3D11_MAP_READ
-                };
-                let mut m = D3D11_MAPPED_SUBRESOURCE::default();
-                let c = context.as_ptr();
-                // SAFETY: the live immediate context maps subresource 0 of our staging resource,
-                // which has CPU read and write access; `m` is a valid out struct.
-                ok(unsafe { ((*(*c).lpVtbl).Map)(c, staging.as_ptr(), 0, map_type, 0, &mut m) })?;
-                (m.pData, m.RowPitch, m.DepthPitch)
-            }
-            Api::D3D10 { staging, .. } => {
-                let map_type: D3D10_MAP = if write {
-                    D3D10_MAP_WRITE
-                } else {
-                    D3D10_MAP_READ
-                };
-                match staging {
-                    Staging10::Buffer(b) => {
-                        let p = b.as_ptr();
-                        let mut data = std::ptr::null_mut();
-                        // SAFETY: our live staging buffer with CPU access; valid out pointer.
-                        ok(unsafe { ((*(*p).lpVtbl).Map)(p, map_type, 0, &mut data) })?;
-                        (data, 0, 0)
-                    }
-                    Staging10::Texture2D(t) => {
-                        let p = t.as_ptr();
-                        let mut m = D3D10_MAPPED_TEXTURE2D::default();
-                        // SAFETY: our live staging texture, subresource 0; valid out struct.
-                        ok(unsafe { ((*(*p).lpVtbl).Map)(p, 0, map_type, 0, &mut m) })?;
-                        (m.pData, m.RowPitch, 0)
-                    }
-                    Staging10::Texture3D(t) => {
-                        let p = t.as_ptr();
-                        let mut m = D3D10_MAPPED_TEXTURE3D::default();
-                        // SAFETY: our live staging texture, subresource 0; valid out struct.
-                        ok(unsafe { ((*(*p).lpVtbl).Map)(p, 0, map_type, 0, &mut m) })?;
-                        (m.pData, m.RowPitch, m.DepthPitch)
-                    }
-                }
-            }
-        };
+        let (data, mut row_pitch, mut depth_pitch) = self.api.map(write)?;
         if data.is_null() {
             self.unmap();
             return Err(D3dError(E_FAIL));
@@ -544,32 +592,7 @@ impl Staging {
 
     fn unmap(&self) {
         let _unmap = crate::trace::span(crate::trace::Step::StagingUnmap);
-        match &self.api {
-            Api::D3D11 {
-                context, staging, ..
-            } => {
-                let c = context.as_ptr();
-                // SAFETY: the live immediate context unmaps the subresource we mapped.
-                unsafe { ((*(*c).lpVtbl).Unmap)(c, staging.as_ptr(), 0) };
-            }
-            Api::D3D10 { staging, .. } => match staging {
-                Staging10::Buffer(b) => {
-                    let p = b.as_ptr();
-                    // SAFETY: our live staging buffer, which we mapped.
-                    unsafe { ((*(*p).lpVtbl).Unmap)(p) };
-                }
-                Staging10::Texture2D(t) => {
-                    let p = t.as_ptr();
-                    // SAFETY: our live staging texture; subresource 0, which we mapped.
-                    unsafe { ((*(*p).lpVtbl).Unmap)(p, 0) };
-                }
-                Staging10::Texture3D(t) => {
-                    let p = t.as_ptr();
-                    // SAFETY: as above.
-                    unsafe { ((*(*p).lpVtbl).Unmap)(p, 0) };
-                }
-            },
-        }
+        self.api.unmap();
     }
 }
 
@@ -779,67 +802,4 @@ fn create_staging10(
             }?)
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Whether another thread could take the lock now.
-    fn free_for_others(l: &DeviceLock) -> bool {
-        let l = l.clone();
-        std::thread::spawn(move || {
-            l.0.owner
-                .lock()
-                .unwrap()
-                .is_none_or(|(t, _)| t == std::thread::current().id())
-        })
-        .join()
-        .unwrap()
-    }
-
-    #[test]
-    fn one_lock_per_device() {
-        let a = DeviceLock::of(0x1000, None);
-        let b = DeviceLock::of(0x1000, None);
-        let other = DeviceLock::of(0x2000, None);
-        assert!(Arc::ptr_eq(&a.0, &b.0), "one device, one lock");
-        assert!(!Arc::ptr_eq(&a.0, &other.0), "two devices, two locks");
-        let held = a.hold();
-        assert!(
-            !free_for_others(&b),
-            "held for every staging resource of the device"
-        );
-        assert!(free_for_others(&other), "another device's work goes on");
-        drop(held);
-        // Once no staging resource of a device is left, its entry goes with the next new device.
-        drop((a, b));
-        let _third = DeviceLock::of(0x3000, None);
-        assert!(free_for_others(&DeviceLock::of(0x1000, None)));
-    }
-
-    #[test]
-    fn re_entrant_on_its_thread_only() {
-        let lock = DeviceLock::of(0x4000, None);
-        let outer = lock.hold();
-        // Pending work inside a Direct3D call the layer makes under the lock takes it again.
-        let inner = lock.hold();
-        drop(inner);
-        assert!(!free_for_others(&lock), "still held by the outer hold");
-        let (l2, entered) = (
-            lock.clone(),
-            Arc::new(std::sync::atomic::AtomicBool::new(false)),
-        );
-        let e2 = entered.clone();
-        let t = std::thread::spawn(move || {
-            let _g = l2.hold();
-            e2.store(true, std::sync::atomic::Ordering::SeqCst);
-        });
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        assert!(!entered.load(std::sync::atomic::Ordering::SeqCst));
-        drop(outer);
-        t.join().unwrap();
-        assert!(entered.load(std::sync::atomic::Ordering::SeqCst));
-        assert!(free_for_others(&lock));
-    }
 }

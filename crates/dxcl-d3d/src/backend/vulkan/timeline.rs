@@ -1,0 +1,75 @@
+//! The device's timeline: the value batches have reached, waits for one, device loss, and
+//! memory made safe for the CPU.
+
+use super::*;
+
+impl VulkanBackend {
+    /// Records a failure that leaves the timeline unreliable: from now on the device is lost,
+    /// waits return at once and CPU access fails with `DeviceLost`.
+    pub(super) fn mark_lost(&self) {
+        self.lost.store(true, Ordering::Release);
+    }
+
+    pub(super) fn check_lost(&self) -> Result<(), BackendError> {
+        if self.lost.load(Ordering::Acquire) {
+            Err(BackendError::DeviceLost)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The timeline's current value; `u64::MAX` once the device is lost (nothing is pending any
+    /// more: waiting for it would never end).
+    pub(super) fn completed(&self) -> u64 {
+        if self.lost.load(Ordering::Acquire) {
+            return u64::MAX;
+        }
+        // SAFETY: the timeline semaphore belongs to this device.
+        match unsafe { self.device.get_semaphore_counter_value(self.timeline) } {
+            Ok(v) => v,
+            Err(_) => {
+                self.mark_lost();
+                u64::MAX
+            }
+        }
+    }
+
+    /// Blocks until the timeline reaches `value` (which must have been submitted).
+    pub(super) fn wait_value(&self, value: u64) -> Result<(), BackendError> {
+        let semaphores = [self.timeline];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default()
+            .semaphores(&semaphores)
+            .values(&values);
+        self.counters.cpu_waits.fetch_add(1, Ordering::Relaxed);
+        loop {
+            self.check_lost()?;
+            // SAFETY: the timeline semaphore belongs to this device; `info` outlives the call.
+            // A bounded timeout lets a loss noticed elsewhere end the wait.
+            match unsafe { self.device.wait_semaphores(&info, 100_000_000) } {
+                Ok(()) => return Ok(()),
+                Err(vk::Result::TIMEOUT) => continue,
+                Err(_) => {
+                    self.mark_lost();
+                    return Err(BackendError::DeviceLost);
+                }
+            }
+        }
+    }
+
+    /// Makes the memory safe for the CPU: every batch that touches it, and every shared-semaphore
+    /// wait, has completed.
+    pub(super) fn settle(&self, m: &Memory) -> Result<(), BackendError> {
+        let target = {
+            let mut q = lock(&self.queue);
+            let target = m.last_use.load(Ordering::Acquire).max(q.floor);
+            if target >= q.next_value {
+                self.submit(&mut q, None, None)?;
+            }
+            target
+        };
+        self.wait_value(target)?;
+        self.reclaim(&mut lock(&self.queue));
+        Ok(())
+    }
+}
