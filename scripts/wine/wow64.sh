@@ -92,12 +92,20 @@ if [ ! -x "$dir/system$wine/bin/wine" ]; then
     # more of than Debian's -O2, so -Wno-error). Tests and debug info are left out: they are most of
     # the build's time and none of what is run here. Its headers come first, as Debian's rules make
     # them: a PE library may otherwise meet MinGW's headers before Wine generated its own.
+    # Debian's source installs the data files (nls) to share/ and the DLLs to lib/ARCH, where its
+    # Wine looks in share/wine and lib/wine/ARCH: links. Its DLLs link MinGW's zlib (as Debian's do,
+    # which ship zlib1.dll beside them): copied in and marked as a builtin, as Wine loads only those
+    # from its own folder.
     options="--enable-archs=i386,x86_64 --with-mingw --enable-maintainer-mode --disable-tests --without-oss --without-sane \
         --without-netapi --prefix=$wine ZLIB_PE_LIBS=-lz CFLAGS='-O1 -g0 -Wno-error' CROSSCFLAGS='-O1 -g0 -Wno-error'"
     enter bash -c "cd /src/$src && autoreconf -fi >/src/autoreconf.log 2>&1 \
         && make -f debian/rules override_dh_auto_configure CONFLAGS=\"$options\" >/src/configure.log 2>&1 \
         && make -s -j$(nproc) -C include >/src/make.log 2>&1 && make -s -j$(nproc) >>/src/make.log 2>&1 \
-        && make -s install >/src/install.log 2>&1" ||
+        && make -s install >/src/install.log 2>&1 && ln -sfn . $wine/share/wine && ln -sfn . $wine/lib/wine \
+        && cp /usr/x86_64-w64-mingw32/lib/zlib1.dll $wine/lib/x86_64-windows/ \
+        && cp /usr/i686-w64-mingw32/lib/zlib1.dll $wine/lib/i386-windows/ \
+        && $wine/bin/winebuild --builtin $wine/lib/x86_64-windows/zlib1.dll \
+        && $wine/bin/winebuild --builtin $wine/lib/i386-windows/zlib1.dll" ||
         { echo "wow64: the build failed; its logs: $dir/system/src/*.log" >&2; exit 1; }
     echo "wow64: built in $(($(date +%s) - start)) s"
 fi
