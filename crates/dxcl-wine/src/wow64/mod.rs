@@ -532,17 +532,29 @@ unsafe fn set_kernel_arg(host: &Host, a32: &[u64; MAX_ARGS]) -> u64 {
     let (arg_index, size, value) = (a32[1] as u32, a32[2] as u32 as usize, a32[3]);
     let mut a = [0u64; MAX_ARGS];
     a[..4].copy_from_slice(&[kernel, arg_index as u64, size as u64, value]);
-    let object = if size == 4 && value != 0 {
-        // SAFETY: the program's arg_value of arg_size (4) bytes.
-        handles::lookup(unsafe { read32(value, 0) })
-            .filter(|_| takes_object(host, kernel, arg_index) != Some(false))
+    // A buffer argument may also be given NULL: "arg_value can be NULL or point to a NULL value"
+    // (clSetKernelArg); taken for one only where the kernel says the argument is an object.
+    let held = if value == 0 {
+        0
     } else {
-        None
+        // SAFETY: the program's arg_value of arg_size (4) bytes, read only when size is 4.
+        unsafe { read32(value, 0) }
+    };
+    let object = match (size, held) {
+        (4, 0) => Some(0).filter(|_| takes_object(host, kernel, arg_index) == Some(true)),
+        (4, token) => {
+            handles::lookup(token).filter(|_| takes_object(host, kernel, arg_index) != Some(false))
+        }
+        _ => None,
     };
     let slot = object.unwrap_or(0);
-    if object.is_some() {
+    if let Some(host_object) = object {
         a[2] = 8;
-        a[3] = &slot as *const u64 as u64;
+        a[3] = if value == 0 && host_object == 0 {
+            0
+        } else {
+            &slot as *const u64 as u64
+        };
     }
     special::forward(host, index::clSetKernelArg, &a)
 }

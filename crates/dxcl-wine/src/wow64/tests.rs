@@ -211,6 +211,10 @@ fn a_32_bit_program_runs_a_kernel_through_the_wow64_table() {
     let kernel = call("clCreateKernel", &[program, name, err]);
     assert_eq!(low.get(err, 0), 0);
     // clSetKernelArg: a 4-byte handle for a buffer argument, a 4-byte int for an int one.
+    // A buffer argument may be NULL (arg_value NULL, or pointing to a NULL handle).
+    let null = low.u32s(&[0]);
+    assert_eq!(call("clSetKernelArg", &[kernel, 0, 4, null]), CL_SUCCESS);
+    assert_eq!(call("clSetKernelArg", &[kernel, 0, 4, 0]), CL_SUCCESS);
     let buffer_arg = low.u32s(&[buffer as u32]);
     assert_eq!(
         call("clSetKernelArg", &[kernel, 0, 4, buffer_arg]),
