@@ -10,6 +10,12 @@
 //! share one address space). An interface pointer is translated, one at a time. What cannot cross
 //! that way (a float or a structure by value, an array of interface pointers) makes the method
 //! not remoted: its slot fails without calling the Windows object.
+//!
+//! A 32-bit program's objects (Wine's new WoW64 mode) reach only the low 4 GiB, so each pointer
+//! to data also says what it points at (`Wow`): the bridge copies that into memory they reach,
+//! in their layout, and back where the method writes it. A pointer whose pointee the description
+//! does not pin down (an array of unstated length, untyped bytes of no stated size) crosses for
+//! 64-bit programs only.
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -30,13 +36,184 @@ enum Cross {
     Int {
         wide: bool,
     },
-    /// A pointer to plain data.
-    Ptr,
+    /// A pointer to plain data, and what it is for a 32-bit program.
+    Ptr(Wow),
     InIface,
     /// `I **pp`: the interface's name.
     OutIface(String),
     /// `void **ppv` named by the `REFIID` parameter at this index.
     OutIfaceRiid(usize),
+}
+
+/// A pointer to data as a 32-bit program's object takes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Wow {
+    /// Not a pointer to copy: a value (`HANDLE`).
+    Value,
+    /// Copied in; `back`: and back out after the call (the pointee is not `const`).
+    Data { back: bool, pointee: Pointee },
+    /// Not for a 32-bit program, and why.
+    No(String),
+}
+
+/// What a pointer to data points at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Pointee {
+    /// One value of this Rust type, the same bytes in both layouts.
+    Same(String),
+    /// A structure holding pointers or `SIZE_T`s, field by field.
+    Fields(Vec<Field>),
+    /// As many bytes as the parameter at this index says.
+    BytesArg(usize),
+    /// As many bytes as the `UINT` the parameter at this index points at says.
+    BytesAt(usize),
+}
+
+/// A structure field for the 32-bit layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Field {
+    /// A pointer or `SIZE_T`: 4 bytes for a 32-bit program, 8 for the host.
+    Word,
+    /// A value of this Rust type, the same size and alignment in both layouts.
+    Data(String),
+}
+
+/// The fields of `members`, flattened; `None` where a pointer lies where it cannot be converted
+/// field by field (in a union, an array, or a nested structure).
+fn fields(reg: &Registry, members: &[Member]) -> Option<Vec<Field>> {
+    let mut out = Vec::new();
+    for m in members {
+        match m {
+            Member::Anon { members, .. } => {
+                // An anonymous member is converted only when it holds no pointer: then it is
+                // plain bytes, but it has no Rust type of its own to size here.
+                let inner = fields(reg, members)?;
+                if inner.contains(&Field::Word) {
+                    return None;
+                }
+                out.extend(inner);
+            }
+            Member::Field { decl, .. } => {
+                let word = !decl.ty.ptrs.is_empty()
+                    || matches!(reg.resolve(&decl.ty.base),
+                        Some(Def::Scalar(r)) if r.starts_with('*') || *r == "usize" || *r == "isize");
+                let nested = match reg.resolve(&decl.ty.base) {
+                    Some(Def::Aggregate(a)) if decl.ty.ptrs.is_empty() => {
+                        Some(fields(reg, &a.members)?)
+                    }
+                    _ => None,
+                };
+                if nested.is_some_and(|f| f.contains(&Field::Word)) {
+                    return None;
+                }
+                if word {
+                    if !decl.array.is_empty() {
+                        return None;
+                    }
+                    out.push(Field::Word);
+                    continue;
+                }
+                let mut t = crate::ctype::rust_base(&decl.ty.base);
+                for n in decl.array.iter().rev() {
+                    t = match n.parse::<usize>() {
+                        Ok(_) => format!("[{t}; {n}]"),
+                        Err(_) => format!("[{t}; {n} as usize]"),
+                    };
+                }
+                out.push(Field::Data(t));
+            }
+        }
+    }
+    Some(out)
+}
+
+/// What a structure is for a 32-bit program: the same bytes, or converted field by field, or
+/// neither (`None`).
+fn aggregate_pointee(reg: &Registry, a: &Aggregate) -> Option<Pointee> {
+    if a.is_union {
+        let f = fields(reg, &a.members)?;
+        return (!f.contains(&Field::Word)).then(|| Pointee::Same(a.name.clone()));
+    }
+    let f = fields(reg, &a.members)?;
+    Some(if f.contains(&Field::Word) {
+        Pointee::Fields(f)
+    } else {
+        Pointee::Same(a.name.clone())
+    })
+}
+
+/// What pointer parameter `i` of `m` (not an interface) is for a 32-bit program.
+fn wow(reg: &Registry, m: &Method, i: usize) -> Wow {
+    let p = &m.params[i];
+    let name = &p.name;
+    let levels = p.ty.ptrs.len() + usize::from(!p.array.is_empty());
+    let base = p.ty.base.as_str();
+    if levels == 0 {
+        return match base {
+            "REFIID" | "REFGUID" => Wow::Data {
+                back: false,
+                pointee: Pointee::Same("GUID".into()),
+            },
+            "HANDLE" | "HWND" | "HMODULE" | "HMONITOR" | "HDC" => Wow::Value,
+            _ => Wow::No(format!("`{name}` is a `{base}`")),
+        };
+    }
+    if let Some(c) = m.params[..i].iter().find(|q| is_count(&q.name)) {
+        return Wow::No(format!(
+            "`{name}` may be an array (counted by `{}`)",
+            c.name
+        ));
+    }
+    // What the outermost pointer points at is const when the level before it says so.
+    let back = !match p.ty.ptrs.len() {
+        0 | 1 => p.ty.is_const,
+        n => p.ty.ptrs[n - 2],
+    };
+    let data = |pointee| Wow::Data { back, pointee };
+    if levels == 2 && base == "void" && p.array.is_empty() {
+        return data(Pointee::Fields(vec![Field::Word]));
+    }
+    if levels != 1 {
+        return Wow::No(format!("`{name}` is a pointer to pointers"));
+    }
+    let array = match p.array.as_slice() {
+        [] => None,
+        [n] if n.parse::<usize>().is_ok() => Some(n.clone()),
+        _ => return Wow::No(format!("`{name}` is an array of unstated length")),
+    };
+    let same = |t: String| match &array {
+        Some(n) => data(Pointee::Same(format!("[{t}; {n}]"))),
+        None => data(Pointee::Same(t)),
+    };
+    match (base, reg.resolve(base)) {
+        ("void", _) => {
+            let sized = i.checked_sub(1).map(|k| (k, &m.params[k]));
+            match sized {
+                Some((k, q)) if q.name.to_ascii_lowercase().ends_with("size") => {
+                    match q.ty.ptrs.len() {
+                        0 => data(Pointee::BytesArg(k)),
+                        1 => data(Pointee::BytesAt(k)),
+                        _ => Wow::No(format!("`{name}` is untyped data of no stated size")),
+                    }
+                }
+                _ => Wow::No(format!("`{name}` is untyped data of no stated size")),
+            }
+        }
+        (_, Some(Def::Scalar(r))) if r.starts_with('*') || *r == "usize" || *r == "isize" => {
+            match array {
+                None => data(Pointee::Fields(vec![Field::Word])),
+                Some(_) => Wow::No(format!("`{name}` is an array of pointers")),
+            }
+        }
+        (_, Some(Def::Aggregate(a))) => match (aggregate_pointee(reg, a), &array) {
+            (Some(Pointee::Same(t)), _) => same(t),
+            (Some(f), None) => data(f),
+            _ => Wow::No(format!(
+                "`{name}` points at a structure of another 32-bit layout"
+            )),
+        },
+        _ => same(crate::ctype::rust_base(base)),
+    }
 }
 
 /// What a return value is.
@@ -119,7 +296,7 @@ fn params(reg: &Registry, m: &Method) -> Result<Vec<Cross>, String> {
             }
             (Base::FnPtr, _) => return Err(format!("`{name}` is a function pointer")),
             (Base::Int { wide }, 0) => Cross::Int { wide },
-            (Base::Ptr, 0) => Cross::Ptr,
+            (Base::Ptr, 0) => Cross::Ptr(wow(reg, m, i)),
             (Base::Void | Base::Interface, 0) => return Err(format!("`{name}` has no type")),
             (Base::Interface, 1) if p.array.is_empty() => Cross::InIface,
             (Base::Interface, 2) => {
@@ -151,7 +328,7 @@ fn params(reg: &Registry, m: &Method) -> Result<Vec<Cross>, String> {
                 {
                     Some(k) => Cross::OutIfaceRiid(k),
                     // No IID names it: a pointer to data the method returns (`Map`).
-                    None => Cross::Ptr,
+                    None => Cross::Ptr(wow(reg, m, i)),
                 }
             }
             (Base::Aggregate(a), _) if holds_code_or_object(reg, &a.members) => {
@@ -159,7 +336,7 @@ fn params(reg: &Registry, m: &Method) -> Result<Vec<Cross>, String> {
                     "`{name}` points at a structure holding interface or function pointers"
                 ))
             }
-            _ => Cross::Ptr,
+            _ => Cross::Ptr(wow(reg, m, i)),
         };
         out.push(cross);
     }
@@ -210,9 +387,36 @@ fn slot(name: &str, cross: &Cross) -> String {
     }
 }
 
+fn pointee(p: &Pointee) -> String {
+    match p {
+        Pointee::Same(t) => format!("Pointee::Bytes(std::mem::size_of::<{t}>())"),
+        Pointee::Fields(f) => {
+            let f: Vec<String> = f
+                .iter()
+                .map(|f| match f {
+                    Field::Word => "Field::Word".into(),
+                    Field::Data(t) => format!("Field::of::<{t}>()"),
+                })
+                .collect();
+            format!("Pointee::Fields(const {{ &[{}] }})", f.join(", "))
+        }
+        Pointee::BytesArg(k) => format!("Pointee::BytesArg({k})"),
+        Pointee::BytesAt(k) => format!("Pointee::BytesAt({k})"),
+    }
+}
+
 fn kind(cross: &Cross) -> String {
     match cross {
-        Cross::Int { .. } | Cross::Ptr => "Kind::Value".into(),
+        Cross::Int { .. } | Cross::Ptr(Wow::Value) => "Kind::Value".into(),
+        Cross::Ptr(Wow::Data {
+            back: false,
+            pointee: p,
+        }) => format!("Kind::In({})", pointee(p)),
+        Cross::Ptr(Wow::Data {
+            back: true,
+            pointee: p,
+        }) => format!("Kind::InOut({})", pointee(p)),
+        Cross::Ptr(Wow::No(why)) => format!("Kind::Not32({why:?})"),
         Cross::InIface => "Kind::InIface".into(),
         Cross::OutIface(i) => format!("Kind::OutIface(&IID_{i})"),
         Cross::OutIfaceRiid(k) => format!("Kind::OutIfaceRiid({k})"),
@@ -376,7 +580,7 @@ fn stand_in_tables(reg: &Registry, modules: &[Module]) -> Result<(String, Counts
         "// The SDK's names (`ID3D11Device_CreateBuffer`, `pDesc`) and argument counts.\n\
          #![allow(non_snake_case, non_upper_case_globals, clippy::too_many_arguments)]\n\n\
          use dxcl_abi::*;\n\n\
-         use crate::remote::{{add_ref, call, query_interface, release, Kind}};\n"
+         use crate::remote::{{add_ref, call, query_interface, release, Field, Kind, Pointee}};\n"
     )
     .unwrap();
     writeln!(
@@ -470,7 +674,7 @@ mod tests {
             p[0],
             Ok((
                 vec![
-                    Cross::Ptr,
+                    Cross::Ptr(same(false, "BOX")),
                     Cross::Int { wide: true },
                     Cross::OutIface("IRes".into())
                 ],
@@ -514,7 +718,13 @@ mod tests {
         );
         assert!(p[2].as_ref().unwrap_err().contains("structure"), "{p:?}");
         // A float array is a pointer to data.
-        assert_eq!(p[3], Ok((vec![Cross::InIface, Cross::Ptr], Ret::Void)));
+        assert_eq!(
+            p[3],
+            Ok((
+                vec![Cross::InIface, Cross::Ptr(same(false, "[FLOAT; 4]"))],
+                Ret::Void
+            ))
+        );
     }
 
     #[test]
@@ -528,7 +738,7 @@ mod tests {
             Ok((
                 vec![
                     Cross::Int { wide: false },
-                    Cross::Ptr,
+                    Cross::Ptr(same(false, "GUID")),
                     Cross::OutIfaceRiid(1)
                 ],
                 Ret::Int { wide: false }
@@ -537,8 +747,72 @@ mod tests {
         // No IID names what it points at: plain data.
         assert_eq!(
             p[1].as_ref().unwrap().0,
-            [Cross::Int { wide: false }, Cross::Ptr]
+            [
+                Cross::Int { wide: false },
+                Cross::Ptr(Wow::Data {
+                    back: true,
+                    pointee: Pointee::Fields(vec![Field::Word])
+                })
+            ]
         );
+    }
+
+    fn same(back: bool, t: &str) -> Wow {
+        Wow::Data {
+            back,
+            pointee: Pointee::Same(t.into()),
+        }
+    }
+
+    #[test]
+    fn a_32_bit_program_gets_each_pointee_in_its_own_layout_or_not_at_all() {
+        let text = format!(
+            "{TYPES}scalar HANDLE | *mut c_void | void *\nscalar SIZE_T | usize | size_t\n\
+             struct MAPPED\n    void *pData\n    UINT RowPitch\nend\n\
+             struct MIXED\n    void *pData\n    UINT64 Size\nend\n\
+             struct OUTER\n    MIXED inner\nend\n\
+             interface I : IUnknown {{00000000-0000-0000-0000-000000000002}}\n\
+             \x20   HRESULT Map(UINT Subresource, MAPPED *pMapped)\n\
+             \x20   HRESULT Set(REFIID guid, UINT DataSize, const void *pData)\n\
+             \x20   HRESULT Get(REFIID guid, UINT *pDataSize, void *pData)\n\
+             \x20   void Views(UINT NumViews, const BOX *pBoxes)\n\
+             \x20   void Bytes(const void *pData)\n\
+             \x20   void Mixed(MIXED *pMixed)\n\
+             \x20   void Shared(HANDLE h, SIZE_T *pSize)\n\
+             \x20   void Nested(OUTER *pOuter)\n\
+             end\n"
+        );
+        let modules = [parse_module("t", "t.api", &text).unwrap()];
+        let reg = Registry::new(&modules).unwrap();
+        let i = reg.interface("I").unwrap();
+        let plan = |k: usize| remote_plan(&reg, &i.methods[k]).unwrap().0;
+        let data = |back, pointee| Cross::Ptr(Wow::Data { back, pointee });
+        assert_eq!(
+            plan(0)[1],
+            data(
+                true,
+                Pointee::Fields(vec![Field::Word, Field::Data("UINT".into())])
+            )
+        );
+        assert_eq!(plan(1)[2], data(false, Pointee::BytesArg(1)));
+        assert_eq!(plan(2)[1], data(true, Pointee::Same("UINT".into())));
+        assert_eq!(plan(2)[2], data(true, Pointee::BytesAt(1)));
+        let refused = |c: &Cross, what: &str| match c {
+            Cross::Ptr(Wow::No(why)) => assert!(why.contains(what), "{why}"),
+            other => panic!("{other:?}"),
+        };
+        refused(&plan(3)[1], "NumViews");
+        refused(&plan(4)[0], "no stated size");
+        assert_eq!(
+            plan(5)[0],
+            data(
+                true,
+                Pointee::Fields(vec![Field::Word, Field::Data("UINT64".into())])
+            )
+        );
+        assert_eq!(plan(6)[0], Cross::Ptr(Wow::Value));
+        refused(&plan(7)[0], "another 32-bit layout");
+        assert_eq!(plan(6)[1], data(true, Pointee::Fields(vec![Field::Word])));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use dxcl_abi::*;
 
-use crate::remote::{add_ref, call, query_interface, release, Kind};
+use crate::remote::{add_ref, call, query_interface, release, Field, Kind, Pointee};
 
 /// Every table's IUnknown part: the stand-ins' own methods.
 const IUNKNOWN: IUnknownVtbl = IUnknownVtbl {
@@ -119,21 +119,21 @@ unsafe extern "system" fn ID3D10DeviceChild_GetDevice(This: *mut ID3D10DeviceChi
 unsafe extern "system" fn ID3D10DeviceChild_GetPrivateData(This: *mut ID3D10DeviceChild, guid: REFGUID, pDataSize: *mut UINT, pData: *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 4, &[guid as usize as u64, pDataSize as usize as u64, pData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 4, &[guid as usize as u64, pDataSize as usize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::InOut(Pointee::BytesAt(1))]) };
     r as HRESULT
 }
 /// `ID3D10DeviceChild::SetPrivateData`, slot 5.
 unsafe extern "system" fn ID3D10DeviceChild_SetPrivateData(This: *mut ID3D10DeviceChild, guid: REFGUID, DataSize: UINT, pData: *const c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 5, &[guid as usize as u64, DataSize as u64, pData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 5, &[guid as usize as u64, DataSize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::Value, Kind::In(Pointee::BytesArg(1))]) };
     r as HRESULT
 }
 /// `ID3D10DeviceChild::SetPrivateDataInterface`, slot 6.
 unsafe extern "system" fn ID3D10DeviceChild_SetPrivateDataInterface(This: *mut ID3D10DeviceChild, guid: REFGUID, pData: *const IUnknown) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 6, &[guid as usize as u64, pData as usize as u64], &[Kind::Value, Kind::InIface]) };
+    let r = unsafe { call(This.cast(), 6, &[guid as usize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InIface]) };
     r as HRESULT
 }
 
@@ -151,7 +151,7 @@ const ID3D10Resource_VTBL: ID3D10ResourceVtbl = ID3D10ResourceVtbl {
 unsafe extern "system" fn ID3D10Resource_GetType(This: *mut ID3D10Resource, rType: *mut D3D10_RESOURCE_DIMENSION) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 7, &[rType as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 7, &[rType as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_RESOURCE_DIMENSION>()))]) };
 }
 /// `ID3D10Resource::SetEvictionPriority`, slot 8.
 unsafe extern "system" fn ID3D10Resource_SetEvictionPriority(This: *mut ID3D10Resource, EvictionPriority: UINT) {
@@ -181,7 +181,7 @@ const ID3D10Buffer_VTBL: ID3D10BufferVtbl = ID3D10BufferVtbl {
 unsafe extern "system" fn ID3D10Buffer_Map(This: *mut ID3D10Buffer, MapType: D3D10_MAP, MapFlags: UINT, ppData: *mut *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 10, &[MapType as u64, MapFlags as u64, ppData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 10, &[MapType as u64, MapFlags as u64, ppData as usize as u64], &[Kind::Value, Kind::Value, Kind::InOut(Pointee::Fields(const { &[Field::Word] }))]) };
     r as HRESULT
 }
 /// `ID3D10Buffer::Unmap`, slot 11.
@@ -194,7 +194,7 @@ unsafe extern "system" fn ID3D10Buffer_Unmap(This: *mut ID3D10Buffer) {
 unsafe extern "system" fn ID3D10Buffer_GetDesc(This: *mut ID3D10Buffer, pDesc: *mut D3D10_BUFFER_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 12, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 12, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_BUFFER_DESC>()))]) };
 }
 
 // ID3D10Texture1D: {9b7e4c03-342c-4106-a19f-4f2704f689f0}.
@@ -211,7 +211,7 @@ const ID3D10Texture1D_VTBL: ID3D10Texture1DVtbl = ID3D10Texture1DVtbl {
 unsafe extern "system" fn ID3D10Texture1D_Map(This: *mut ID3D10Texture1D, Subresource: UINT, MapType: D3D10_MAP, MapFlags: UINT, ppData: *mut *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 10, &[Subresource as u64, MapType as u64, MapFlags as u64, ppData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 10, &[Subresource as u64, MapType as u64, MapFlags as u64, ppData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value, Kind::InOut(Pointee::Fields(const { &[Field::Word] }))]) };
     r as HRESULT
 }
 /// `ID3D10Texture1D::Unmap`, slot 11.
@@ -224,7 +224,7 @@ unsafe extern "system" fn ID3D10Texture1D_Unmap(This: *mut ID3D10Texture1D, Subr
 unsafe extern "system" fn ID3D10Texture1D_GetDesc(This: *mut ID3D10Texture1D, pDesc: *mut D3D10_TEXTURE1D_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 12, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 12, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_TEXTURE1D_DESC>()))]) };
 }
 
 // ID3D10Texture2D: {9b7e4c04-342c-4106-a19f-4f2704f689f0}.
@@ -241,7 +241,7 @@ const ID3D10Texture2D_VTBL: ID3D10Texture2DVtbl = ID3D10Texture2DVtbl {
 unsafe extern "system" fn ID3D10Texture2D_Map(This: *mut ID3D10Texture2D, Subresource: UINT, MapType: D3D10_MAP, MapFlags: UINT, pMappedTex2D: *mut D3D10_MAPPED_TEXTURE2D) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 10, &[Subresource as u64, MapType as u64, MapFlags as u64, pMappedTex2D as usize as u64], &[Kind::Value, Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 10, &[Subresource as u64, MapType as u64, MapFlags as u64, pMappedTex2D as usize as u64], &[Kind::Value, Kind::Value, Kind::Value, Kind::InOut(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>()] }))]) };
     r as HRESULT
 }
 /// `ID3D10Texture2D::Unmap`, slot 11.
@@ -254,7 +254,7 @@ unsafe extern "system" fn ID3D10Texture2D_Unmap(This: *mut ID3D10Texture2D, Subr
 unsafe extern "system" fn ID3D10Texture2D_GetDesc(This: *mut ID3D10Texture2D, pDesc: *mut D3D10_TEXTURE2D_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 12, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 12, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_TEXTURE2D_DESC>()))]) };
 }
 
 // ID3D10Texture3D: {9b7e4c05-342c-4106-a19f-4f2704f689f0}.
@@ -271,7 +271,7 @@ const ID3D10Texture3D_VTBL: ID3D10Texture3DVtbl = ID3D10Texture3DVtbl {
 unsafe extern "system" fn ID3D10Texture3D_Map(This: *mut ID3D10Texture3D, Subresource: UINT, MapType: D3D10_MAP, MapFlags: UINT, pMappedTex3D: *mut D3D10_MAPPED_TEXTURE3D) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 10, &[Subresource as u64, MapType as u64, MapFlags as u64, pMappedTex3D as usize as u64], &[Kind::Value, Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 10, &[Subresource as u64, MapType as u64, MapFlags as u64, pMappedTex3D as usize as u64], &[Kind::Value, Kind::Value, Kind::Value, Kind::InOut(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>(), Field::of::<UINT>()] }))]) };
     r as HRESULT
 }
 /// `ID3D10Texture3D::Unmap`, slot 11.
@@ -284,7 +284,7 @@ unsafe extern "system" fn ID3D10Texture3D_Unmap(This: *mut ID3D10Texture3D, Subr
 unsafe extern "system" fn ID3D10Texture3D_GetDesc(This: *mut ID3D10Texture3D, pDesc: *mut D3D10_TEXTURE3D_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 12, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 12, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_TEXTURE3D_DESC>()))]) };
 }
 
 // ID3D10View: {c902b03f-60a7-49ba-9936-2a3ab37a7e33}.
@@ -314,7 +314,7 @@ const ID3D10DepthStencilView_VTBL: ID3D10DepthStencilViewVtbl = ID3D10DepthStenc
 unsafe extern "system" fn ID3D10DepthStencilView_GetDesc(This: *mut ID3D10DepthStencilView, pDesc: *mut D3D10_DEPTH_STENCIL_VIEW_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_DEPTH_STENCIL_VIEW_DESC>()))]) };
 }
 
 // ID3D10RenderTargetView: {9b7e4c08-342c-4106-a19f-4f2704f689f0}.
@@ -329,7 +329,7 @@ const ID3D10RenderTargetView_VTBL: ID3D10RenderTargetViewVtbl = ID3D10RenderTarg
 unsafe extern "system" fn ID3D10RenderTargetView_GetDesc(This: *mut ID3D10RenderTargetView, pDesc: *mut D3D10_RENDER_TARGET_VIEW_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_RENDER_TARGET_VIEW_DESC>()))]) };
 }
 
 // ID3D10ShaderResourceView: {9b7e4c07-342c-4106-a19f-4f2704f689f0}.
@@ -344,7 +344,7 @@ const ID3D10ShaderResourceView_VTBL: ID3D10ShaderResourceViewVtbl = ID3D10Shader
 unsafe extern "system" fn ID3D10ShaderResourceView_GetDesc(This: *mut ID3D10ShaderResourceView, pDesc: *mut D3D10_SHADER_RESOURCE_VIEW_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_SHADER_RESOURCE_VIEW_DESC>()))]) };
 }
 
 // ID3D10BlendState: {edad8d19-8a35-4d6d-8566-2ea276cde161}.
@@ -359,7 +359,7 @@ const ID3D10BlendState_VTBL: ID3D10BlendStateVtbl = ID3D10BlendStateVtbl {
 unsafe extern "system" fn ID3D10BlendState_GetDesc(This: *mut ID3D10BlendState, pDesc: *mut D3D10_BLEND_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_BLEND_DESC>()))]) };
 }
 
 // ID3D10DepthStencilState: {2b4b1cc8-a4ad-41f8-8322-ca86fc3ec675}.
@@ -374,7 +374,7 @@ const ID3D10DepthStencilState_VTBL: ID3D10DepthStencilStateVtbl = ID3D10DepthSte
 unsafe extern "system" fn ID3D10DepthStencilState_GetDesc(This: *mut ID3D10DepthStencilState, pDesc: *mut D3D10_DEPTH_STENCIL_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_DEPTH_STENCIL_DESC>()))]) };
 }
 
 // ID3D10GeometryShader: {6316be88-54cd-4040-ab44-20461bc81f68}.
@@ -413,7 +413,7 @@ const ID3D10RasterizerState_VTBL: ID3D10RasterizerStateVtbl = ID3D10RasterizerSt
 unsafe extern "system" fn ID3D10RasterizerState_GetDesc(This: *mut ID3D10RasterizerState, pDesc: *mut D3D10_RASTERIZER_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_RASTERIZER_DESC>()))]) };
 }
 
 // ID3D10SamplerState: {9b7e4c0c-342c-4106-a19f-4f2704f689f0}.
@@ -428,7 +428,7 @@ const ID3D10SamplerState_VTBL: ID3D10SamplerStateVtbl = ID3D10SamplerStateVtbl {
 unsafe extern "system" fn ID3D10SamplerState_GetDesc(This: *mut ID3D10SamplerState, pDesc: *mut D3D10_SAMPLER_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_SAMPLER_DESC>()))]) };
 }
 
 // ID3D10VertexShader: {9b7e4c0a-342c-4106-a19f-4f2704f689f0}.
@@ -466,7 +466,7 @@ unsafe extern "system" fn ID3D10Asynchronous_End(This: *mut ID3D10Asynchronous) 
 unsafe extern "system" fn ID3D10Asynchronous_GetData(This: *mut ID3D10Asynchronous, pData: *mut c_void, DataSize: UINT, GetDataFlags: UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 9, &[pData as usize as u64, DataSize as u64, GetDataFlags as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 9, &[pData as usize as u64, DataSize as u64, GetDataFlags as u64], &[Kind::Not32("`pData` is untyped data of no stated size"), Kind::Value, Kind::Value]) };
     r as HRESULT
 }
 /// `ID3D10Asynchronous::GetDataSize`, slot 10.
@@ -489,7 +489,7 @@ const ID3D10Counter_VTBL: ID3D10CounterVtbl = ID3D10CounterVtbl {
 unsafe extern "system" fn ID3D10Counter_GetDesc(This: *mut ID3D10Counter, pDesc: *mut D3D10_COUNTER_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 11, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 11, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_COUNTER_DESC>()))]) };
 }
 
 // ID3D10Query: {9b7e4c0e-342c-4106-a19f-4f2704f689f0}.
@@ -504,7 +504,7 @@ const ID3D10Query_VTBL: ID3D10QueryVtbl = ID3D10QueryVtbl {
 unsafe extern "system" fn ID3D10Query_GetDesc(This: *mut ID3D10Query, pDesc: *mut D3D10_QUERY_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 11, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 11, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_QUERY_DESC>()))]) };
 }
 
 // ID3D10Predicate: {9b7e4c10-342c-4106-a19f-4f2704f689f0}.
@@ -709,7 +709,7 @@ extern "system" fn ID3D10Device_OMSetRenderTargets(_: *mut ID3D10Device, _: UINT
 unsafe extern "system" fn ID3D10Device_OMSetBlendState(This: *mut ID3D10Device, pBlendState: *mut ID3D10BlendState, BlendFactor: *const FLOAT, SampleMask: UINT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 25, &[pBlendState as usize as u64, BlendFactor as usize as u64, SampleMask as u64], &[Kind::InIface, Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 25, &[pBlendState as usize as u64, BlendFactor as usize as u64, SampleMask as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<[FLOAT; 4]>())), Kind::Value]) };
 }
 /// `ID3D10Device::OMSetDepthStencilState`, slot 26.
 unsafe extern "system" fn ID3D10Device_OMSetDepthStencilState(This: *mut ID3D10Device, pDepthStencilState: *mut ID3D10DepthStencilState, StencilRef: UINT) {
@@ -735,19 +735,19 @@ unsafe extern "system" fn ID3D10Device_RSSetState(This: *mut ID3D10Device, pRast
 unsafe extern "system" fn ID3D10Device_RSSetViewports(This: *mut ID3D10Device, NumViewports: UINT, pViewports: *const D3D10_VIEWPORT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 30, &[NumViewports as u64, pViewports as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 30, &[NumViewports as u64, pViewports as usize as u64], &[Kind::Value, Kind::Not32("`pViewports` may be an array (counted by `NumViewports`)")]) };
 }
 /// `ID3D10Device::RSSetScissorRects`, slot 31.
 unsafe extern "system" fn ID3D10Device_RSSetScissorRects(This: *mut ID3D10Device, NumRects: UINT, pRects: *const D3D10_RECT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 31, &[NumRects as u64, pRects as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 31, &[NumRects as u64, pRects as usize as u64], &[Kind::Value, Kind::Not32("`pRects` may be an array (counted by `NumRects`)")]) };
 }
 /// `ID3D10Device::CopySubresourceRegion`, slot 32.
 unsafe extern "system" fn ID3D10Device_CopySubresourceRegion(This: *mut ID3D10Device, pDstResource: *mut ID3D10Resource, DstSubresource: UINT, DstX: UINT, DstY: UINT, DstZ: UINT, pSrcResource: *mut ID3D10Resource, SrcSubresource: UINT, pSrcBox: *const D3D10_BOX) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 32, &[pDstResource as usize as u64, DstSubresource as u64, DstX as u64, DstY as u64, DstZ as u64, pSrcResource as usize as u64, SrcSubresource as u64, pSrcBox as usize as u64], &[Kind::InIface, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::InIface, Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 32, &[pDstResource as usize as u64, DstSubresource as u64, DstX as u64, DstY as u64, DstZ as u64, pSrcResource as usize as u64, SrcSubresource as u64, pSrcBox as usize as u64], &[Kind::InIface, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::InIface, Kind::Value, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_BOX>()))]) };
 }
 /// `ID3D10Device::CopyResource`, slot 33.
 unsafe extern "system" fn ID3D10Device_CopyResource(This: *mut ID3D10Device, pDstResource: *mut ID3D10Resource, pSrcResource: *mut ID3D10Resource) {
@@ -759,13 +759,13 @@ unsafe extern "system" fn ID3D10Device_CopyResource(This: *mut ID3D10Device, pDs
 unsafe extern "system" fn ID3D10Device_UpdateSubresource(This: *mut ID3D10Device, pDstResource: *mut ID3D10Resource, DstSubresource: UINT, pDstBox: *const D3D10_BOX, pSrcData: *const c_void, SrcRowPitch: UINT, SrcDepthPitch: UINT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 34, &[pDstResource as usize as u64, DstSubresource as u64, pDstBox as usize as u64, pSrcData as usize as u64, SrcRowPitch as u64, SrcDepthPitch as u64], &[Kind::InIface, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 34, &[pDstResource as usize as u64, DstSubresource as u64, pDstBox as usize as u64, pSrcData as usize as u64, SrcRowPitch as u64, SrcDepthPitch as u64], &[Kind::InIface, Kind::Value, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_BOX>())), Kind::Not32("`pSrcData` is untyped data of no stated size"), Kind::Value, Kind::Value]) };
 }
 /// `ID3D10Device::ClearRenderTargetView`, slot 35.
 unsafe extern "system" fn ID3D10Device_ClearRenderTargetView(This: *mut ID3D10Device, pRenderTargetView: *mut ID3D10RenderTargetView, ColorRGBA: *const FLOAT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 35, &[pRenderTargetView as usize as u64, ColorRGBA as usize as u64], &[Kind::InIface, Kind::Value]) };
+    unsafe { call(This.cast(), 35, &[pRenderTargetView as usize as u64, ColorRGBA as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<[FLOAT; 4]>()))]) };
 }
 /// `ID3D10Device::ClearDepthStencilView`, slot 36: not remoted, `Depth` is a float passed by value.
 extern "system" fn ID3D10Device_ClearDepthStencilView(_: *mut ID3D10Device, _: *mut ID3D10DepthStencilView, _: UINT, _: FLOAT, _: UINT8) {}
@@ -823,7 +823,7 @@ unsafe extern "system" fn ID3D10Device_GSGetShader(This: *mut ID3D10Device, ppGe
 unsafe extern "system" fn ID3D10Device_IAGetPrimitiveTopology(This: *mut ID3D10Device, pTopology: *mut D3D10_PRIMITIVE_TOPOLOGY) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 50, &[pTopology as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 50, &[pTopology as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_PRIMITIVE_TOPOLOGY>()))]) };
 }
 /// `ID3D10Device::VSGetShaderResources`, slot 51: not remoted, `ppShaderResourceViews` may be an array of interface pointers (counted by `NumViews`).
 extern "system" fn ID3D10Device_VSGetShaderResources(_: *mut ID3D10Device, _: UINT, _: UINT, _: *mut *mut ID3D10ShaderResourceView) {}
@@ -853,13 +853,13 @@ unsafe extern "system" fn ID3D10Device_RSGetState(This: *mut ID3D10Device, ppRas
 unsafe extern "system" fn ID3D10Device_RSGetViewports(This: *mut ID3D10Device, NumViewports: *mut UINT, pViewports: *mut D3D10_VIEWPORT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 61, &[NumViewports as usize as u64, pViewports as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 61, &[NumViewports as usize as u64, pViewports as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::Not32("`pViewports` may be an array (counted by `NumViewports`)")]) };
 }
 /// `ID3D10Device::RSGetScissorRects`, slot 62.
 unsafe extern "system" fn ID3D10Device_RSGetScissorRects(This: *mut ID3D10Device, NumRects: *mut UINT, pRects: *mut D3D10_RECT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 62, &[NumRects as usize as u64, pRects as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 62, &[NumRects as usize as u64, pRects as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::Not32("`pRects` may be an array (counted by `NumRects`)")]) };
 }
 /// `ID3D10Device::GetDeviceRemovedReason`, slot 63.
 unsafe extern "system" fn ID3D10Device_GetDeviceRemovedReason(This: *mut ID3D10Device) -> HRESULT {
@@ -886,21 +886,21 @@ unsafe extern "system" fn ID3D10Device_GetExceptionMode(This: *mut ID3D10Device)
 unsafe extern "system" fn ID3D10Device_GetPrivateData(This: *mut ID3D10Device, guid: REFGUID, pDataSize: *mut UINT, pData: *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 66, &[guid as usize as u64, pDataSize as usize as u64, pData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 66, &[guid as usize as u64, pDataSize as usize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::InOut(Pointee::BytesAt(1))]) };
     r as HRESULT
 }
 /// `ID3D10Device::SetPrivateData`, slot 67.
 unsafe extern "system" fn ID3D10Device_SetPrivateData(This: *mut ID3D10Device, guid: REFGUID, DataSize: UINT, pData: *const c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 67, &[guid as usize as u64, DataSize as u64, pData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 67, &[guid as usize as u64, DataSize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::Value, Kind::In(Pointee::BytesArg(1))]) };
     r as HRESULT
 }
 /// `ID3D10Device::SetPrivateDataInterface`, slot 68.
 unsafe extern "system" fn ID3D10Device_SetPrivateDataInterface(This: *mut ID3D10Device, guid: REFGUID, pData: *const IUnknown) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 68, &[guid as usize as u64, pData as usize as u64], &[Kind::Value, Kind::InIface]) };
+    let r = unsafe { call(This.cast(), 68, &[guid as usize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InIface]) };
     r as HRESULT
 }
 /// `ID3D10Device::ClearState`, slot 69.
@@ -919,49 +919,49 @@ unsafe extern "system" fn ID3D10Device_Flush(This: *mut ID3D10Device) {
 unsafe extern "system" fn ID3D10Device_CreateBuffer(This: *mut ID3D10Device, pDesc: *const D3D10_BUFFER_DESC, pInitialData: *const D3D10_SUBRESOURCE_DATA, ppBuffer: *mut *mut ID3D10Buffer) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 71, &[pDesc as usize as u64, pInitialData as usize as u64, ppBuffer as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D10Buffer)]) };
+    let r = unsafe { call(This.cast(), 71, &[pDesc as usize as u64, pInitialData as usize as u64, ppBuffer as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_BUFFER_DESC>())), Kind::In(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>(), Field::of::<UINT>()] })), Kind::OutIface(&IID_ID3D10Buffer)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateTexture1D`, slot 72.
 unsafe extern "system" fn ID3D10Device_CreateTexture1D(This: *mut ID3D10Device, pDesc: *const D3D10_TEXTURE1D_DESC, pInitialData: *const D3D10_SUBRESOURCE_DATA, ppTexture1D: *mut *mut ID3D10Texture1D) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 72, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture1D as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D10Texture1D)]) };
+    let r = unsafe { call(This.cast(), 72, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture1D as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_TEXTURE1D_DESC>())), Kind::In(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>(), Field::of::<UINT>()] })), Kind::OutIface(&IID_ID3D10Texture1D)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateTexture2D`, slot 73.
 unsafe extern "system" fn ID3D10Device_CreateTexture2D(This: *mut ID3D10Device, pDesc: *const D3D10_TEXTURE2D_DESC, pInitialData: *const D3D10_SUBRESOURCE_DATA, ppTexture2D: *mut *mut ID3D10Texture2D) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 73, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture2D as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D10Texture2D)]) };
+    let r = unsafe { call(This.cast(), 73, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture2D as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_TEXTURE2D_DESC>())), Kind::In(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>(), Field::of::<UINT>()] })), Kind::OutIface(&IID_ID3D10Texture2D)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateTexture3D`, slot 74.
 unsafe extern "system" fn ID3D10Device_CreateTexture3D(This: *mut ID3D10Device, pDesc: *const D3D10_TEXTURE3D_DESC, pInitialData: *const D3D10_SUBRESOURCE_DATA, ppTexture3D: *mut *mut ID3D10Texture3D) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 74, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture3D as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D10Texture3D)]) };
+    let r = unsafe { call(This.cast(), 74, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture3D as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_TEXTURE3D_DESC>())), Kind::In(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>(), Field::of::<UINT>()] })), Kind::OutIface(&IID_ID3D10Texture3D)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateShaderResourceView`, slot 75.
 unsafe extern "system" fn ID3D10Device_CreateShaderResourceView(This: *mut ID3D10Device, pResource: *mut ID3D10Resource, pDesc: *const D3D10_SHADER_RESOURCE_VIEW_DESC, ppSRView: *mut *mut ID3D10ShaderResourceView) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 75, &[pResource as usize as u64, pDesc as usize as u64, ppSRView as usize as u64], &[Kind::InIface, Kind::Value, Kind::OutIface(&IID_ID3D10ShaderResourceView)]) };
+    let r = unsafe { call(This.cast(), 75, &[pResource as usize as u64, pDesc as usize as u64, ppSRView as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_SHADER_RESOURCE_VIEW_DESC>())), Kind::OutIface(&IID_ID3D10ShaderResourceView)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateRenderTargetView`, slot 76.
 unsafe extern "system" fn ID3D10Device_CreateRenderTargetView(This: *mut ID3D10Device, pResource: *mut ID3D10Resource, pDesc: *const D3D10_RENDER_TARGET_VIEW_DESC, ppRTView: *mut *mut ID3D10RenderTargetView) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 76, &[pResource as usize as u64, pDesc as usize as u64, ppRTView as usize as u64], &[Kind::InIface, Kind::Value, Kind::OutIface(&IID_ID3D10RenderTargetView)]) };
+    let r = unsafe { call(This.cast(), 76, &[pResource as usize as u64, pDesc as usize as u64, ppRTView as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_RENDER_TARGET_VIEW_DESC>())), Kind::OutIface(&IID_ID3D10RenderTargetView)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateDepthStencilView`, slot 77.
 unsafe extern "system" fn ID3D10Device_CreateDepthStencilView(This: *mut ID3D10Device, pResource: *mut ID3D10Resource, pDesc: *const D3D10_DEPTH_STENCIL_VIEW_DESC, ppDepthStencilView: *mut *mut ID3D10DepthStencilView) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 77, &[pResource as usize as u64, pDesc as usize as u64, ppDepthStencilView as usize as u64], &[Kind::InIface, Kind::Value, Kind::OutIface(&IID_ID3D10DepthStencilView)]) };
+    let r = unsafe { call(This.cast(), 77, &[pResource as usize as u64, pDesc as usize as u64, ppDepthStencilView as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_DEPTH_STENCIL_VIEW_DESC>())), Kind::OutIface(&IID_ID3D10DepthStencilView)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateInputLayout`, slot 78: not remoted, `ppInputLayout` may be an array of interface pointers (counted by `NumElements`).
@@ -972,14 +972,14 @@ extern "system" fn ID3D10Device_CreateInputLayout(_: *mut ID3D10Device, _: *cons
 unsafe extern "system" fn ID3D10Device_CreateVertexShader(This: *mut ID3D10Device, pShaderBytecode: *const c_void, BytecodeLength: SIZE_T, ppVertexShader: *mut *mut ID3D10VertexShader) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 79, &[pShaderBytecode as usize as u64, BytecodeLength as u64, ppVertexShader as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D10VertexShader)]) };
+    let r = unsafe { call(This.cast(), 79, &[pShaderBytecode as usize as u64, BytecodeLength as u64, ppVertexShader as usize as u64], &[Kind::Not32("`pShaderBytecode` is untyped data of no stated size"), Kind::Value, Kind::OutIface(&IID_ID3D10VertexShader)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateGeometryShader`, slot 80.
 unsafe extern "system" fn ID3D10Device_CreateGeometryShader(This: *mut ID3D10Device, pShaderBytecode: *const c_void, BytecodeLength: SIZE_T, ppGeometryShader: *mut *mut ID3D10GeometryShader) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 80, &[pShaderBytecode as usize as u64, BytecodeLength as u64, ppGeometryShader as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D10GeometryShader)]) };
+    let r = unsafe { call(This.cast(), 80, &[pShaderBytecode as usize as u64, BytecodeLength as u64, ppGeometryShader as usize as u64], &[Kind::Not32("`pShaderBytecode` is untyped data of no stated size"), Kind::Value, Kind::OutIface(&IID_ID3D10GeometryShader)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateGeometryShaderWithStreamOutput`, slot 81: not remoted, `ppGeometryShader` may be an array of interface pointers (counted by `NumEntries`).
@@ -990,83 +990,83 @@ extern "system" fn ID3D10Device_CreateGeometryShaderWithStreamOutput(_: *mut ID3
 unsafe extern "system" fn ID3D10Device_CreatePixelShader(This: *mut ID3D10Device, pShaderBytecode: *const c_void, BytecodeLength: SIZE_T, ppPixelShader: *mut *mut ID3D10PixelShader) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 82, &[pShaderBytecode as usize as u64, BytecodeLength as u64, ppPixelShader as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D10PixelShader)]) };
+    let r = unsafe { call(This.cast(), 82, &[pShaderBytecode as usize as u64, BytecodeLength as u64, ppPixelShader as usize as u64], &[Kind::Not32("`pShaderBytecode` is untyped data of no stated size"), Kind::Value, Kind::OutIface(&IID_ID3D10PixelShader)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateBlendState`, slot 83.
 unsafe extern "system" fn ID3D10Device_CreateBlendState(This: *mut ID3D10Device, pBlendStateDesc: *const D3D10_BLEND_DESC, ppBlendState: *mut *mut ID3D10BlendState) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 83, &[pBlendStateDesc as usize as u64, ppBlendState as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D10BlendState)]) };
+    let r = unsafe { call(This.cast(), 83, &[pBlendStateDesc as usize as u64, ppBlendState as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_BLEND_DESC>())), Kind::OutIface(&IID_ID3D10BlendState)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateDepthStencilState`, slot 84.
 unsafe extern "system" fn ID3D10Device_CreateDepthStencilState(This: *mut ID3D10Device, pDepthStencilDesc: *const D3D10_DEPTH_STENCIL_DESC, ppDepthStencilState: *mut *mut ID3D10DepthStencilState) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 84, &[pDepthStencilDesc as usize as u64, ppDepthStencilState as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D10DepthStencilState)]) };
+    let r = unsafe { call(This.cast(), 84, &[pDepthStencilDesc as usize as u64, ppDepthStencilState as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_DEPTH_STENCIL_DESC>())), Kind::OutIface(&IID_ID3D10DepthStencilState)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateRasterizerState`, slot 85.
 unsafe extern "system" fn ID3D10Device_CreateRasterizerState(This: *mut ID3D10Device, pRasterizerDesc: *const D3D10_RASTERIZER_DESC, ppRasterizerState: *mut *mut ID3D10RasterizerState) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 85, &[pRasterizerDesc as usize as u64, ppRasterizerState as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D10RasterizerState)]) };
+    let r = unsafe { call(This.cast(), 85, &[pRasterizerDesc as usize as u64, ppRasterizerState as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_RASTERIZER_DESC>())), Kind::OutIface(&IID_ID3D10RasterizerState)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateSamplerState`, slot 86.
 unsafe extern "system" fn ID3D10Device_CreateSamplerState(This: *mut ID3D10Device, pSamplerDesc: *const D3D10_SAMPLER_DESC, ppSamplerState: *mut *mut ID3D10SamplerState) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 86, &[pSamplerDesc as usize as u64, ppSamplerState as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D10SamplerState)]) };
+    let r = unsafe { call(This.cast(), 86, &[pSamplerDesc as usize as u64, ppSamplerState as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_SAMPLER_DESC>())), Kind::OutIface(&IID_ID3D10SamplerState)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateQuery`, slot 87.
 unsafe extern "system" fn ID3D10Device_CreateQuery(This: *mut ID3D10Device, pQueryDesc: *const D3D10_QUERY_DESC, ppQuery: *mut *mut ID3D10Query) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 87, &[pQueryDesc as usize as u64, ppQuery as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D10Query)]) };
+    let r = unsafe { call(This.cast(), 87, &[pQueryDesc as usize as u64, ppQuery as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_QUERY_DESC>())), Kind::OutIface(&IID_ID3D10Query)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreatePredicate`, slot 88.
 unsafe extern "system" fn ID3D10Device_CreatePredicate(This: *mut ID3D10Device, pPredicateDesc: *const D3D10_QUERY_DESC, ppPredicate: *mut *mut ID3D10Predicate) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 88, &[pPredicateDesc as usize as u64, ppPredicate as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D10Predicate)]) };
+    let r = unsafe { call(This.cast(), 88, &[pPredicateDesc as usize as u64, ppPredicate as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_QUERY_DESC>())), Kind::OutIface(&IID_ID3D10Predicate)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CreateCounter`, slot 89.
 unsafe extern "system" fn ID3D10Device_CreateCounter(This: *mut ID3D10Device, pCounterDesc: *const D3D10_COUNTER_DESC, ppCounter: *mut *mut ID3D10Counter) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 89, &[pCounterDesc as usize as u64, ppCounter as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D10Counter)]) };
+    let r = unsafe { call(This.cast(), 89, &[pCounterDesc as usize as u64, ppCounter as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_COUNTER_DESC>())), Kind::OutIface(&IID_ID3D10Counter)]) };
     r as HRESULT
 }
 /// `ID3D10Device::CheckFormatSupport`, slot 90.
 unsafe extern "system" fn ID3D10Device_CheckFormatSupport(This: *mut ID3D10Device, Format: DXGI_FORMAT, pFormatSupport: *mut UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 90, &[Format as u64, pFormatSupport as usize as u64], &[Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 90, &[Format as u64, pFormatSupport as usize as u64], &[Kind::Value, Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>()))]) };
     r as HRESULT
 }
 /// `ID3D10Device::CheckMultisampleQualityLevels`, slot 91.
 unsafe extern "system" fn ID3D10Device_CheckMultisampleQualityLevels(This: *mut ID3D10Device, Format: DXGI_FORMAT, SampleCount: UINT, pNumQualityLevels: *mut UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 91, &[Format as u64, SampleCount as u64, pNumQualityLevels as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 91, &[Format as u64, SampleCount as u64, pNumQualityLevels as usize as u64], &[Kind::Value, Kind::Value, Kind::Not32("`pNumQualityLevels` may be an array (counted by `SampleCount`)")]) };
     r as HRESULT
 }
 /// `ID3D10Device::CheckCounterInfo`, slot 92.
 unsafe extern "system" fn ID3D10Device_CheckCounterInfo(This: *mut ID3D10Device, pCounterInfo: *mut D3D10_COUNTER_INFO) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 92, &[pCounterInfo as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 92, &[pCounterInfo as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_COUNTER_INFO>()))]) };
 }
 /// `ID3D10Device::CheckCounter`, slot 93.
 unsafe extern "system" fn ID3D10Device_CheckCounter(This: *mut ID3D10Device, pDesc: *const D3D10_COUNTER_DESC, pType: *mut D3D10_COUNTER_TYPE, pActiveCounters: *mut UINT, name: *mut c_char, pNameLength: *mut UINT, units: *mut c_char, pUnitsLength: *mut UINT, description: *mut c_char, pDescriptionLength: *mut UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 93, &[pDesc as usize as u64, pType as usize as u64, pActiveCounters as usize as u64, name as usize as u64, pNameLength as usize as u64, units as usize as u64, pUnitsLength as usize as u64, description as usize as u64, pDescriptionLength as usize as u64], &[Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 93, &[pDesc as usize as u64, pType as usize as u64, pActiveCounters as usize as u64, name as usize as u64, pNameLength as usize as u64, units as usize as u64, pUnitsLength as usize as u64, description as usize as u64, pDescriptionLength as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_COUNTER_DESC>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_COUNTER_TYPE>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<c_char>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<c_char>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<c_char>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>()))]) };
     r as HRESULT
 }
 /// `ID3D10Device::GetCreationFlags`, slot 94.
@@ -1080,7 +1080,7 @@ unsafe extern "system" fn ID3D10Device_GetCreationFlags(This: *mut ID3D10Device)
 unsafe extern "system" fn ID3D10Device_OpenSharedResource(This: *mut ID3D10Device, hResource: HANDLE, ReturnedInterface: REFIID, ppResource: *mut *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 95, &[hResource as usize as u64, ReturnedInterface as usize as u64, ppResource as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIfaceRiid(1)]) };
+    let r = unsafe { call(This.cast(), 95, &[hResource as usize as u64, ReturnedInterface as usize as u64, ppResource as usize as u64], &[Kind::Value, Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::OutIfaceRiid(1)]) };
     r as HRESULT
 }
 /// `ID3D10Device::SetTextFilterSize`, slot 96.
@@ -1093,7 +1093,7 @@ unsafe extern "system" fn ID3D10Device_SetTextFilterSize(This: *mut ID3D10Device
 unsafe extern "system" fn ID3D10Device_GetTextFilterSize(This: *mut ID3D10Device, pWidth: *mut UINT, pHeight: *mut UINT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 97, &[pWidth as usize as u64, pHeight as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 97, &[pWidth as usize as u64, pHeight as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>()))]) };
 }
 
 // ID3D10BlendState1: {edad8d99-8a35-4d6d-8566-2ea276cde161}.
@@ -1108,7 +1108,7 @@ const ID3D10BlendState1_VTBL: ID3D10BlendState1Vtbl = ID3D10BlendState1Vtbl {
 unsafe extern "system" fn ID3D10BlendState1_GetDesc1(This: *mut ID3D10BlendState1, pDesc: *mut D3D10_BLEND_DESC1) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_BLEND_DESC1>()))]) };
 }
 
 // ID3D10ShaderResourceView1: {9b7e4c87-342c-4106-a19f-4f2704f689f0}.
@@ -1123,7 +1123,7 @@ const ID3D10ShaderResourceView1_VTBL: ID3D10ShaderResourceView1Vtbl = ID3D10Shad
 unsafe extern "system" fn ID3D10ShaderResourceView1_GetDesc1(This: *mut ID3D10ShaderResourceView1, pDesc: *mut D3D10_SHADER_RESOURCE_VIEW_DESC1) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 9, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 9, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D10_SHADER_RESOURCE_VIEW_DESC1>()))]) };
 }
 
 // ID3D10Device1: {9b7e4c8f-342c-4106-a19f-4f2704f689f0}.
@@ -1140,14 +1140,14 @@ const ID3D10Device1_VTBL: ID3D10Device1Vtbl = ID3D10Device1Vtbl {
 unsafe extern "system" fn ID3D10Device1_CreateShaderResourceView1(This: *mut ID3D10Device1, pResource: *mut ID3D10Resource, pDesc: *const D3D10_SHADER_RESOURCE_VIEW_DESC1, ppSRView: *mut *mut ID3D10ShaderResourceView1) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 98, &[pResource as usize as u64, pDesc as usize as u64, ppSRView as usize as u64], &[Kind::InIface, Kind::Value, Kind::OutIface(&IID_ID3D10ShaderResourceView1)]) };
+    let r = unsafe { call(This.cast(), 98, &[pResource as usize as u64, pDesc as usize as u64, ppSRView as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_SHADER_RESOURCE_VIEW_DESC1>())), Kind::OutIface(&IID_ID3D10ShaderResourceView1)]) };
     r as HRESULT
 }
 /// `ID3D10Device1::CreateBlendState1`, slot 99.
 unsafe extern "system" fn ID3D10Device1_CreateBlendState1(This: *mut ID3D10Device1, pBlendStateDesc: *const D3D10_BLEND_DESC1, ppBlendState: *mut *mut ID3D10BlendState1) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 99, &[pBlendStateDesc as usize as u64, ppBlendState as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D10BlendState1)]) };
+    let r = unsafe { call(This.cast(), 99, &[pBlendStateDesc as usize as u64, ppBlendState as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D10_BLEND_DESC1>())), Kind::OutIface(&IID_ID3D10BlendState1)]) };
     r as HRESULT
 }
 /// `ID3D10Device1::GetFeatureLevel`, slot 100.
@@ -1179,21 +1179,21 @@ unsafe extern "system" fn ID3D11DeviceChild_GetDevice(This: *mut ID3D11DeviceChi
 unsafe extern "system" fn ID3D11DeviceChild_GetPrivateData(This: *mut ID3D11DeviceChild, guid: REFGUID, pDataSize: *mut UINT, pData: *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 4, &[guid as usize as u64, pDataSize as usize as u64, pData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 4, &[guid as usize as u64, pDataSize as usize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::InOut(Pointee::BytesAt(1))]) };
     r as HRESULT
 }
 /// `ID3D11DeviceChild::SetPrivateData`, slot 5.
 unsafe extern "system" fn ID3D11DeviceChild_SetPrivateData(This: *mut ID3D11DeviceChild, guid: REFGUID, DataSize: UINT, pData: *const c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 5, &[guid as usize as u64, DataSize as u64, pData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 5, &[guid as usize as u64, DataSize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::Value, Kind::In(Pointee::BytesArg(1))]) };
     r as HRESULT
 }
 /// `ID3D11DeviceChild::SetPrivateDataInterface`, slot 6.
 unsafe extern "system" fn ID3D11DeviceChild_SetPrivateDataInterface(This: *mut ID3D11DeviceChild, guid: REFGUID, pData: *const IUnknown) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 6, &[guid as usize as u64, pData as usize as u64], &[Kind::Value, Kind::InIface]) };
+    let r = unsafe { call(This.cast(), 6, &[guid as usize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InIface]) };
     r as HRESULT
 }
 
@@ -1225,7 +1225,7 @@ const ID3D11Query_VTBL: ID3D11QueryVtbl = ID3D11QueryVtbl {
 unsafe extern "system" fn ID3D11Query_GetDesc(This: *mut ID3D11Query, pDesc: *mut D3D11_QUERY_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_QUERY_DESC>()))]) };
 }
 
 // ID3D11Resource: {dc8e63f3-d12b-4952-b47b-5e45026a862d}.
@@ -1242,7 +1242,7 @@ const ID3D11Resource_VTBL: ID3D11ResourceVtbl = ID3D11ResourceVtbl {
 unsafe extern "system" fn ID3D11Resource_GetType(This: *mut ID3D11Resource, pResourceDimension: *mut D3D11_RESOURCE_DIMENSION) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 7, &[pResourceDimension as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 7, &[pResourceDimension as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_RESOURCE_DIMENSION>()))]) };
 }
 /// `ID3D11Resource::SetEvictionPriority`, slot 8.
 unsafe extern "system" fn ID3D11Resource_SetEvictionPriority(This: *mut ID3D11Resource, EvictionPriority: UINT) {
@@ -1285,7 +1285,7 @@ const ID3D11BlendState_VTBL: ID3D11BlendStateVtbl = ID3D11BlendStateVtbl {
 unsafe extern "system" fn ID3D11BlendState_GetDesc(This: *mut ID3D11BlendState, pDesc: *mut D3D11_BLEND_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_BLEND_DESC>()))]) };
 }
 
 // ID3D11Buffer: {48570b85-d1ee-4fcd-a250-eb350722b037}.
@@ -1300,7 +1300,7 @@ const ID3D11Buffer_VTBL: ID3D11BufferVtbl = ID3D11BufferVtbl {
 unsafe extern "system" fn ID3D11Buffer_GetDesc(This: *mut ID3D11Buffer, pDesc: *mut D3D11_BUFFER_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 10, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 10, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_BUFFER_DESC>()))]) };
 }
 
 // ID3D11ClassInstance: {a6cd7faa-b0b7-4a2f-9436-8662a65797cb}.
@@ -1324,19 +1324,19 @@ unsafe extern "system" fn ID3D11ClassInstance_GetClassLinkage(This: *mut ID3D11C
 unsafe extern "system" fn ID3D11ClassInstance_GetDesc(This: *mut ID3D11ClassInstance, pDesc: *mut D3D11_CLASS_INSTANCE_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_CLASS_INSTANCE_DESC>()))]) };
 }
 /// `ID3D11ClassInstance::GetInstanceName`, slot 9.
 unsafe extern "system" fn ID3D11ClassInstance_GetInstanceName(This: *mut ID3D11ClassInstance, pInstanceName: LPSTR, pBufferLength: *mut SIZE_T) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 9, &[pInstanceName as usize as u64, pBufferLength as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 9, &[pInstanceName as usize as u64, pBufferLength as usize as u64], &[Kind::Not32("`pInstanceName` is a `LPSTR`"), Kind::InOut(Pointee::Fields(const { &[Field::Word] }))]) };
 }
 /// `ID3D11ClassInstance::GetTypeName`, slot 10.
 unsafe extern "system" fn ID3D11ClassInstance_GetTypeName(This: *mut ID3D11ClassInstance, pTypeName: LPSTR, pBufferLength: *mut SIZE_T) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 10, &[pTypeName as usize as u64, pBufferLength as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 10, &[pTypeName as usize as u64, pBufferLength as usize as u64], &[Kind::Not32("`pTypeName` is a `LPSTR`"), Kind::InOut(Pointee::Fields(const { &[Field::Word] }))]) };
 }
 
 // ID3D11ClassLinkage: {ddf57cba-9543-46e4-a12b-f207a0fe7fed}.
@@ -1352,14 +1352,14 @@ const ID3D11ClassLinkage_VTBL: ID3D11ClassLinkageVtbl = ID3D11ClassLinkageVtbl {
 unsafe extern "system" fn ID3D11ClassLinkage_GetClassInstance(This: *mut ID3D11ClassLinkage, pClassInstanceName: LPCSTR, InstanceIndex: UINT, ppInstance: *mut *mut ID3D11ClassInstance) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 7, &[pClassInstanceName as usize as u64, InstanceIndex as u64, ppInstance as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D11ClassInstance)]) };
+    let r = unsafe { call(This.cast(), 7, &[pClassInstanceName as usize as u64, InstanceIndex as u64, ppInstance as usize as u64], &[Kind::Not32("`pClassInstanceName` is a `LPCSTR`"), Kind::Value, Kind::OutIface(&IID_ID3D11ClassInstance)]) };
     r as HRESULT
 }
 /// `ID3D11ClassLinkage::CreateClassInstance`, slot 8.
 unsafe extern "system" fn ID3D11ClassLinkage_CreateClassInstance(This: *mut ID3D11ClassLinkage, pClassTypeName: LPCSTR, ConstantBufferOffset: UINT, ConstantVectorOffset: UINT, TextureOffset: UINT, SamplerOffset: UINT, ppInstance: *mut *mut ID3D11ClassInstance) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 8, &[pClassTypeName as usize as u64, ConstantBufferOffset as u64, ConstantVectorOffset as u64, TextureOffset as u64, SamplerOffset as u64, ppInstance as usize as u64], &[Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D11ClassInstance)]) };
+    let r = unsafe { call(This.cast(), 8, &[pClassTypeName as usize as u64, ConstantBufferOffset as u64, ConstantVectorOffset as u64, TextureOffset as u64, SamplerOffset as u64, ppInstance as usize as u64], &[Kind::Not32("`pClassTypeName` is a `LPCSTR`"), Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D11ClassInstance)]) };
     r as HRESULT
 }
 
@@ -1399,7 +1399,7 @@ const ID3D11Counter_VTBL: ID3D11CounterVtbl = ID3D11CounterVtbl {
 unsafe extern "system" fn ID3D11Counter_GetDesc(This: *mut ID3D11Counter, pDesc: *mut D3D11_COUNTER_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_COUNTER_DESC>()))]) };
 }
 
 // ID3D11DepthStencilState: {03823efb-8d8f-4e1c-9aa2-f64bb2cbfdf1}.
@@ -1414,7 +1414,7 @@ const ID3D11DepthStencilState_VTBL: ID3D11DepthStencilStateVtbl = ID3D11DepthSte
 unsafe extern "system" fn ID3D11DepthStencilState_GetDesc(This: *mut ID3D11DepthStencilState, pDesc: *mut D3D11_DEPTH_STENCIL_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_DEPTH_STENCIL_DESC>()))]) };
 }
 
 // ID3D11DepthStencilView: {9fdac92a-1876-48c3-afad-25b94f84a9b6}.
@@ -1429,7 +1429,7 @@ const ID3D11DepthStencilView_VTBL: ID3D11DepthStencilViewVtbl = ID3D11DepthStenc
 unsafe extern "system" fn ID3D11DepthStencilView_GetDesc(This: *mut ID3D11DepthStencilView, pDesc: *mut D3D11_DEPTH_STENCIL_VIEW_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_DEPTH_STENCIL_VIEW_DESC>()))]) };
 }
 
 // ID3D11DomainShader: {f582c508-0f36-490c-9977-31eece268cfa}.
@@ -1492,7 +1492,7 @@ const ID3D11RasterizerState_VTBL: ID3D11RasterizerStateVtbl = ID3D11RasterizerSt
 unsafe extern "system" fn ID3D11RasterizerState_GetDesc(This: *mut ID3D11RasterizerState, pDesc: *mut D3D11_RASTERIZER_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_RASTERIZER_DESC>()))]) };
 }
 
 // ID3D11RenderTargetView: {dfdba067-0b8d-4865-875b-d7b4516cc164}.
@@ -1507,7 +1507,7 @@ const ID3D11RenderTargetView_VTBL: ID3D11RenderTargetViewVtbl = ID3D11RenderTarg
 unsafe extern "system" fn ID3D11RenderTargetView_GetDesc(This: *mut ID3D11RenderTargetView, pDesc: *mut D3D11_RENDER_TARGET_VIEW_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_RENDER_TARGET_VIEW_DESC>()))]) };
 }
 
 // ID3D11SamplerState: {da6fea51-564c-4487-9810-f0d0f9b4e3a5}.
@@ -1522,7 +1522,7 @@ const ID3D11SamplerState_VTBL: ID3D11SamplerStateVtbl = ID3D11SamplerStateVtbl {
 unsafe extern "system" fn ID3D11SamplerState_GetDesc(This: *mut ID3D11SamplerState, pDesc: *mut D3D11_SAMPLER_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 7, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_SAMPLER_DESC>()))]) };
 }
 
 // ID3D11ShaderResourceView: {b0e06fe0-8192-4e1a-b1ca-36d7414710b2}.
@@ -1537,7 +1537,7 @@ const ID3D11ShaderResourceView_VTBL: ID3D11ShaderResourceViewVtbl = ID3D11Shader
 unsafe extern "system" fn ID3D11ShaderResourceView_GetDesc(This: *mut ID3D11ShaderResourceView, pDesc: *mut D3D11_SHADER_RESOURCE_VIEW_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_SHADER_RESOURCE_VIEW_DESC>()))]) };
 }
 
 // ID3D11Texture1D: {f8fb5c27-c6b3-4f75-a4c8-439af2ef564c}.
@@ -1552,7 +1552,7 @@ const ID3D11Texture1D_VTBL: ID3D11Texture1DVtbl = ID3D11Texture1DVtbl {
 unsafe extern "system" fn ID3D11Texture1D_GetDesc(This: *mut ID3D11Texture1D, pDesc: *mut D3D11_TEXTURE1D_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 10, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 10, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_TEXTURE1D_DESC>()))]) };
 }
 
 // ID3D11Texture2D: {6f15aaf2-d208-4e89-9ab4-489535d34f9c}.
@@ -1567,7 +1567,7 @@ const ID3D11Texture2D_VTBL: ID3D11Texture2DVtbl = ID3D11Texture2DVtbl {
 unsafe extern "system" fn ID3D11Texture2D_GetDesc(This: *mut ID3D11Texture2D, pDesc: *mut D3D11_TEXTURE2D_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 10, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 10, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_TEXTURE2D_DESC>()))]) };
 }
 
 // ID3D11Texture3D: {037e866e-f56d-4357-a8af-9dabbe6e250e}.
@@ -1582,7 +1582,7 @@ const ID3D11Texture3D_VTBL: ID3D11Texture3DVtbl = ID3D11Texture3DVtbl {
 unsafe extern "system" fn ID3D11Texture3D_GetDesc(This: *mut ID3D11Texture3D, pDesc: *mut D3D11_TEXTURE3D_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 10, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 10, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_TEXTURE3D_DESC>()))]) };
 }
 
 // ID3D11UnorderedAccessView: {28acf509-7f5c-48f6-8611-f316010a6380}.
@@ -1597,7 +1597,7 @@ const ID3D11UnorderedAccessView_VTBL: ID3D11UnorderedAccessViewVtbl = ID3D11Unor
 unsafe extern "system" fn ID3D11UnorderedAccessView_GetDesc(This: *mut ID3D11UnorderedAccessView, pDesc: *mut D3D11_UNORDERED_ACCESS_VIEW_DESC) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 8, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_UNORDERED_ACCESS_VIEW_DESC>()))]) };
 }
 
 // ID3D11VertexShader: {3b301d64-d678-4289-8897-22f8928b72f3}.
@@ -1749,7 +1749,7 @@ unsafe extern "system" fn ID3D11DeviceContext_Draw(This: *mut ID3D11DeviceContex
 unsafe extern "system" fn ID3D11DeviceContext_Map(This: *mut ID3D11DeviceContext, pResource: *mut ID3D11Resource, Subresource: UINT, MapType: D3D11_MAP, MapFlags: UINT, pMappedResource: *mut D3D11_MAPPED_SUBRESOURCE) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 14, &[pResource as usize as u64, Subresource as u64, MapType as u64, MapFlags as u64, pMappedResource as usize as u64], &[Kind::InIface, Kind::Value, Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 14, &[pResource as usize as u64, Subresource as u64, MapType as u64, MapFlags as u64, pMappedResource as usize as u64], &[Kind::InIface, Kind::Value, Kind::Value, Kind::Value, Kind::InOut(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>(), Field::of::<UINT>()] }))]) };
     r as HRESULT
 }
 /// `ID3D11DeviceContext::Unmap`, slot 15.
@@ -1816,7 +1816,7 @@ unsafe extern "system" fn ID3D11DeviceContext_End(This: *mut ID3D11DeviceContext
 unsafe extern "system" fn ID3D11DeviceContext_GetData(This: *mut ID3D11DeviceContext, pAsync: *mut ID3D11Asynchronous, pData: *mut c_void, DataSize: UINT, GetDataFlags: UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 29, &[pAsync as usize as u64, pData as usize as u64, DataSize as u64, GetDataFlags as u64], &[Kind::InIface, Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 29, &[pAsync as usize as u64, pData as usize as u64, DataSize as u64, GetDataFlags as u64], &[Kind::InIface, Kind::Not32("`pData` is untyped data of no stated size"), Kind::Value, Kind::Value]) };
     r as HRESULT
 }
 /// `ID3D11DeviceContext::SetPredication`, slot 30.
@@ -1837,7 +1837,7 @@ extern "system" fn ID3D11DeviceContext_OMSetRenderTargetsAndUnorderedAccessViews
 unsafe extern "system" fn ID3D11DeviceContext_OMSetBlendState(This: *mut ID3D11DeviceContext, pBlendState: *mut ID3D11BlendState, BlendFactor: *const FLOAT, SampleMask: UINT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 35, &[pBlendState as usize as u64, BlendFactor as usize as u64, SampleMask as u64], &[Kind::InIface, Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 35, &[pBlendState as usize as u64, BlendFactor as usize as u64, SampleMask as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<[FLOAT; 4]>())), Kind::Value]) };
 }
 /// `ID3D11DeviceContext::OMSetDepthStencilState`, slot 36.
 unsafe extern "system" fn ID3D11DeviceContext_OMSetDepthStencilState(This: *mut ID3D11DeviceContext, pDepthStencilState: *mut ID3D11DepthStencilState, StencilRef: UINT) {
@@ -1887,19 +1887,19 @@ unsafe extern "system" fn ID3D11DeviceContext_RSSetState(This: *mut ID3D11Device
 unsafe extern "system" fn ID3D11DeviceContext_RSSetViewports(This: *mut ID3D11DeviceContext, NumViewports: UINT, pViewports: *const D3D11_VIEWPORT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 44, &[NumViewports as u64, pViewports as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 44, &[NumViewports as u64, pViewports as usize as u64], &[Kind::Value, Kind::Not32("`pViewports` may be an array (counted by `NumViewports`)")]) };
 }
 /// `ID3D11DeviceContext::RSSetScissorRects`, slot 45.
 unsafe extern "system" fn ID3D11DeviceContext_RSSetScissorRects(This: *mut ID3D11DeviceContext, NumRects: UINT, pRects: *const D3D11_RECT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 45, &[NumRects as u64, pRects as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 45, &[NumRects as u64, pRects as usize as u64], &[Kind::Value, Kind::Not32("`pRects` may be an array (counted by `NumRects`)")]) };
 }
 /// `ID3D11DeviceContext::CopySubresourceRegion`, slot 46.
 unsafe extern "system" fn ID3D11DeviceContext_CopySubresourceRegion(This: *mut ID3D11DeviceContext, pDstResource: *mut ID3D11Resource, DstSubresource: UINT, DstX: UINT, DstY: UINT, DstZ: UINT, pSrcResource: *mut ID3D11Resource, SrcSubresource: UINT, pSrcBox: *const D3D11_BOX) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 46, &[pDstResource as usize as u64, DstSubresource as u64, DstX as u64, DstY as u64, DstZ as u64, pSrcResource as usize as u64, SrcSubresource as u64, pSrcBox as usize as u64], &[Kind::InIface, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::InIface, Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 46, &[pDstResource as usize as u64, DstSubresource as u64, DstX as u64, DstY as u64, DstZ as u64, pSrcResource as usize as u64, SrcSubresource as u64, pSrcBox as usize as u64], &[Kind::InIface, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::InIface, Kind::Value, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_BOX>()))]) };
 }
 /// `ID3D11DeviceContext::CopyResource`, slot 47.
 unsafe extern "system" fn ID3D11DeviceContext_CopyResource(This: *mut ID3D11DeviceContext, pDstResource: *mut ID3D11Resource, pSrcResource: *mut ID3D11Resource) {
@@ -1911,7 +1911,7 @@ unsafe extern "system" fn ID3D11DeviceContext_CopyResource(This: *mut ID3D11Devi
 unsafe extern "system" fn ID3D11DeviceContext_UpdateSubresource(This: *mut ID3D11DeviceContext, pDstResource: *mut ID3D11Resource, DstSubresource: UINT, pDstBox: *const D3D11_BOX, pSrcData: *const c_void, SrcRowPitch: UINT, SrcDepthPitch: UINT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 48, &[pDstResource as usize as u64, DstSubresource as u64, pDstBox as usize as u64, pSrcData as usize as u64, SrcRowPitch as u64, SrcDepthPitch as u64], &[Kind::InIface, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 48, &[pDstResource as usize as u64, DstSubresource as u64, pDstBox as usize as u64, pSrcData as usize as u64, SrcRowPitch as u64, SrcDepthPitch as u64], &[Kind::InIface, Kind::Value, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_BOX>())), Kind::Not32("`pSrcData` is untyped data of no stated size"), Kind::Value, Kind::Value]) };
 }
 /// `ID3D11DeviceContext::CopyStructureCount`, slot 49.
 unsafe extern "system" fn ID3D11DeviceContext_CopyStructureCount(This: *mut ID3D11DeviceContext, pDstBuffer: *mut ID3D11Buffer, DstAlignedByteOffset: UINT, pSrcView: *mut ID3D11UnorderedAccessView) {
@@ -1923,19 +1923,19 @@ unsafe extern "system" fn ID3D11DeviceContext_CopyStructureCount(This: *mut ID3D
 unsafe extern "system" fn ID3D11DeviceContext_ClearRenderTargetView(This: *mut ID3D11DeviceContext, pRenderTargetView: *mut ID3D11RenderTargetView, ColorRGBA: *const FLOAT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 50, &[pRenderTargetView as usize as u64, ColorRGBA as usize as u64], &[Kind::InIface, Kind::Value]) };
+    unsafe { call(This.cast(), 50, &[pRenderTargetView as usize as u64, ColorRGBA as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<[FLOAT; 4]>()))]) };
 }
 /// `ID3D11DeviceContext::ClearUnorderedAccessViewUint`, slot 51.
 unsafe extern "system" fn ID3D11DeviceContext_ClearUnorderedAccessViewUint(This: *mut ID3D11DeviceContext, pUnorderedAccessView: *mut ID3D11UnorderedAccessView, Values: *const UINT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 51, &[pUnorderedAccessView as usize as u64, Values as usize as u64], &[Kind::InIface, Kind::Value]) };
+    unsafe { call(This.cast(), 51, &[pUnorderedAccessView as usize as u64, Values as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<[UINT; 4]>()))]) };
 }
 /// `ID3D11DeviceContext::ClearUnorderedAccessViewFloat`, slot 52.
 unsafe extern "system" fn ID3D11DeviceContext_ClearUnorderedAccessViewFloat(This: *mut ID3D11DeviceContext, pUnorderedAccessView: *mut ID3D11UnorderedAccessView, Values: *const FLOAT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 52, &[pUnorderedAccessView as usize as u64, Values as usize as u64], &[Kind::InIface, Kind::Value]) };
+    unsafe { call(This.cast(), 52, &[pUnorderedAccessView as usize as u64, Values as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<[FLOAT; 4]>()))]) };
 }
 /// `ID3D11DeviceContext::ClearDepthStencilView`, slot 53: not remoted, `Depth` is a float passed by value.
 extern "system" fn ID3D11DeviceContext_ClearDepthStencilView(_: *mut ID3D11DeviceContext, _: *mut ID3D11DepthStencilView, _: UINT, _: FLOAT, _: UINT8) {}
@@ -2019,7 +2019,7 @@ extern "system" fn ID3D11DeviceContext_GSGetShader(_: *mut ID3D11DeviceContext, 
 unsafe extern "system" fn ID3D11DeviceContext_IAGetPrimitiveTopology(This: *mut ID3D11DeviceContext, pTopology: *mut D3D11_PRIMITIVE_TOPOLOGY) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 83, &[pTopology as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 83, &[pTopology as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_PRIMITIVE_TOPOLOGY>()))]) };
 }
 /// `ID3D11DeviceContext::VSGetShaderResources`, slot 84: not remoted, `ppShaderResourceViews` may be an array of interface pointers (counted by `NumViews`).
 extern "system" fn ID3D11DeviceContext_VSGetShaderResources(_: *mut ID3D11DeviceContext, _: UINT, _: UINT, _: *mut *mut ID3D11ShaderResourceView) {}
@@ -2051,13 +2051,13 @@ unsafe extern "system" fn ID3D11DeviceContext_RSGetState(This: *mut ID3D11Device
 unsafe extern "system" fn ID3D11DeviceContext_RSGetViewports(This: *mut ID3D11DeviceContext, pNumViewports: *mut UINT, pViewports: *mut D3D11_VIEWPORT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 95, &[pNumViewports as usize as u64, pViewports as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 95, &[pNumViewports as usize as u64, pViewports as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::Not32("`pViewports` may be an array (counted by `pNumViewports`)")]) };
 }
 /// `ID3D11DeviceContext::RSGetScissorRects`, slot 96.
 unsafe extern "system" fn ID3D11DeviceContext_RSGetScissorRects(This: *mut ID3D11DeviceContext, pNumRects: *mut UINT, pRects: *mut D3D11_RECT) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 96, &[pNumRects as usize as u64, pRects as usize as u64], &[Kind::Value, Kind::Value]) };
+    unsafe { call(This.cast(), 96, &[pNumRects as usize as u64, pRects as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::Not32("`pRects` may be an array (counted by `pNumRects`)")]) };
 }
 /// `ID3D11DeviceContext::HSGetShaderResources`, slot 97: not remoted, `ppShaderResourceViews` may be an array of interface pointers (counted by `NumViews`).
 extern "system" fn ID3D11DeviceContext_HSGetShaderResources(_: *mut ID3D11DeviceContext, _: UINT, _: UINT, _: *mut *mut ID3D11ShaderResourceView) {}
@@ -2170,56 +2170,56 @@ const ID3D11Device_VTBL: ID3D11DeviceVtbl = ID3D11DeviceVtbl {
 unsafe extern "system" fn ID3D11Device_CreateBuffer(This: *mut ID3D11Device, pDesc: *const D3D11_BUFFER_DESC, pInitialData: *const D3D11_SUBRESOURCE_DATA, ppBuffer: *mut *mut ID3D11Buffer) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 3, &[pDesc as usize as u64, pInitialData as usize as u64, ppBuffer as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D11Buffer)]) };
+    let r = unsafe { call(This.cast(), 3, &[pDesc as usize as u64, pInitialData as usize as u64, ppBuffer as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_BUFFER_DESC>())), Kind::In(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>(), Field::of::<UINT>()] })), Kind::OutIface(&IID_ID3D11Buffer)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateTexture1D`, slot 4.
 unsafe extern "system" fn ID3D11Device_CreateTexture1D(This: *mut ID3D11Device, pDesc: *const D3D11_TEXTURE1D_DESC, pInitialData: *const D3D11_SUBRESOURCE_DATA, ppTexture1D: *mut *mut ID3D11Texture1D) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 4, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture1D as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D11Texture1D)]) };
+    let r = unsafe { call(This.cast(), 4, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture1D as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_TEXTURE1D_DESC>())), Kind::In(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>(), Field::of::<UINT>()] })), Kind::OutIface(&IID_ID3D11Texture1D)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateTexture2D`, slot 5.
 unsafe extern "system" fn ID3D11Device_CreateTexture2D(This: *mut ID3D11Device, pDesc: *const D3D11_TEXTURE2D_DESC, pInitialData: *const D3D11_SUBRESOURCE_DATA, ppTexture2D: *mut *mut ID3D11Texture2D) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 5, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture2D as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D11Texture2D)]) };
+    let r = unsafe { call(This.cast(), 5, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture2D as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_TEXTURE2D_DESC>())), Kind::In(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>(), Field::of::<UINT>()] })), Kind::OutIface(&IID_ID3D11Texture2D)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateTexture3D`, slot 6.
 unsafe extern "system" fn ID3D11Device_CreateTexture3D(This: *mut ID3D11Device, pDesc: *const D3D11_TEXTURE3D_DESC, pInitialData: *const D3D11_SUBRESOURCE_DATA, ppTexture3D: *mut *mut ID3D11Texture3D) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 6, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture3D as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIface(&IID_ID3D11Texture3D)]) };
+    let r = unsafe { call(This.cast(), 6, &[pDesc as usize as u64, pInitialData as usize as u64, ppTexture3D as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_TEXTURE3D_DESC>())), Kind::In(Pointee::Fields(const { &[Field::Word, Field::of::<UINT>(), Field::of::<UINT>()] })), Kind::OutIface(&IID_ID3D11Texture3D)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateShaderResourceView`, slot 7.
 unsafe extern "system" fn ID3D11Device_CreateShaderResourceView(This: *mut ID3D11Device, pResource: *mut ID3D11Resource, pDesc: *const D3D11_SHADER_RESOURCE_VIEW_DESC, ppSRView: *mut *mut ID3D11ShaderResourceView) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 7, &[pResource as usize as u64, pDesc as usize as u64, ppSRView as usize as u64], &[Kind::InIface, Kind::Value, Kind::OutIface(&IID_ID3D11ShaderResourceView)]) };
+    let r = unsafe { call(This.cast(), 7, &[pResource as usize as u64, pDesc as usize as u64, ppSRView as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_SHADER_RESOURCE_VIEW_DESC>())), Kind::OutIface(&IID_ID3D11ShaderResourceView)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateUnorderedAccessView`, slot 8.
 unsafe extern "system" fn ID3D11Device_CreateUnorderedAccessView(This: *mut ID3D11Device, pResource: *mut ID3D11Resource, pDesc: *const D3D11_UNORDERED_ACCESS_VIEW_DESC, ppUAView: *mut *mut ID3D11UnorderedAccessView) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 8, &[pResource as usize as u64, pDesc as usize as u64, ppUAView as usize as u64], &[Kind::InIface, Kind::Value, Kind::OutIface(&IID_ID3D11UnorderedAccessView)]) };
+    let r = unsafe { call(This.cast(), 8, &[pResource as usize as u64, pDesc as usize as u64, ppUAView as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_UNORDERED_ACCESS_VIEW_DESC>())), Kind::OutIface(&IID_ID3D11UnorderedAccessView)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateRenderTargetView`, slot 9.
 unsafe extern "system" fn ID3D11Device_CreateRenderTargetView(This: *mut ID3D11Device, pResource: *mut ID3D11Resource, pDesc: *const D3D11_RENDER_TARGET_VIEW_DESC, ppRTView: *mut *mut ID3D11RenderTargetView) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 9, &[pResource as usize as u64, pDesc as usize as u64, ppRTView as usize as u64], &[Kind::InIface, Kind::Value, Kind::OutIface(&IID_ID3D11RenderTargetView)]) };
+    let r = unsafe { call(This.cast(), 9, &[pResource as usize as u64, pDesc as usize as u64, ppRTView as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_RENDER_TARGET_VIEW_DESC>())), Kind::OutIface(&IID_ID3D11RenderTargetView)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateDepthStencilView`, slot 10.
 unsafe extern "system" fn ID3D11Device_CreateDepthStencilView(This: *mut ID3D11Device, pResource: *mut ID3D11Resource, pDesc: *const D3D11_DEPTH_STENCIL_VIEW_DESC, ppDepthStencilView: *mut *mut ID3D11DepthStencilView) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 10, &[pResource as usize as u64, pDesc as usize as u64, ppDepthStencilView as usize as u64], &[Kind::InIface, Kind::Value, Kind::OutIface(&IID_ID3D11DepthStencilView)]) };
+    let r = unsafe { call(This.cast(), 10, &[pResource as usize as u64, pDesc as usize as u64, ppDepthStencilView as usize as u64], &[Kind::InIface, Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_DEPTH_STENCIL_VIEW_DESC>())), Kind::OutIface(&IID_ID3D11DepthStencilView)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateInputLayout`, slot 11: not remoted, `ppInputLayout` may be an array of interface pointers (counted by `NumElements`).
@@ -2230,14 +2230,14 @@ extern "system" fn ID3D11Device_CreateInputLayout(_: *mut ID3D11Device, _: *cons
 unsafe extern "system" fn ID3D11Device_CreateVertexShader(This: *mut ID3D11Device, pShaderBytecode: *const c_void, BytecodeLength: SIZE_T, pClassLinkage: *mut ID3D11ClassLinkage, ppVertexShader: *mut *mut ID3D11VertexShader) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 12, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppVertexShader as usize as u64], &[Kind::Value, Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11VertexShader)]) };
+    let r = unsafe { call(This.cast(), 12, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppVertexShader as usize as u64], &[Kind::Not32("`pShaderBytecode` is untyped data of no stated size"), Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11VertexShader)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateGeometryShader`, slot 13.
 unsafe extern "system" fn ID3D11Device_CreateGeometryShader(This: *mut ID3D11Device, pShaderBytecode: *const c_void, BytecodeLength: SIZE_T, pClassLinkage: *mut ID3D11ClassLinkage, ppGeometryShader: *mut *mut ID3D11GeometryShader) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 13, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppGeometryShader as usize as u64], &[Kind::Value, Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11GeometryShader)]) };
+    let r = unsafe { call(This.cast(), 13, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppGeometryShader as usize as u64], &[Kind::Not32("`pShaderBytecode` is untyped data of no stated size"), Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11GeometryShader)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateGeometryShaderWithStreamOutput`, slot 14: not remoted, `ppGeometryShader` may be an array of interface pointers (counted by `NumEntries`).
@@ -2248,28 +2248,28 @@ extern "system" fn ID3D11Device_CreateGeometryShaderWithStreamOutput(_: *mut ID3
 unsafe extern "system" fn ID3D11Device_CreatePixelShader(This: *mut ID3D11Device, pShaderBytecode: *const c_void, BytecodeLength: SIZE_T, pClassLinkage: *mut ID3D11ClassLinkage, ppPixelShader: *mut *mut ID3D11PixelShader) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 15, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppPixelShader as usize as u64], &[Kind::Value, Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11PixelShader)]) };
+    let r = unsafe { call(This.cast(), 15, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppPixelShader as usize as u64], &[Kind::Not32("`pShaderBytecode` is untyped data of no stated size"), Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11PixelShader)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateHullShader`, slot 16.
 unsafe extern "system" fn ID3D11Device_CreateHullShader(This: *mut ID3D11Device, pShaderBytecode: *const c_void, BytecodeLength: SIZE_T, pClassLinkage: *mut ID3D11ClassLinkage, ppHullShader: *mut *mut ID3D11HullShader) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 16, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppHullShader as usize as u64], &[Kind::Value, Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11HullShader)]) };
+    let r = unsafe { call(This.cast(), 16, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppHullShader as usize as u64], &[Kind::Not32("`pShaderBytecode` is untyped data of no stated size"), Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11HullShader)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateDomainShader`, slot 17.
 unsafe extern "system" fn ID3D11Device_CreateDomainShader(This: *mut ID3D11Device, pShaderBytecode: *const c_void, BytecodeLength: SIZE_T, pClassLinkage: *mut ID3D11ClassLinkage, ppDomainShader: *mut *mut ID3D11DomainShader) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 17, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppDomainShader as usize as u64], &[Kind::Value, Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11DomainShader)]) };
+    let r = unsafe { call(This.cast(), 17, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppDomainShader as usize as u64], &[Kind::Not32("`pShaderBytecode` is untyped data of no stated size"), Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11DomainShader)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateComputeShader`, slot 18.
 unsafe extern "system" fn ID3D11Device_CreateComputeShader(This: *mut ID3D11Device, pShaderBytecode: *const c_void, BytecodeLength: SIZE_T, pClassLinkage: *mut ID3D11ClassLinkage, ppComputeShader: *mut *mut ID3D11ComputeShader) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 18, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppComputeShader as usize as u64], &[Kind::Value, Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11ComputeShader)]) };
+    let r = unsafe { call(This.cast(), 18, &[pShaderBytecode as usize as u64, BytecodeLength as u64, pClassLinkage as usize as u64, ppComputeShader as usize as u64], &[Kind::Not32("`pShaderBytecode` is untyped data of no stated size"), Kind::Value, Kind::InIface, Kind::OutIface(&IID_ID3D11ComputeShader)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateClassLinkage`, slot 19.
@@ -2283,49 +2283,49 @@ unsafe extern "system" fn ID3D11Device_CreateClassLinkage(This: *mut ID3D11Devic
 unsafe extern "system" fn ID3D11Device_CreateBlendState(This: *mut ID3D11Device, pBlendStateDesc: *const D3D11_BLEND_DESC, ppBlendState: *mut *mut ID3D11BlendState) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 20, &[pBlendStateDesc as usize as u64, ppBlendState as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D11BlendState)]) };
+    let r = unsafe { call(This.cast(), 20, &[pBlendStateDesc as usize as u64, ppBlendState as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_BLEND_DESC>())), Kind::OutIface(&IID_ID3D11BlendState)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateDepthStencilState`, slot 21.
 unsafe extern "system" fn ID3D11Device_CreateDepthStencilState(This: *mut ID3D11Device, pDepthStencilDesc: *const D3D11_DEPTH_STENCIL_DESC, ppDepthStencilState: *mut *mut ID3D11DepthStencilState) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 21, &[pDepthStencilDesc as usize as u64, ppDepthStencilState as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D11DepthStencilState)]) };
+    let r = unsafe { call(This.cast(), 21, &[pDepthStencilDesc as usize as u64, ppDepthStencilState as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_DEPTH_STENCIL_DESC>())), Kind::OutIface(&IID_ID3D11DepthStencilState)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateRasterizerState`, slot 22.
 unsafe extern "system" fn ID3D11Device_CreateRasterizerState(This: *mut ID3D11Device, pRasterizerDesc: *const D3D11_RASTERIZER_DESC, ppRasterizerState: *mut *mut ID3D11RasterizerState) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 22, &[pRasterizerDesc as usize as u64, ppRasterizerState as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D11RasterizerState)]) };
+    let r = unsafe { call(This.cast(), 22, &[pRasterizerDesc as usize as u64, ppRasterizerState as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_RASTERIZER_DESC>())), Kind::OutIface(&IID_ID3D11RasterizerState)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateSamplerState`, slot 23.
 unsafe extern "system" fn ID3D11Device_CreateSamplerState(This: *mut ID3D11Device, pSamplerDesc: *const D3D11_SAMPLER_DESC, ppSamplerState: *mut *mut ID3D11SamplerState) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 23, &[pSamplerDesc as usize as u64, ppSamplerState as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D11SamplerState)]) };
+    let r = unsafe { call(This.cast(), 23, &[pSamplerDesc as usize as u64, ppSamplerState as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_SAMPLER_DESC>())), Kind::OutIface(&IID_ID3D11SamplerState)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateQuery`, slot 24.
 unsafe extern "system" fn ID3D11Device_CreateQuery(This: *mut ID3D11Device, pQueryDesc: *const D3D11_QUERY_DESC, ppQuery: *mut *mut ID3D11Query) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 24, &[pQueryDesc as usize as u64, ppQuery as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D11Query)]) };
+    let r = unsafe { call(This.cast(), 24, &[pQueryDesc as usize as u64, ppQuery as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_QUERY_DESC>())), Kind::OutIface(&IID_ID3D11Query)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreatePredicate`, slot 25.
 unsafe extern "system" fn ID3D11Device_CreatePredicate(This: *mut ID3D11Device, pPredicateDesc: *const D3D11_QUERY_DESC, ppPredicate: *mut *mut ID3D11Predicate) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 25, &[pPredicateDesc as usize as u64, ppPredicate as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D11Predicate)]) };
+    let r = unsafe { call(This.cast(), 25, &[pPredicateDesc as usize as u64, ppPredicate as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_QUERY_DESC>())), Kind::OutIface(&IID_ID3D11Predicate)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateCounter`, slot 26.
 unsafe extern "system" fn ID3D11Device_CreateCounter(This: *mut ID3D11Device, pCounterDesc: *const D3D11_COUNTER_DESC, ppCounter: *mut *mut ID3D11Counter) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 26, &[pCounterDesc as usize as u64, ppCounter as usize as u64], &[Kind::Value, Kind::OutIface(&IID_ID3D11Counter)]) };
+    let r = unsafe { call(This.cast(), 26, &[pCounterDesc as usize as u64, ppCounter as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_COUNTER_DESC>())), Kind::OutIface(&IID_ID3D11Counter)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CreateDeferredContext`, slot 27.
@@ -2339,62 +2339,62 @@ unsafe extern "system" fn ID3D11Device_CreateDeferredContext(This: *mut ID3D11De
 unsafe extern "system" fn ID3D11Device_OpenSharedResource(This: *mut ID3D11Device, hResource: HANDLE, ReturnedInterface: REFIID, ppResource: *mut *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 28, &[hResource as usize as u64, ReturnedInterface as usize as u64, ppResource as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIfaceRiid(1)]) };
+    let r = unsafe { call(This.cast(), 28, &[hResource as usize as u64, ReturnedInterface as usize as u64, ppResource as usize as u64], &[Kind::Value, Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::OutIfaceRiid(1)]) };
     r as HRESULT
 }
 /// `ID3D11Device::CheckFormatSupport`, slot 29.
 unsafe extern "system" fn ID3D11Device_CheckFormatSupport(This: *mut ID3D11Device, Format: DXGI_FORMAT, pFormatSupport: *mut UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 29, &[Format as u64, pFormatSupport as usize as u64], &[Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 29, &[Format as u64, pFormatSupport as usize as u64], &[Kind::Value, Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>()))]) };
     r as HRESULT
 }
 /// `ID3D11Device::CheckMultisampleQualityLevels`, slot 30.
 unsafe extern "system" fn ID3D11Device_CheckMultisampleQualityLevels(This: *mut ID3D11Device, Format: DXGI_FORMAT, SampleCount: UINT, pNumQualityLevels: *mut UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 30, &[Format as u64, SampleCount as u64, pNumQualityLevels as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 30, &[Format as u64, SampleCount as u64, pNumQualityLevels as usize as u64], &[Kind::Value, Kind::Value, Kind::Not32("`pNumQualityLevels` may be an array (counted by `SampleCount`)")]) };
     r as HRESULT
 }
 /// `ID3D11Device::CheckCounterInfo`, slot 31.
 unsafe extern "system" fn ID3D11Device_CheckCounterInfo(This: *mut ID3D11Device, pCounterInfo: *mut D3D11_COUNTER_INFO) {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    unsafe { call(This.cast(), 31, &[pCounterInfo as usize as u64], &[Kind::Value]) };
+    unsafe { call(This.cast(), 31, &[pCounterInfo as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_COUNTER_INFO>()))]) };
 }
 /// `ID3D11Device::CheckCounter`, slot 32.
 unsafe extern "system" fn ID3D11Device_CheckCounter(This: *mut ID3D11Device, pDesc: *const D3D11_COUNTER_DESC, pType: *mut D3D11_COUNTER_TYPE, pActiveCounters: *mut UINT, szName: LPSTR, pNameLength: *mut UINT, szUnits: LPSTR, pUnitsLength: *mut UINT, szDescription: LPSTR, pDescriptionLength: *mut UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 32, &[pDesc as usize as u64, pType as usize as u64, pActiveCounters as usize as u64, szName as usize as u64, pNameLength as usize as u64, szUnits as usize as u64, pUnitsLength as usize as u64, szDescription as usize as u64, pDescriptionLength as usize as u64], &[Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 32, &[pDesc as usize as u64, pType as usize as u64, pActiveCounters as usize as u64, szName as usize as u64, pNameLength as usize as u64, szUnits as usize as u64, pUnitsLength as usize as u64, szDescription as usize as u64, pDescriptionLength as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<D3D11_COUNTER_DESC>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<D3D11_COUNTER_TYPE>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::Not32("`szName` is a `LPSTR`"), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::Not32("`szUnits` is a `LPSTR`"), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::Not32("`szDescription` is a `LPSTR`"), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>()))]) };
     r as HRESULT
 }
 /// `ID3D11Device::CheckFeatureSupport`, slot 33.
 unsafe extern "system" fn ID3D11Device_CheckFeatureSupport(This: *mut ID3D11Device, Feature: D3D11_FEATURE, pFeatureSupportData: *mut c_void, FeatureSupportDataSize: UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 33, &[Feature as u64, pFeatureSupportData as usize as u64, FeatureSupportDataSize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 33, &[Feature as u64, pFeatureSupportData as usize as u64, FeatureSupportDataSize as u64], &[Kind::Value, Kind::Not32("`pFeatureSupportData` is untyped data of no stated size"), Kind::Value]) };
     r as HRESULT
 }
 /// `ID3D11Device::GetPrivateData`, slot 34.
 unsafe extern "system" fn ID3D11Device_GetPrivateData(This: *mut ID3D11Device, guid: REFGUID, pDataSize: *mut UINT, pData: *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 34, &[guid as usize as u64, pDataSize as usize as u64, pData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 34, &[guid as usize as u64, pDataSize as usize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::InOut(Pointee::BytesAt(1))]) };
     r as HRESULT
 }
 /// `ID3D11Device::SetPrivateData`, slot 35.
 unsafe extern "system" fn ID3D11Device_SetPrivateData(This: *mut ID3D11Device, guid: REFGUID, DataSize: UINT, pData: *const c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 35, &[guid as usize as u64, DataSize as u64, pData as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 35, &[guid as usize as u64, DataSize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::Value, Kind::In(Pointee::BytesArg(1))]) };
     r as HRESULT
 }
 /// `ID3D11Device::SetPrivateDataInterface`, slot 36.
 unsafe extern "system" fn ID3D11Device_SetPrivateDataInterface(This: *mut ID3D11Device, guid: REFGUID, pData: *const IUnknown) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 36, &[guid as usize as u64, pData as usize as u64], &[Kind::Value, Kind::InIface]) };
+    let r = unsafe { call(This.cast(), 36, &[guid as usize as u64, pData as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InIface]) };
     r as HRESULT
 }
 /// `ID3D11Device::GetFeatureLevel`, slot 37.
@@ -2478,28 +2478,28 @@ const IDXGIObject_VTBL: IDXGIObjectVtbl = IDXGIObjectVtbl {
 unsafe extern "system" fn IDXGIObject_SetPrivateData(This: *mut IDXGIObject, guid: REFGUID, data_size: UINT, data: *const c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 3, &[guid as usize as u64, data_size as u64, data as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 3, &[guid as usize as u64, data_size as u64, data as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::Value, Kind::In(Pointee::BytesArg(1))]) };
     r as HRESULT
 }
 /// `IDXGIObject::SetPrivateDataInterface`, slot 4.
 unsafe extern "system" fn IDXGIObject_SetPrivateDataInterface(This: *mut IDXGIObject, guid: REFGUID, object: *const IUnknown) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 4, &[guid as usize as u64, object as usize as u64], &[Kind::Value, Kind::InIface]) };
+    let r = unsafe { call(This.cast(), 4, &[guid as usize as u64, object as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InIface]) };
     r as HRESULT
 }
 /// `IDXGIObject::GetPrivateData`, slot 5.
 unsafe extern "system" fn IDXGIObject_GetPrivateData(This: *mut IDXGIObject, guid: REFGUID, data_size: *mut UINT, data: *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 5, &[guid as usize as u64, data_size as usize as u64, data as usize as u64], &[Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 5, &[guid as usize as u64, data_size as usize as u64, data as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::InOut(Pointee::BytesAt(1))]) };
     r as HRESULT
 }
 /// `IDXGIObject::GetParent`, slot 6.
 unsafe extern "system" fn IDXGIObject_GetParent(This: *mut IDXGIObject, riid: REFIID, parent: *mut *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 6, &[riid as usize as u64, parent as usize as u64], &[Kind::Value, Kind::OutIfaceRiid(0)]) };
+    let r = unsafe { call(This.cast(), 6, &[riid as usize as u64, parent as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::OutIfaceRiid(0)]) };
     r as HRESULT
 }
 
@@ -2515,7 +2515,7 @@ const IDXGIDeviceSubObject_VTBL: IDXGIDeviceSubObjectVtbl = IDXGIDeviceSubObject
 unsafe extern "system" fn IDXGIDeviceSubObject_GetDevice(This: *mut IDXGIDeviceSubObject, riid: REFIID, device: *mut *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 7, &[riid as usize as u64, device as usize as u64], &[Kind::Value, Kind::OutIfaceRiid(0)]) };
+    let r = unsafe { call(This.cast(), 7, &[riid as usize as u64, device as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::OutIfaceRiid(0)]) };
     r as HRESULT
 }
 
@@ -2534,14 +2534,14 @@ const IDXGIResource_VTBL: IDXGIResourceVtbl = IDXGIResourceVtbl {
 unsafe extern "system" fn IDXGIResource_GetSharedHandle(This: *mut IDXGIResource, pSharedHandle: *mut HANDLE) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 8, &[pSharedHandle as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 8, &[pSharedHandle as usize as u64], &[Kind::InOut(Pointee::Fields(const { &[Field::Word] }))]) };
     r as HRESULT
 }
 /// `IDXGIResource::GetUsage`, slot 9.
 unsafe extern "system" fn IDXGIResource_GetUsage(This: *mut IDXGIResource, pUsage: *mut DXGI_USAGE) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 9, &[pUsage as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 9, &[pUsage as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<DXGI_USAGE>()))]) };
     r as HRESULT
 }
 /// `IDXGIResource::SetEvictionPriority`, slot 10.
@@ -2555,7 +2555,7 @@ unsafe extern "system" fn IDXGIResource_SetEvictionPriority(This: *mut IDXGIReso
 unsafe extern "system" fn IDXGIResource_GetEvictionPriority(This: *mut IDXGIResource, pEvictionPriority: *mut UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 11, &[pEvictionPriority as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 11, &[pEvictionPriority as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>()))]) };
     r as HRESULT
 }
 
@@ -2597,14 +2597,14 @@ const IDXGISurface_VTBL: IDXGISurfaceVtbl = IDXGISurfaceVtbl {
 unsafe extern "system" fn IDXGISurface_GetDesc(This: *mut IDXGISurface, desc: *mut DXGI_SURFACE_DESC) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 8, &[desc as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 8, &[desc as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<DXGI_SURFACE_DESC>()))]) };
     r as HRESULT
 }
 /// `IDXGISurface::Map`, slot 9.
 unsafe extern "system" fn IDXGISurface_Map(This: *mut IDXGISurface, mapped_rect: *mut DXGI_MAPPED_RECT, flags: UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 9, &[mapped_rect as usize as u64, flags as u64], &[Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 9, &[mapped_rect as usize as u64, flags as u64], &[Kind::InOut(Pointee::Fields(const { &[Field::of::<INT>(), Field::Word] })), Kind::Value]) };
     r as HRESULT
 }
 /// `IDXGISurface::Unmap`, slot 10.
@@ -2628,14 +2628,14 @@ const IDXGISurface1_VTBL: IDXGISurface1Vtbl = IDXGISurface1Vtbl {
 unsafe extern "system" fn IDXGISurface1_GetDC(This: *mut IDXGISurface1, discard: BOOL, hdc: *mut HDC) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 11, &[discard as u64, hdc as usize as u64], &[Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 11, &[discard as u64, hdc as usize as u64], &[Kind::Value, Kind::InOut(Pointee::Fields(const { &[Field::Word] }))]) };
     r as HRESULT
 }
 /// `IDXGISurface1::ReleaseDC`, slot 12.
 unsafe extern "system" fn IDXGISurface1_ReleaseDC(This: *mut IDXGISurface1, dirty_rect: *mut RECT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 12, &[dirty_rect as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 12, &[dirty_rect as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<RECT>()))]) };
     r as HRESULT
 }
 
@@ -2662,21 +2662,21 @@ const IDXGIOutput_VTBL: IDXGIOutputVtbl = IDXGIOutputVtbl {
 unsafe extern "system" fn IDXGIOutput_GetDesc(This: *mut IDXGIOutput, desc: *mut DXGI_OUTPUT_DESC) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 7, &[desc as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 7, &[desc as usize as u64], &[Kind::InOut(Pointee::Fields(const { &[Field::of::<[WCHAR; 32]>(), Field::of::<RECT>(), Field::of::<BOOL>(), Field::of::<DXGI_MODE_ROTATION>(), Field::Word] }))]) };
     r as HRESULT
 }
 /// `IDXGIOutput::GetDisplayModeList`, slot 8.
 unsafe extern "system" fn IDXGIOutput_GetDisplayModeList(This: *mut IDXGIOutput, format: DXGI_FORMAT, flags: UINT, mode_count: *mut UINT, desc: *mut DXGI_MODE_DESC) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 8, &[format as u64, flags as u64, mode_count as usize as u64, desc as usize as u64], &[Kind::Value, Kind::Value, Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 8, &[format as u64, flags as u64, mode_count as usize as u64, desc as usize as u64], &[Kind::Value, Kind::Value, Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>())), Kind::Not32("`desc` may be an array (counted by `mode_count`)")]) };
     r as HRESULT
 }
 /// `IDXGIOutput::FindClosestMatchingMode`, slot 9.
 unsafe extern "system" fn IDXGIOutput_FindClosestMatchingMode(This: *mut IDXGIOutput, mode: *const DXGI_MODE_DESC, closest_match: *mut DXGI_MODE_DESC, device: *mut IUnknown) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 9, &[mode as usize as u64, closest_match as usize as u64, device as usize as u64], &[Kind::Value, Kind::Value, Kind::InIface]) };
+    let r = unsafe { call(This.cast(), 9, &[mode as usize as u64, closest_match as usize as u64, device as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<DXGI_MODE_DESC>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<DXGI_MODE_DESC>())), Kind::InIface]) };
     r as HRESULT
 }
 /// `IDXGIOutput::WaitForVBlank`, slot 10.
@@ -2703,21 +2703,21 @@ unsafe extern "system" fn IDXGIOutput_ReleaseOwnership(This: *mut IDXGIOutput) {
 unsafe extern "system" fn IDXGIOutput_GetGammaControlCapabilities(This: *mut IDXGIOutput, gamma_caps: *mut DXGI_GAMMA_CONTROL_CAPABILITIES) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 13, &[gamma_caps as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 13, &[gamma_caps as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<DXGI_GAMMA_CONTROL_CAPABILITIES>()))]) };
     r as HRESULT
 }
 /// `IDXGIOutput::SetGammaControl`, slot 14.
 unsafe extern "system" fn IDXGIOutput_SetGammaControl(This: *mut IDXGIOutput, gamma_control: *const DXGI_GAMMA_CONTROL) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 14, &[gamma_control as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 14, &[gamma_control as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<DXGI_GAMMA_CONTROL>()))]) };
     r as HRESULT
 }
 /// `IDXGIOutput::GetGammaControl`, slot 15.
 unsafe extern "system" fn IDXGIOutput_GetGammaControl(This: *mut IDXGIOutput, gamma_control: *mut DXGI_GAMMA_CONTROL) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 15, &[gamma_control as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 15, &[gamma_control as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<DXGI_GAMMA_CONTROL>()))]) };
     r as HRESULT
 }
 /// `IDXGIOutput::SetDisplaySurface`, slot 16.
@@ -2738,7 +2738,7 @@ unsafe extern "system" fn IDXGIOutput_GetDisplaySurfaceData(This: *mut IDXGIOutp
 unsafe extern "system" fn IDXGIOutput_GetFrameStatistics(This: *mut IDXGIOutput, stats: *mut DXGI_FRAME_STATISTICS) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 18, &[stats as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 18, &[stats as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<DXGI_FRAME_STATISTICS>()))]) };
     r as HRESULT
 }
 
@@ -2763,14 +2763,14 @@ unsafe extern "system" fn IDXGIAdapter_EnumOutputs(This: *mut IDXGIAdapter, outp
 unsafe extern "system" fn IDXGIAdapter_GetDesc(This: *mut IDXGIAdapter, desc: *mut DXGI_ADAPTER_DESC) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 8, &[desc as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 8, &[desc as usize as u64], &[Kind::InOut(Pointee::Fields(const { &[Field::of::<[WCHAR; 128]>(), Field::of::<UINT>(), Field::of::<UINT>(), Field::of::<UINT>(), Field::of::<UINT>(), Field::Word, Field::Word, Field::Word, Field::of::<LUID>()] }))]) };
     r as HRESULT
 }
 /// `IDXGIAdapter::CheckInterfaceSupport`, slot 9.
 unsafe extern "system" fn IDXGIAdapter_CheckInterfaceSupport(This: *mut IDXGIAdapter, guid: REFGUID, umd_version: *mut LARGE_INTEGER) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 9, &[guid as usize as u64, umd_version as usize as u64], &[Kind::Value, Kind::Value]) };
+    let r = unsafe { call(This.cast(), 9, &[guid as usize as u64, umd_version as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::InOut(Pointee::Bytes(std::mem::size_of::<LARGE_INTEGER>()))]) };
     r as HRESULT
 }
 
@@ -2802,7 +2802,7 @@ unsafe extern "system" fn IDXGISwapChain_Present(This: *mut IDXGISwapChain, sync
 unsafe extern "system" fn IDXGISwapChain_GetBuffer(This: *mut IDXGISwapChain, buffer_idx: UINT, riid: REFIID, surface: *mut *mut c_void) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 9, &[buffer_idx as u64, riid as usize as u64, surface as usize as u64], &[Kind::Value, Kind::Value, Kind::OutIfaceRiid(1)]) };
+    let r = unsafe { call(This.cast(), 9, &[buffer_idx as u64, riid as usize as u64, surface as usize as u64], &[Kind::Value, Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())), Kind::OutIfaceRiid(1)]) };
     r as HRESULT
 }
 /// `IDXGISwapChain::SetFullscreenState`, slot 10.
@@ -2816,14 +2816,14 @@ unsafe extern "system" fn IDXGISwapChain_SetFullscreenState(This: *mut IDXGISwap
 unsafe extern "system" fn IDXGISwapChain_GetFullscreenState(This: *mut IDXGISwapChain, fullscreen: *mut BOOL, target: *mut *mut IDXGIOutput) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 11, &[fullscreen as usize as u64, target as usize as u64], &[Kind::Value, Kind::OutIface(&IID_IDXGIOutput)]) };
+    let r = unsafe { call(This.cast(), 11, &[fullscreen as usize as u64, target as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<BOOL>())), Kind::OutIface(&IID_IDXGIOutput)]) };
     r as HRESULT
 }
 /// `IDXGISwapChain::GetDesc`, slot 12.
 unsafe extern "system" fn IDXGISwapChain_GetDesc(This: *mut IDXGISwapChain, desc: *mut DXGI_SWAP_CHAIN_DESC) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 12, &[desc as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 12, &[desc as usize as u64], &[Kind::InOut(Pointee::Fields(const { &[Field::of::<DXGI_MODE_DESC>(), Field::of::<DXGI_SAMPLE_DESC>(), Field::of::<DXGI_USAGE>(), Field::of::<UINT>(), Field::Word, Field::of::<BOOL>(), Field::of::<DXGI_SWAP_EFFECT>(), Field::of::<UINT>()] }))]) };
     r as HRESULT
 }
 /// `IDXGISwapChain::ResizeBuffers`, slot 13.
@@ -2837,7 +2837,7 @@ unsafe extern "system" fn IDXGISwapChain_ResizeBuffers(This: *mut IDXGISwapChain
 unsafe extern "system" fn IDXGISwapChain_ResizeTarget(This: *mut IDXGISwapChain, target_mode_desc: *const DXGI_MODE_DESC) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 14, &[target_mode_desc as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 14, &[target_mode_desc as usize as u64], &[Kind::In(Pointee::Bytes(std::mem::size_of::<DXGI_MODE_DESC>()))]) };
     r as HRESULT
 }
 /// `IDXGISwapChain::GetContainingOutput`, slot 15.
@@ -2851,14 +2851,14 @@ unsafe extern "system" fn IDXGISwapChain_GetContainingOutput(This: *mut IDXGISwa
 unsafe extern "system" fn IDXGISwapChain_GetFrameStatistics(This: *mut IDXGISwapChain, stats: *mut DXGI_FRAME_STATISTICS) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 16, &[stats as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 16, &[stats as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<DXGI_FRAME_STATISTICS>()))]) };
     r as HRESULT
 }
 /// `IDXGISwapChain::GetLastPresentCount`, slot 17.
 unsafe extern "system" fn IDXGISwapChain_GetLastPresentCount(This: *mut IDXGISwapChain, last_present_count: *mut UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 17, &[last_present_count as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 17, &[last_present_count as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>()))]) };
     r as HRESULT
 }
 
@@ -2892,14 +2892,14 @@ unsafe extern "system" fn IDXGIFactory_MakeWindowAssociation(This: *mut IDXGIFac
 unsafe extern "system" fn IDXGIFactory_GetWindowAssociation(This: *mut IDXGIFactory, window: *mut HWND) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 9, &[window as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 9, &[window as usize as u64], &[Kind::InOut(Pointee::Fields(const { &[Field::Word] }))]) };
     r as HRESULT
 }
 /// `IDXGIFactory::CreateSwapChain`, slot 10.
 unsafe extern "system" fn IDXGIFactory_CreateSwapChain(This: *mut IDXGIFactory, device: *mut IUnknown, desc: *mut DXGI_SWAP_CHAIN_DESC, swapchain: *mut *mut IDXGISwapChain) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 10, &[device as usize as u64, desc as usize as u64, swapchain as usize as u64], &[Kind::InIface, Kind::Value, Kind::OutIface(&IID_IDXGISwapChain)]) };
+    let r = unsafe { call(This.cast(), 10, &[device as usize as u64, desc as usize as u64, swapchain as usize as u64], &[Kind::InIface, Kind::InOut(Pointee::Fields(const { &[Field::of::<DXGI_MODE_DESC>(), Field::of::<DXGI_SAMPLE_DESC>(), Field::of::<DXGI_USAGE>(), Field::of::<UINT>(), Field::Word, Field::of::<BOOL>(), Field::of::<DXGI_SWAP_EFFECT>(), Field::of::<UINT>()] })), Kind::OutIface(&IID_IDXGISwapChain)]) };
     r as HRESULT
 }
 /// `IDXGIFactory::CreateSoftwareAdapter`, slot 11.
@@ -2948,7 +2948,7 @@ unsafe extern "system" fn IDXGIDevice_SetGPUThreadPriority(This: *mut IDXGIDevic
 unsafe extern "system" fn IDXGIDevice_GetGPUThreadPriority(This: *mut IDXGIDevice, priority: *mut INT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 11, &[priority as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 11, &[priority as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<INT>()))]) };
     r as HRESULT
 }
 
@@ -2964,7 +2964,7 @@ const IDXGIAdapter1_VTBL: IDXGIAdapter1Vtbl = IDXGIAdapter1Vtbl {
 unsafe extern "system" fn IDXGIAdapter1_GetDesc1(This: *mut IDXGIAdapter1, pDesc: *mut DXGI_ADAPTER_DESC1) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 10, &[pDesc as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 10, &[pDesc as usize as u64], &[Kind::InOut(Pointee::Fields(const { &[Field::of::<[WCHAR; 128]>(), Field::of::<UINT>(), Field::of::<UINT>(), Field::of::<UINT>(), Field::of::<UINT>(), Field::Word, Field::Word, Field::Word, Field::of::<LUID>(), Field::of::<UINT>()] }))]) };
     r as HRESULT
 }
 
@@ -2988,7 +2988,7 @@ unsafe extern "system" fn IDXGIDevice1_SetMaximumFrameLatency(This: *mut IDXGIDe
 unsafe extern "system" fn IDXGIDevice1_GetMaximumFrameLatency(This: *mut IDXGIDevice1, pMaxLatency: *mut UINT) -> HRESULT {
     // SAFETY: `This` is a stand-in (this table is its own) and the arguments are what the method
     // takes; `call` runs the method of the Windows object it stands for.
-    let r = unsafe { call(This.cast(), 13, &[pMaxLatency as usize as u64], &[Kind::Value]) };
+    let r = unsafe { call(This.cast(), 13, &[pMaxLatency as usize as u64], &[Kind::InOut(Pointee::Bytes(std::mem::size_of::<UINT>()))]) };
     r as HRESULT
 }
 

@@ -19,11 +19,49 @@ use std::ffi::c_void;
 
 use dxcl_abi::GUID;
 
+/// A structure's field, for its copy in a 32-bit program's layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// A pointer or `SIZE_T`: 8 bytes, 8-aligned, for the host; 4 for the program.
+    Word,
+    /// So many bytes of this alignment, the same in both layouts.
+    Data(usize, usize),
+}
+
+impl Field {
+    /// A field of type `T`.
+    pub const fn of<T>() -> Field {
+        Field::Data(std::mem::size_of::<T>(), std::mem::align_of::<T>())
+    }
+}
+
+/// What a pointer to data points at, for its copy in a 32-bit program's layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pointee {
+    /// So many bytes, the same in both layouts.
+    Bytes(usize),
+    /// A structure holding pointers or `SIZE_T`s, field by field (`D3D11_MAPPED_SUBRESOURCE`,
+    /// `DXGI_ADAPTER_DESC1`, a `void *`).
+    Fields(&'static [Field]),
+    /// As many bytes as argument `k` says.
+    BytesArg(usize),
+    /// As many bytes as the `UINT` argument `k` points at says.
+    BytesAt(usize),
+}
+
 /// How one argument of a remoted method crosses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// Passed as it is: integers, enums, pointers to plain data (the same layout on both sides).
+    /// Passed as it is: integers, enums, handles.
     Value,
+    /// A pointer to data the method reads. A 64-bit program's object gets it as it is; a 32-bit
+    /// one's a copy in its layout, in memory it reaches (`low`).
+    In(Pointee),
+    /// A pointer to data the method reads and writes: as `In`, the copy then written back.
+    InOut(Pointee),
+    /// A pointer to data a 32-bit program's object cannot be given (the description does not
+    /// say what it points at), and why; passed as it is to a 64-bit one's.
+    Not32(&'static str),
     /// An interface pointer passed in (`ID3D11Resource *pResource`).
     InIface,
     /// An out interface pointer of interface `iid` (`ID3D11Buffer **ppBuffer`).
@@ -31,6 +69,8 @@ pub enum Kind {
     /// `void **ppv` whose interface is named by the `REFIID` argument at this index.
     OutIfaceRiid(usize),
 }
+
+mod frame32;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -41,6 +81,7 @@ use dxcl_abi::{IUnknown, IUnknownVtbl, E_FAIL, E_NOINTERFACE, E_POINTER, HRESULT
 use crate::gen_limits::MAX_METHOD_ARGS;
 use crate::unixlib::{Request, Reverse};
 use crate::wait::Signal;
+use frame32::Frame32;
 
 /// The stand-in table of a plain `IUnknown` (the generated tables, `gen_stand_ins.rs`, cover the rest).
 pub static IUNKNOWN_REMOTE: IUnknownVtbl = IUnknownVtbl {
@@ -77,6 +118,9 @@ struct Wrapper {
     unix: *mut IUnknown,
     refs: AtomicU32,
 }
+
+// A 32-bit program's wrappers lie in slots of its block.
+const _: () = assert!(std::mem::size_of::<Wrapper>() <= crate::low::WRAPPER);
 
 /// Method `slot` of Windows object `object`, with its arguments as they cross.
 struct Method {
@@ -361,11 +405,23 @@ fn wrapper_of(unix: *mut IUnknown) -> u64 {
     if let Some(&w) = map.get(&(unix as usize)) {
         return w as u64;
     }
-    let w = Box::into_raw(Box::new(Wrapper {
+    let wrapper = Wrapper {
         vtbl: REMOTE.wrapper_vtbl.load(Ordering::Acquire),
         unix,
         refs: AtomicU32::new(0),
-    }));
+    };
+    let w = match crate::low::get() {
+        // A 32-bit program's code calls it: it lies in the program's block.
+        Some(low) => {
+            let Some(slot) = low.wrappers.try_take() else {
+                return 0;
+            };
+            // SAFETY: a free slot of the block, WRAPPER (32) bytes, 8-aligned; ours until given back.
+            unsafe { (slot as usize as *mut Wrapper).write(wrapper) };
+            slot as *mut Wrapper
+        }
+        None => Box::into_raw(Box::new(wrapper)),
+    };
     map.insert(unix as usize, w as usize);
     w as u64
 }
@@ -382,8 +438,11 @@ fn drop_unheld_wrappers(wrappers: &[u64]) {
             // SAFETY: as above.
             let unix = unsafe { &*(w as *const Wrapper) }.unix;
             if map.remove(&(unix as usize)).is_some() {
-                // SAFETY: unheld and out of the map: ours to free.
-                drop(unsafe { Box::from_raw(w as *mut Wrapper) });
+                match crate::low::get() {
+                    Some(low) => low.wrappers.give(w),
+                    // SAFETY: unheld and out of the map: ours to free.
+                    None => drop(unsafe { Box::from_raw(w as *mut Wrapper) }),
+                }
             }
         }
     }
@@ -422,44 +481,25 @@ pub fn reverse(p: &mut Reverse) {
 pub unsafe fn call(this: *mut c_void, slot: usize, args: &[u64], kinds: &[Kind]) -> u64 {
     // SAFETY: the caller's contract.
     let s = unsafe { &*(this as *const StandIn) };
-    let mut crossing = Vec::with_capacity(args.len());
+    // A 32-bit program's objects reach only its block: pointees are copied there.
+    let mut frame = crate::low::get().map(|low| Frame32::new(low, slot));
     let mut wrappers = Vec::new();
-    for (&a, kind) in args.iter().zip(kinds) {
-        crossing.push(match kind {
-            Kind::Value => a,
-            Kind::InIface => match stand_in_of(a as usize) {
-                Some(inner) => inner.windows,
-                None if a == 0 => 0,
-                None => {
-                    let w = wrapper_of(a as *mut IUnknown);
-                    wrappers.push(w);
-                    w
-                }
-            },
-            Kind::OutIface(_) | Kind::OutIfaceRiid(_) => {
-                if let Kind::OutIfaceRiid(k) = kind {
-                    // SAFETY: the REFIID argument of the method, a GUID the caller passes.
-                    let iid = unsafe { (args[*k] as *const GUID).as_ref() };
-                    if iid.and_then(remote_vtable).is_none() {
-                        if a != 0 {
-                            // SAFETY: the caller's out pointer.
-                            unsafe { *(a as *mut u64) = 0 };
-                        }
-                        return E_NOINTERFACE as u32 as u64;
-                    }
-                }
-                if a != 0 {
-                    // SAFETY: the caller's out pointer: cleared, so a failed call leaves null.
-                    unsafe { *(a as *mut u64) = 0 };
-                }
-                a
-            }
-        });
-    }
+    // SAFETY: the caller's contract.
+    let crossing = match unsafe { windows_args(slot, args, kinds, &mut frame, &mut wrappers) } {
+        Ok(c) => c,
+        Err(hr) => {
+            drop_unheld_wrappers(&wrappers);
+            return hr as u32 as u64;
+        }
+    };
     if wrappers.is_empty() && is_unmap(s.vtbl, slot) && defer(s.windows, slot as u32, &crossing) {
         return 0;
     }
     let ret = run(s.windows, slot as u32, crossing).unwrap_or(E_FAIL as u32 as u64);
+    if let Some(f) = &frame {
+        // SAFETY: the layer's pointers of this call, still its own.
+        unsafe { f.write_back() };
+    }
     for (&a, kind) in args.iter().zip(kinds) {
         let iid = match kind {
             Kind::OutIface(iid) => Some(*iid),
@@ -487,6 +527,73 @@ pub unsafe fn call(this: *mut c_void, slot: usize, args: &[u64], kinds: &[Kind])
     ret
 }
 
+/// The arguments as the Windows object takes them (`frame`: a 32-bit program's), or the
+/// `HRESULT` the method fails with. Wrappers made for it go into `wrappers`.
+///
+/// # Safety
+/// As [`call`]'s.
+unsafe fn windows_args(
+    slot: usize,
+    args: &[u64],
+    kinds: &[Kind],
+    frame: &mut Option<Frame32>,
+    wrappers: &mut Vec<u64>,
+) -> Result<Vec<u64>, HRESULT> {
+    let mut crossing = Vec::with_capacity(args.len());
+    for (&a, kind) in args.iter().zip(kinds) {
+        crossing.push(match (kind, frame.as_mut()) {
+            (Kind::Value, _) => a,
+            (Kind::In(_) | Kind::InOut(_) | Kind::Not32(_), None) => a,
+            (Kind::In(_) | Kind::InOut(_) | Kind::Not32(_), Some(_)) if a == 0 => 0,
+            (Kind::In(p), Some(f)) => {
+                // SAFETY: the method's pointer to that pointee (the caller's contract).
+                unsafe { f.data(a, *p, false, args) }?
+            }
+            (Kind::InOut(p), Some(f)) => {
+                // SAFETY: as above.
+                unsafe { f.data(a, *p, true, args) }?
+            }
+            (Kind::Not32(why), Some(_)) => return Err(frame32::refuse(slot, why)),
+            (Kind::InIface, _) => match stand_in_of(a as usize) {
+                Some(inner) => inner.windows,
+                None if a == 0 => 0,
+                None => {
+                    let w = wrapper_of(a as *mut IUnknown);
+                    if w == 0 {
+                        return Err(frame32::E_OUTOFMEMORY);
+                    }
+                    wrappers.push(w);
+                    w
+                }
+            },
+            (Kind::OutIface(_) | Kind::OutIfaceRiid(_), f) => {
+                if let Kind::OutIfaceRiid(k) = kind {
+                    // SAFETY: the REFIID argument of the method, a GUID the caller passes.
+                    let iid = unsafe { (args[*k] as *const GUID).as_ref() };
+                    if iid.and_then(remote_vtable).is_none() {
+                        if a != 0 {
+                            // SAFETY: the caller's out pointer.
+                            unsafe { *(a as *mut u64) = 0 };
+                        }
+                        return Err(E_NOINTERFACE);
+                    }
+                }
+                if a == 0 {
+                    0
+                } else {
+                    // SAFETY: the caller's out pointer: cleared, so a failed call leaves null.
+                    unsafe { *(a as *mut u64) = 0 };
+                    match f {
+                        Some(f) => f.out_iface(a)?,
+                        None => a,
+                    }
+                }
+            }
+        });
+    }
+    Ok(crossing)
+}
+
 /// `IUnknown::QueryInterface` of every stand-in.
 pub unsafe extern "system" fn query_interface(
     this: *mut IUnknown,
@@ -502,7 +609,10 @@ pub unsafe extern "system" fn query_interface(
             this.cast(),
             0,
             &[riid as u64, ppv as u64],
-            &[Kind::Value, Kind::OutIfaceRiid(0)],
+            &[
+                Kind::In(Pointee::Bytes(std::mem::size_of::<GUID>())),
+                Kind::OutIfaceRiid(0),
+            ],
         )
     }) as u32 as HRESULT
 }
@@ -567,7 +677,11 @@ mod tests {
         }) == 1
     }
 
-    /// A server thread as `dxclcl.dll` runs it, recording (object, slot) of each method it calls.
+    /// Objects from here on are the 32-bit program's fakes of `serve32`.
+    const FAKE32: u64 = 0x100;
+
+    /// A server thread as `dxclcl.dll` runs it, recording (object, slot) of each method it calls
+    /// and answering with the slot; the fakes' methods go to `serve32`.
     fn serve(calls: Arc<Mutex<Vec<(u64, u32)>>>) -> std::thread::JoinHandle<()> {
         std::thread::spawn(move || {
             let mut r = Request {
@@ -590,33 +704,179 @@ mod tests {
                     first_done(&r);
                 }
                 lock(&calls).push((r.object, r.slot));
-                (r.done_id, r.done_ret) = (r.id, u64::from(r.slot));
+                let ret = if r.object >= FAKE32 {
+                    serve32(&r)
+                } else {
+                    u64::from(r.slot)
+                };
+                (r.done_id, r.done_ret) = (r.id, ret);
             }
         })
     }
 
-    /// The queue is global: this is the only test that starts it.
+    /// Reads a 4-byte value the way 32-bit code does: its pointer must lie below 4 GiB.
+    fn at32(addr: u64) -> *mut u32 {
+        assert!(
+            addr != 0 && addr < 1 << 32,
+            "{addr:#x} is out of a 32-bit program's reach"
+        );
+        addr as usize as *mut u32
+    }
+
+    /// The methods of a 32-bit program's objects, as its code sees them: every pointer argument
+    /// within 4 GiB, pointees in the 32-bit layout.
+    fn serve32(r: &Request) -> u64 {
+        let a = &r.args;
+        // SAFETY: the pointers were checked by at32 and are the frame's, laid out by the method.
+        unsafe {
+            match (r.object, r.slot) {
+                // ID3D11DeviceContext::Map(pResource, Subresource, MapType, MapFlags, pMapped):
+                // D3D11_MAPPED_SUBRESOURCE is pData, RowPitch, DepthPitch, 4 bytes each.
+                (FAKE32, 14) => {
+                    assert_eq!((a[1], a[2], a[3]), (3, 1, 0));
+                    let m = at32(a[4]);
+                    *m = 0x1234_5678;
+                    *m.add(1) = 256;
+                    *m.add(2) = 4096;
+                    0
+                }
+                // ID3D11DeviceChild::GetPrivateData(guid, pDataSize, pData).
+                (FAKE32, 4) => {
+                    let guid = *(at32(a[0]) as *const GUID);
+                    assert_eq!(guid, dxcl_abi::IID_ID3D11Texture2D);
+                    assert_eq!(*at32(a[1]), 8, "the size copied in");
+                    std::ptr::copy_nonoverlapping(c"32-bit!".as_ptr(), at32(a[2]).cast(), 8);
+                    *at32(a[1]) = 7;
+                    0
+                }
+                // IUnknown::QueryInterface(riid, ppv): a 4-byte interface pointer back.
+                (FAKE32, 0) => {
+                    let iid = *(at32(a[0]) as *const GUID);
+                    if iid != dxcl_abi::IID_ID3D11Texture2D {
+                        return E_NOINTERFACE as u32 as u64;
+                    }
+                    *at32(a[1]) = 0x2000;
+                    0
+                }
+                // AddRef, Release.
+                (_, 1 | 2) => 1,
+                other => panic!("no fake method {other:?}"),
+            }
+        }
+    }
+
+    /// The stand-in of interface `iid` for fake object `windows`.
+    fn stand_in(windows: u64, iid: &GUID) -> *mut c_void {
+        wrap_owned(windows, remote_vtable(iid).expect("a stand-in table"))
+    }
+
+    /// A 32-bit program's block, as its `dxclcl.dll` hands it over, in the low 2 GiB.
+    fn low_block() -> (u64, u64) {
+        const SIZE: usize = 256 * 1024;
+        // SAFETY: a fresh anonymous private mapping; no existing memory is touched.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED, "mmap MAP_32BIT");
+        (p as u64, SIZE as u64)
+    }
+
+    /// The queue and the 32-bit block are global: this is the only test that starts them. First
+    /// a 64-bit program's side, then a 32-bit one's.
     #[test]
-    fn a_deferred_unmap_runs_before_the_next_call_and_only_then() {
-        start(0, |_| None);
+    fn servers_run_deferred_unmaps_first_and_32_bit_objects_get_their_own_layout() {
+        start(0, crate::multithread::remote_vtable);
         let calls = Arc::new(Mutex::new(Vec::new()));
         let servers = [serve(calls.clone()), serve(calls.clone())];
-        assert!(defer(1, 15, &[7, 0]));
-        // One is kept already: the second runs as a call, which takes the first one along.
-        assert!(!defer(2, 15, &[8, 0]));
-        assert_eq!(run(2, 15, vec![8, 0]), Some(15));
-        assert_eq!(*lock(&calls), [(1, 15), (2, 15)]);
-        assert!(defer(3, 11, &[0]));
-        // From another thread: the kept Unmap still runs first.
-        let other = std::thread::spawn(|| run(4, 46, vec![]));
-        assert_eq!(other.join().unwrap(), Some(46));
-        assert_eq!(run(5, 14, vec![]), Some(14));
-        assert_eq!(*lock(&calls), [(1, 15), (2, 15), (3, 11), (4, 46), (5, 14)]);
+        deferred_unmaps_run_before_the_next_call_and_only_then(&calls);
+        lock(&calls).clear();
+        a_32_bit_programs_objects_get_arguments_they_reach_in_their_layout(&calls);
         stop(false);
         for s in servers {
             s.join().unwrap();
         }
         assert!(!defer(6, 15, &[]));
         assert_eq!(run(6, 14, vec![]), None);
+    }
+
+    fn deferred_unmaps_run_before_the_next_call_and_only_then(calls: &Mutex<Vec<(u64, u32)>>) {
+        assert!(defer(1, 15, &[7, 0]));
+        // One is kept already: the second runs as a call, which takes the first one along.
+        assert!(!defer(2, 15, &[8, 0]));
+        assert_eq!(run(2, 15, vec![8, 0]), Some(15));
+        assert_eq!(*lock(calls), [(1, 15), (2, 15)]);
+        assert!(defer(3, 11, &[0]));
+        // From another thread: the kept Unmap still runs first.
+        let other = std::thread::spawn(|| run(4, 46, vec![]));
+        assert_eq!(other.join().unwrap(), Some(46));
+        assert_eq!(run(5, 14, vec![]), Some(14));
+        assert_eq!(*lock(calls), [(1, 15), (2, 15), (3, 11), (4, 46), (5, 14)]);
+    }
+
+    fn a_32_bit_programs_objects_get_arguments_they_reach_in_their_layout(
+        calls: &Mutex<Vec<(u64, u32)>>,
+    ) {
+        use dxcl_abi::*;
+        let (base, size) = low_block();
+        assert!(crate::low::set(base, size));
+        let ctx = stand_in(FAKE32, &IID_ID3D11DeviceContext).cast::<ID3D11DeviceContext>();
+        // SAFETY: the stand-in's table is ID3D11DeviceContext's; the arguments are the layer's.
+        unsafe {
+            let vt = &*(*ctx).lpVtbl;
+            let mut mapped = D3D11_MAPPED_SUBRESOURCE {
+                pData: std::ptr::null_mut(),
+                RowPitch: 0,
+                DepthPitch: 0,
+            };
+            let hr = (vt.Map)(ctx, std::ptr::null_mut(), 3, 1, 0, &mut mapped);
+            assert_eq!(hr, 0);
+            assert_eq!(
+                (mapped.pData as u64, mapped.RowPitch, mapped.DepthPitch),
+                (0x1234_5678, 256, 4096),
+                "D3D11_MAPPED_SUBRESOURCE widened into the host's layout"
+            );
+
+            let mut size = 8u32;
+            let mut data = [0u8; 8];
+            let hr = (vt.base.GetPrivateData)(
+                ctx.cast(),
+                &IID_ID3D11Texture2D,
+                &mut size,
+                data.as_mut_ptr().cast(),
+            );
+            assert_eq!((hr, size, &data), (0, 7, b"32-bit!\0"));
+
+            let mut out: *mut c_void = std::ptr::null_mut();
+            let hr = query_interface(ctx.cast(), &IID_ID3D11Texture2D, &mut out);
+            assert_eq!(hr, 0);
+            assert_eq!(
+                windows_of(out as u64),
+                0x2000,
+                "a 4-byte out pointer, widened"
+            );
+
+            // A pointer whose pointee the description leaves open fails without a call.
+            let made = lock(calls).len();
+            let mut rects = [0u32; 4];
+            let mut n = 1u32;
+            (vt.RSGetScissorRects)(ctx, &mut n, rects.as_mut_ptr().cast());
+            assert_eq!(
+                lock(calls).len(),
+                made,
+                "RSGetScissorRects reached the object"
+            );
+        }
+        assert_eq!(
+            *lock(calls),
+            [(FAKE32, 14), (FAKE32, 4), (FAKE32, 0)],
+            "Map, GetPrivateData, QueryInterface; not RSGetScissorRects"
+        );
     }
 }

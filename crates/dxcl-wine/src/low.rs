@@ -1,0 +1,95 @@
+//! Memory a 32-bit program's code can reach (Wine's new WoW64 mode). The host's allocations lie
+//! above 4 GiB, where a 32-bit Direct3D object can neither read a method's arguments nor call a
+//! wrapper, so the 32-bit `dxclcl.dll` hands a block of its own at start (`struct dxcl_start`):
+//! one half holds the stand-ins' call frames (the pointees of a method's arguments, in the 32-bit
+//! layout, remote.rs), the other the wrappers of the layer's COM objects.
+
+use std::sync::{Condvar, Mutex, OnceLock};
+
+/// Bytes of one call's frame: every remoted method's pointees fit many times over (the largest,
+/// a texture description, is 44 bytes).
+pub const FRAME: usize = 4096;
+/// Bytes of one wrapper (`remote::Wrapper`: 24, rounded up).
+pub const WRAPPER: usize = 32;
+
+/// Equal slots of a region, handed out and back.
+pub struct Pool {
+    free: Mutex<Vec<u64>>,
+    freed: Condvar,
+}
+
+impl Pool {
+    fn new(base: u64, slot: usize, count: usize) -> Pool {
+        Pool {
+            free: Mutex::new((0..count).rev().map(|k| base + (k * slot) as u64).collect()),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// A free slot, waiting for one while all are taken (a frame is held for one call).
+    pub fn take(&self) -> u64 {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(a) = free.pop() {
+                return a;
+            }
+            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// A free slot, or `None` when all are taken.
+    pub fn try_take(&self) -> Option<u64> {
+        self.free.lock().unwrap_or_else(|e| e.into_inner()).pop()
+    }
+
+    pub fn give(&self, slot: u64) {
+        self.free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(slot);
+        self.freed.notify_one();
+    }
+}
+
+/// The program's block, split.
+pub struct Low {
+    pub frames: Pool,
+    pub wrappers: Pool,
+}
+
+static LOW: OnceLock<Low> = OnceLock::new();
+
+/// Takes the 32-bit side's block of `size` bytes at `base` (once; 0 for a 64-bit program, whose
+/// objects reach the host's memory). False when the block is not usable (too small, above 4 GiB,
+/// or a second one).
+pub fn set(base: u64, size: u64) -> bool {
+    let half = (size / 2) as usize;
+    if base == 0 || !base.is_multiple_of(8) || base + size > 1 << 32 || half < FRAME {
+        return false;
+    }
+    LOW.set(Low {
+        frames: Pool::new(base, FRAME, half / FRAME),
+        wrappers: Pool::new(base + half as u64, WRAPPER, half / WRAPPER),
+    })
+    .is_ok()
+}
+
+/// The block, when a 32-bit program's side gave one.
+pub fn get() -> Option<&'static Low> {
+    LOW.get()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_hands_out_each_slot_once_until_it_comes_back() {
+        let p = Pool::new(0x1000, 32, 3);
+        let taken: Vec<u64> = (0..3).map(|_| p.take()).collect();
+        assert_eq!(taken, [0x1000, 0x1020, 0x1040]);
+        assert_eq!(p.try_take(), None);
+        p.give(0x1020);
+        assert_eq!(p.try_take(), Some(0x1020));
+    }
+}
