@@ -33,19 +33,26 @@ wine_install_current() {
         timeout 300 xvfb-run -a "$dxcl" wine install "$WINEPREFIX" >/dev/null
 }
 
-# wine_build_programs OUT: tests/wine/bridge.c, tests/wine/affinity.c and tests/windows/d3d11_cl.cpp
-# as OUT/*.exe, and the conformance suite's Windows builds (build/wine/conformance).
+# wine_build_programs OUT [BITS]: tests/wine/bridge.c, tests/wine/affinity.c and
+# tests/windows/d3d11_cl.cpp as OUT/*.exe; BITS 64 (the default) also builds the conformance suite's
+# Windows builds (build/wine/conformance), BITS 32 builds the three for i686, for Wine's new WoW64
+# mode (scripts/wine/wow64.sh).
 wine_build_programs() {
-    local out=$1
+    local out=$1 bits=${2:-64} arch=x86_64 dist=dist
+    if [ "$bits" = 32 ]; then
+        arch=i686 dist=dist/i386-windows
+    fi
     local cflags=(-O1 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type -I"$root/build/wine/inc")
-    local link=(-L"$root/build/wine/dist" -l:opencl.dll)
+    local link=(-L"$root/build/wine/$dist" -l:opencl.dll)
+    # A 32-bit import library names stdcall functions with their argument bytes (name@N).
+    [ "$bits" = 32 ] && link+=(-Wl,--enable-stdcall-fixup)
     mkdir -p "$out"
-    x86_64-w64-mingw32-gcc "${cflags[@]}" -o "$out/bridge.exe" "$root/tests/wine/bridge.c" -ld3d10 -ld3d11 -ldxgi "${link[@]}"
-    x86_64-w64-mingw32-gcc "${cflags[@]}" -o "$out/affinity.exe" "$root/tests/wine/affinity.c" -ld3d10 -ldxgi "${link[@]}"
+    $arch-w64-mingw32-gcc "${cflags[@]}" -o "$out/bridge.exe" "$root/tests/wine/bridge.c" -ld3d10 -ld3d11 -ldxgi "${link[@]}"
+    $arch-w64-mingw32-gcc "${cflags[@]}" -o "$out/affinity.exe" "$root/tests/wine/affinity.c" -ld3d10 -ldxgi "${link[@]}"
     # The Windows-idiom example, unchanged (as sdk-check.sh builds it against MinGW-w64's SDK headers).
-    x86_64-w64-mingw32-g++ -std=c++17 -O1 -Wall -Wextra -Werror -I"$root/build/wine/inc" -o "$out/d3d11_cl.exe" \
+    $arch-w64-mingw32-g++ -std=c++17 -O1 -Wall -Wextra -Werror -I"$root/build/wine/inc" -o "$out/d3d11_cl.exe" \
         "$root/tests/windows/d3d11_cl.cpp" -ld3d11 -ldxgi "${link[@]}" -static-libgcc -static-libstdc++
-    make -s -C "$root/tests/conformance" windows
+    [ "$bits" = 32 ] || make -s -C "$root/tests/conformance" windows
 }
 
 # wine_info OUT: `dxcl wine info` (log in OUT/info.log); a program must see the sharing extensions
@@ -55,16 +62,6 @@ wine_info() {
     timeout 120 xvfb-run -a "$dxcl" wine info "$WINEPREFIX" | tee "$out/info.log"
     grep -q "extensions a Windows program can use:.*cl_khr_d3d11_sharing" "$out/info.log"
     grep -q "preferred OpenCL device: " "$out/info.log"
-}
-
-# wine_build_programs32 OUT: tests/wine/bridge.c built 32-bit (i686) as OUT/bridge.exe, for Wine's
-# new WoW64 mode (scripts/wine/wow64.sh).
-wine_build_programs32() {
-    local out=$1
-    mkdir -p "$out"
-    i686-w64-mingw32-gcc -O1 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type \
-        -I"$root/build/wine/inc" -Wl,--enable-stdcall-fixup -o "$out/bridge.exe" "$root/tests/wine/bridge.c" \
-        -ld3d10 -ld3d11 -ldxgi -L"$root/build/wine/dist/i386-windows" -l:opencl.dll
 }
 
 # wine_run_programs OUT [BIN [PROGRAM…]]: the programs (default: the three; BIN/*.exe, BIN default

@@ -14,8 +14,9 @@
 #
 # With no argument: builds what is missing (the Wine, dxcl and its bridge: `make stage wine`), then
 # in a fresh prefix `dxcl wine install` (which must put the 32-bit DLLs into syswow64), `dxcl wine
-# info`, tests/wine/bridge.c built 32-bit and 64-bit (each: its pass line with 0 failed, exit 0, no
-# FATAL line), `dxcl wine uninstall` (syswow64 and system32 as before). Logs in
+# info`, tests/wine/bridge.c, tests/wine/affinity.c and tests/windows/d3d11_cl.cpp built 32-bit, and
+# bridge.c 64-bit (each: its pass line with 0 failed, exit 0, no FATAL line), `dxcl wine uninstall`
+# (syswow64 and system32 as before). Logs in
 # build/wine/tests/wine-wow64. `build`: only builds the Wine. COMMAND: runs it there (bubblewrap, as
 # trixie.sh), /opt/wine-wow64/bin first on PATH. mmdebstrap needs root: sudo when not root.
 set -euo pipefail
@@ -39,7 +40,7 @@ if [ "${1:-}" = --inside ]; then
     cmp -s "$wow/dxclcl.dll" build/wine/dist/i386-windows/dxclcl.dll ||
         { echo "wow64: dxcl wine install put no 32-bit dxclcl.dll into syswow64" >&2; exit 1; }
     timeout 120 xvfb-run -a "$dxcl" wine info "$WINEPREFIX" | tee "$out/info.log"
-    wine_run_programs "$out/32" build/wine/tests/i386 bridge
+    wine_run_programs "$out/32" build/wine/tests/i386
     wine_run_programs "$out/64" build/wine/tests bridge
     "$dxcl" wine uninstall "$WINEPREFIX"
     if [ -e "$wow/dxclcl.dll" ] || cmp -s "$wow/opencl.dll" build/wine/dist/i386-windows/opencl.dll; then
@@ -118,7 +119,7 @@ build)
     cd "$root"
     make --no-print-directory stage wine
     . scripts/wine/programs.sh
-    wine_build_programs32 build/wine/tests/i386
+    wine_build_programs build/wine/tests/i386 32
     x86_64-w64-mingw32-gcc -O1 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type \
         -Ibuild/wine/inc -o build/wine/tests/bridge.exe tests/wine/bridge.c -ld3d10 -ld3d11 -ldxgi \
         -Lbuild/wine/dist -l:opencl.dll

@@ -190,27 +190,6 @@ static void core(cl_platform_id platform, cl_device_id device)
           "callbacks ran on a thread of their own (%lu, main %lu)", callback_thread, main_thread);
 }
 
-#ifndef _WIN64
-/* 32-bit: the sharing entry points are not handed out, and a context naming a Direct3D device is
- * refused as one naming an unknown property. */
-static void d3d_absent(cl_platform_id platform, cl_device_id device)
-{
-    ID3D11Device *d3d11 = NULL;
-    cl_int err = CL_SUCCESS;
-    CHECK(clGetExtensionFunctionAddressForPlatform(platform, "clGetDeviceIDsFromD3D11KHR") == NULL
-          && clGetExtensionFunctionAddress("clGetDeviceIDsFromD3D10NV") == NULL,
-          "32-bit: no sharing entry point is handed out");
-    HRESULT hr = D3D11CreateDevice(NULL, D3D_DRIVER_TYPE_HARDWARE, NULL, 0, NULL, 0, D3D11_SDK_VERSION, &d3d11, NULL, NULL);
-    CHECK(SUCCEEDED(hr), "D3D11CreateDevice: %lx", hr);
-    if (FAILED(hr)) return;
-    cl_context_properties props[] = {CL_CONTEXT_D3D11_DEVICE_KHR, (cl_context_properties)d3d11, 0};
-    CHECK(clCreateContext(props, 1, &device, NULL, NULL, &err) == NULL && err == CL_INVALID_PROPERTY,
-          "32-bit: CL_CONTEXT_D3D11_DEVICE_KHR: CL_INVALID_PROPERTY, %d", err);
-    ID3D11Device_Release(d3d11);
-}
-#endif
-
-#ifdef _WIN64
 /* clGetDeviceIDsFromD3D1x{KHR,NV}: the entry points, an adapter's preferred device, devices, errors. */
 static void d3d_lookup(cl_platform_id platform)
 {
@@ -287,8 +266,6 @@ static void d3d_lookup(cl_platform_id platform)
     IDXGIFactory_Release(factory);
 }
 
-#endif
-
 int main(void)
 {
     cl_platform_id platform;
@@ -302,15 +279,9 @@ int main(void)
     err = clGetPlatformInfo(platform, CL_PLATFORM_EXTENSIONS, sizeof text, text, NULL);
     CHECK(err == CL_SUCCESS, "CL_PLATFORM_EXTENSIONS: %d", err);
     printf("platform extensions: %s\n", text);
-#ifdef _WIN64
     CHECK(has_word(text, "cl_khr_d3d10_sharing") && has_word(text, "cl_khr_d3d11_sharing")
           && has_word(text, "cl_nv_d3d10_sharing") && has_word(text, "cl_nv_d3d11_sharing"),
           "the four sharing extensions are reported");
-#else
-    CHECK(!has_word(text, "cl_khr_d3d10_sharing") && !has_word(text, "cl_khr_d3d11_sharing")
-          && !has_word(text, "cl_nv_d3d10_sharing") && !has_word(text, "cl_nv_d3d11_sharing"),
-          "32-bit: no sharing extension is reported");
-#endif
     CHECK(!has_word(text, "cl_khr_icd"), "cl_khr_icd (host entry points) is not reported");
     size_t size = 0;
     CHECK(clGetPlatformInfo(platform, CL_PLATFORM_EXTENSIONS, 0, NULL, &size) == CL_SUCCESS
@@ -321,14 +292,10 @@ int main(void)
     CHECK(err == CL_SUCCESS, "clGetDeviceIDs: %d", err);
     if (err != CL_SUCCESS) goto done;
     clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof text, text, NULL);
-    CHECK(has_word(text, "cl_khr_d3d11_sharing") == (sizeof(void *) == 8) && !has_word(text, "cl_khr_icd"),
+    CHECK(has_word(text, "cl_khr_d3d11_sharing") && !has_word(text, "cl_khr_icd"),
           "device extensions: %s", text);
     core(platform, device);
-#ifdef _WIN64
     d3d_lookup(platform);
-#else
-    d3d_absent(platform, device);
-#endif
 done:
     printf("bridge: %d passed, %d failed\n", passed, failed);
     return failed != 0;

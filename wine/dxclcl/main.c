@@ -51,12 +51,14 @@ static NTSTATUS call_unix(unsigned int code, void *params)
 /* --- Servers for the unix side's stand-ins of the program's COM objects ------------------- */
 
 /* Calls method `slot` of `object` with `n` integer or pointer arguments (the generator leaves
- * out methods with floating-point arguments, which would travel in other registers). */
+ * out methods with floating-point arguments, which would travel in other registers). Each is a
+ * pointer-sized slot: 8 bytes in a register or on the stack for x86-64, 4 on the stack for a
+ * 32-bit `stdcall` method, whose pointers the unix side placed in this DLL's block. */
 static UINT64 call_method(UINT64 object, UINT32 slot, UINT32 n, const UINT64 *a)
 {
     void *self = (void *)(ULONG_PTR)object;
     void *fn = (*(void ***)self)[slot];
-    typedef UINT64 u;
+    typedef ULONG_PTR u;
     switch (n)
     {
     case 0: return ((u (WINAPI *)(void *))fn)(self);
@@ -137,9 +139,19 @@ static const IUnknownVtbl wrapper_vtbl = {wrapper_query, wrapper_add_ref, wrappe
  * another method before the first returns. */
 #define SERVERS 4
 
+/* A 32-bit DLL's block for the unix side: the arguments of the methods it calls (a frame of
+ * 4 KiB each) and its wrappers, where 32-bit code reaches them (crates/dxcl-wine/src/low.rs). */
+#define LOW_SIZE (256 * 1024)
+
 static void start_servers(void)
 {
-    struct dxcl_start start = {(ULONG_PTR)&wrapper_vtbl};
+    struct dxcl_start start = {(ULONG_PTR)&wrapper_vtbl, 0, 0};
+#ifndef _WIN64
+    void *low = VirtualAlloc(NULL, LOW_SIZE, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+    if (!low) return;
+    start.low = (ULONG_PTR)low;
+    start.low_size = LOW_SIZE;
+#endif
     if (call_unix(DXCL_UNIX_START, &start)) return;
     for (int i = 0; i < SERVERS; i++)
     {
@@ -403,11 +415,28 @@ static void gpu_facts(LUID luid, struct dxcl_adapter_facts *facts)
     SetupDiDestroyDeviceInfoList(set);
 }
 
+/* The adapter's description as the unix side reads it: DXGI_ADAPTER_DESC1 in the 64-bit layout,
+ * where its three SIZE_T fields take 8 bytes each (a 32-bit DLL's take 4). */
+static void put_desc(const DXGI_ADAPTER_DESC1 *d, BYTE out[312])
+{
+#ifdef _WIN64
+    memcpy(out, d, sizeof(*d));
+#else
+    UINT64 sizes[3] = {d->DedicatedVideoMemory, d->DedicatedSystemMemory, d->SharedSystemMemory};
+    memcpy(out, d, offsetof(DXGI_ADAPTER_DESC1, DedicatedVideoMemory));
+    memcpy(out + 272, sizes, sizeof(sizes));
+    memcpy(out + 296, &d->AdapterLuid, sizeof(d->AdapterLuid));
+    memcpy(out + 304, &d->Flags, sizeof(d->Flags));
+#endif
+}
+_Static_assert(offsetof(DXGI_ADAPTER_DESC1, DedicatedVideoMemory) == 272, "DXGI_ADAPTER_DESC1");
+
 /* What identifies the adapter behind `object` (an adapter, or a device of `version` 10 or 11). */
 static void adapter_facts(IUnknown *object, BOOL device, int version, struct dxcl_adapter_facts *facts)
 {
     IDXGIAdapter *adapter = NULL;
     IDXGIAdapter1 *adapter1;
+    DXGI_ADAPTER_DESC1 desc = {0};
     if (device)
     {
         IUnknown *d3d;
@@ -427,11 +456,13 @@ static void adapter_facts(IUnknown *object, BOOL device, int version, struct dxc
     facts->is_adapter = 1;
     if (SUCCEEDED(IDXGIAdapter_QueryInterface(adapter, &IID_IDXGIAdapter1, (void **)&adapter1)))
     {
-        facts->has_desc1 = SUCCEEDED(IDXGIAdapter1_GetDesc1(adapter1, (DXGI_ADAPTER_DESC1 *)facts->desc));
+        facts->has_desc1 = SUCCEEDED(IDXGIAdapter1_GetDesc1(adapter1, &desc));
         IDXGIAdapter1_Release(adapter1);
     }
-    if (!facts->has_desc1) IDXGIAdapter_GetDesc(adapter, (DXGI_ADAPTER_DESC *)facts->desc);
-    gpu_facts(((DXGI_ADAPTER_DESC1 *)facts->desc)->AdapterLuid, facts);
+    /* DXGI_ADAPTER_DESC is DXGI_ADAPTER_DESC1 without Flags (left 0). */
+    if (!facts->has_desc1) IDXGIAdapter_GetDesc(adapter, (DXGI_ADAPTER_DESC *)&desc);
+    put_desc(&desc, facts->desc);
+    gpu_facts(desc.AdapterLuid, facts);
     vulkan_facts(adapter, facts);
     IDXGIAdapter_Release(adapter);
 }

@@ -27,7 +27,7 @@ enum dxcl_unix_call
 
 /* The version of this contract: dxclcl.dll refuses a dxclcl.so that answers another. Raise it with
  * every change of a call's number or of a parameter block. */
-#define DXCL_UNIX_ABI 4
+#define DXCL_UNIX_ABI 5
 
 struct dxcl_stop
 {
@@ -131,6 +131,10 @@ struct dxcl_extension
 struct dxcl_start
 {
     UINT64 wrapper_vtbl;          /* the vtable of wrappers of unix objects (IUnknown methods) */
+    /* A 32-bit DLL's block of memory its code reaches, where the unix side puts the arguments of
+     * the methods it calls and its wrappers; 0 from a 64-bit DLL. */
+    UINT64 low;
+    UINT64 low_size;
 };
 
 struct dxcl_request

@@ -17,14 +17,6 @@ const CL_DEVICE_EXTENSIONS_WITH_VERSION: u32 = 0x1060;
 /// `cl_name_version`: a `cl_version`, then a 64-byte name.
 const NAME_VERSION_SIZE: usize = 68;
 
-/// The Direct3D sharing extensions, the first four of `KEPT`.
-const SHARING: &[&str] = &[
-    "cl_khr_d3d10_sharing",
-    "cl_khr_d3d11_sharing",
-    "cl_nv_d3d10_sharing",
-    "cl_nv_d3d11_sharing",
-];
-
 /// Extensions a Windows program may see.
 const KEPT: &[&str] = &[
     "cl_khr_d3d10_sharing",
@@ -72,18 +64,17 @@ const KEPT: &[&str] = &[
     "cl_nv_pragma_unroll",
 ];
 
-/// Whether a program sees extension `name`; `sharing`: whether it is offered the Direct3D sharing
-/// extensions (a 32-bit program is not: wow64/mod.rs).
-fn kept(name: &str, sharing: bool) -> bool {
-    KEPT.contains(&name) && (sharing || !SHARING.contains(&name))
+/// Whether a program sees extension `name`.
+fn kept(name: &str) -> bool {
+    KEPT.contains(&name)
 }
 
 /// A space-separated extension string, NUL-terminated, with only the kept names.
-pub fn filter_string(bytes: &[u8], sharing: bool) -> Vec<u8> {
+pub fn filter_string(bytes: &[u8]) -> Vec<u8> {
     let text = String::from_utf8_lossy(bytes.split(|b| *b == 0).next().unwrap_or(&[]));
     let mut out = text
         .split_whitespace()
-        .filter(|n| kept(n, sharing))
+        .filter(|n| kept(n))
         .collect::<Vec<_>>()
         .join(" ")
         .into_bytes();
@@ -92,13 +83,13 @@ pub fn filter_string(bytes: &[u8], sharing: bool) -> Vec<u8> {
 }
 
 /// An array of `cl_name_version` with only the kept names.
-pub fn filter_versions(bytes: &[u8], sharing: bool) -> Vec<u8> {
+pub fn filter_versions(bytes: &[u8]) -> Vec<u8> {
     bytes
         .chunks_exact(NAME_VERSION_SIZE)
         .filter(|e| {
             let name = &e[4..];
             let end = name.iter().position(|b| *b == 0).unwrap_or(name.len());
-            kept(&String::from_utf8_lossy(&name[..end]), sharing)
+            kept(&String::from_utf8_lossy(&name[..end]))
         })
         .flatten()
         .copied()
@@ -106,17 +97,11 @@ pub fn filter_versions(bytes: &[u8], sharing: bool) -> Vec<u8> {
 }
 
 /// `clGetPlatformInfo`/`clGetDeviceInfo` for an extension query: the host's answer, filtered,
-/// returned with the size protocol of the core spec. `None` for other queries. `sharing`: as
-/// [`kept`].
+/// returned with the size protocol of the core spec. `None` for other queries.
 ///
 /// # Safety
 /// The program's arguments of entry point `i`.
-pub unsafe fn filtered_info(
-    host: &Host,
-    i: u32,
-    a: &[u64; MAX_ARGS],
-    sharing: bool,
-) -> Option<i32> {
+pub unsafe fn filtered_info(host: &Host, i: u32, a: &[u64; MAX_ARGS]) -> Option<i32> {
     let (object, param) = (a[0] as usize as *mut c_void, a[1] as u32);
     let versions = match (i, param) {
         (index::clGetPlatformInfo, CL_PLATFORM_EXTENSIONS)
@@ -160,9 +145,9 @@ pub unsafe fn filtered_info(
         return Some(r);
     }
     let out = if versions {
-        filter_versions(&raw, sharing)
+        filter_versions(&raw)
     } else {
-        filter_string(&raw, sharing)
+        filter_string(&raw)
     };
     let (value_size, value, size_ret) = (a[2] as usize, a[3] as usize, a[4] as usize);
     if value != 0 {
@@ -187,16 +172,8 @@ mod tests {
     #[test]
     fn strings_keep_sharing_and_function_free_extensions() {
         let all = b"cl_khr_icd cl_khr_fp64 cl_khr_d3d11_sharing cl_khr_gl_sharing\0";
-        assert_eq!(
-            filter_string(all, true),
-            b"cl_khr_fp64 cl_khr_d3d11_sharing\0"
-        );
-        assert_eq!(
-            filter_string(all, false),
-            b"cl_khr_fp64\0",
-            "32-bit: no sharing"
-        );
-        assert_eq!(filter_string(b"\0", true), b"\0");
+        assert_eq!(filter_string(all), b"cl_khr_fp64 cl_khr_d3d11_sharing\0");
+        assert_eq!(filter_string(b"\0"), b"\0");
     }
 
     #[test]
@@ -210,10 +187,6 @@ mod tests {
         };
         let mut list = entry(1, "cl_khr_icd");
         list.extend(entry(2, "cl_nv_d3d10_sharing"));
-        assert_eq!(
-            filter_versions(&list, true),
-            entry(2, "cl_nv_d3d10_sharing")
-        );
-        assert_eq!(filter_versions(&list, false), Vec::<u8>::new());
+        assert_eq!(filter_versions(&list), entry(2, "cl_nv_d3d10_sharing"));
     }
 }

@@ -19,6 +19,7 @@ mod gen_stand_ins;
 #[rustfmt::skip]
 mod gen_limits;
 mod host;
+mod low;
 mod multithread;
 mod remote;
 mod signals;
@@ -144,10 +145,12 @@ pub(crate) fn first_platform(host: &host::Host) -> *mut c_void {
 unsafe extern "C-unwind" fn start(args: *mut c_void) -> u32 {
     guarded(|| {
         // SAFETY: Wine passes the Windows side's `struct dxcl_start`.
-        remote::start(
-            unsafe { &*args.cast::<unixlib::Start>() }.wrapper_vtbl,
-            multithread::remote_vtable,
-        );
+        let p = unsafe { &*args.cast::<unixlib::Start>() };
+        // A 32-bit side's objects reach only its block: without a usable one, no stand-ins.
+        if p.low != 0 && !low::set(p.low, p.low_size) {
+            return STATUS_UNSUCCESSFUL;
+        }
+        remote::start(p.wrapper_vtbl, multithread::remote_vtable);
         0
     })
 }
@@ -261,10 +264,38 @@ unsafe extern "C-unwind" fn next_callback_wow64(args: *mut c_void) -> u32 {
     })
 }
 
-/// `STATUS_NOT_SUPPORTED`: a unix call not bridged for 32-bit programs (the Direct3D sharing
-/// entry points and the stand-ins' servers); their Windows side reports the failure.
-unsafe extern "C-unwind" fn not_for_wow64(_args: *mut c_void) -> u32 {
-    0xC000_00BB
+/// Unix call `DEVICE_IDS` from a 32-bit program: its handles converted (wow64/sharing.rs).
+unsafe extern "C-unwind" fn device_ids_wow64(args: *mut c_void) -> u32 {
+    guarded(|| {
+        let Some(host) = host::host() else {
+            return STATUS_UNSUCCESSFUL;
+        };
+        // SAFETY: Wine passes the 32-bit Windows side's `struct dxcl_device_ids`, with the
+        // program's arguments in it.
+        unsafe { wow64::sharing::device_ids(host, &mut *args.cast::<unixlib::DeviceIds>()) };
+        0
+    })
+}
+
+/// Unix call `EXTENSION` from a 32-bit program: its platform is a token.
+unsafe extern "C-unwind" fn extension_wow64(args: *mut c_void) -> u32 {
+    // SAFETY: Wine passes the 32-bit Windows side's `struct dxcl_extension`.
+    wow64::sharing::extension_platform(unsafe { &mut *args.cast::<unixlib::Extension>() });
+    // SAFETY: the same block, its platform now the host's.
+    unsafe { extension(args) }
+}
+
+/// Unix call `D3D_CALL` from a 32-bit program: its handles converted (wow64/sharing.rs).
+unsafe extern "C-unwind" fn d3d_call_wow64(args: *mut c_void) -> u32 {
+    guarded(|| {
+        let Some(host) = host::host() else {
+            return STATUS_UNSUCCESSFUL;
+        };
+        // SAFETY: Wine passes the 32-bit Windows side's `struct dxcl_d3d_call`, with the
+        // program's arguments.
+        unsafe { wow64::sharing::d3d_call(host, &mut *args.cast::<unixlib::D3dCall>()) };
+        0
+    })
 }
 
 type UnixCall = unsafe extern "C-unwind" fn(*mut c_void) -> u32;
@@ -292,11 +323,15 @@ pub static __wine_unix_call_funcs: [UnixCall; unixlib::COUNT] = {
 #[no_mangle]
 #[used]
 pub static __wine_unix_call_wow64_funcs: [UnixCall; unixlib::COUNT] = {
-    let mut t: [UnixCall; unixlib::COUNT] = [not_for_wow64; unixlib::COUNT];
+    // The blocks of START, STOP, NEXT_REQUEST, REVERSE, FIRST_DONE and HELLO hold no handles
+    // and no pointers to convert: the stand-ins' arguments were laid out for the program's
+    // objects already (remote.rs, low.rs).
+    let mut t: [UnixCall; unixlib::COUNT] = __wine_unix_call_funcs;
     t[unixlib::CALL] = call_wow64;
     t[unixlib::NEXT_CALLBACK] = next_callback_wow64;
-    t[unixlib::STOP] = stop;
-    t[unixlib::HELLO] = hello;
+    t[unixlib::DEVICE_IDS] = device_ids_wow64;
+    t[unixlib::EXTENSION] = extension_wow64;
+    t[unixlib::D3D_CALL] = d3d_call_wow64;
     t
 };
 

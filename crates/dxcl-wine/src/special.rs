@@ -141,7 +141,7 @@ pub unsafe fn call(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> Option<u64> 
     Some(match i {
         index::clGetPlatformInfo | index::clGetDeviceInfo => {
             // SAFETY: the program's arguments of a clGet*Info call.
-            match unsafe { extensions::filtered_info(host, i, a, true) } {
+            match unsafe { extensions::filtered_info(host, i, a) } {
                 Some(r) => r as i64 as u64,
                 None => forward(host, i, a),
             }

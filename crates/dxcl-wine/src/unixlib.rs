@@ -17,7 +17,7 @@ pub const HELLO: usize = 10;
 /// How many unix calls there are.
 pub const COUNT: usize = 11;
 /// `DXCL_UNIX_ABI`: the contract's version, which `dxclcl.dll` checks at attach.
-pub const ABI: u32 = 4;
+pub const ABI: u32 = 5;
 
 /// `STOP`: whether the process is ending (the servers are then left to Wine).
 #[repr(C)]
@@ -120,10 +120,13 @@ pub struct Extension {
     pub pad: u32,
 }
 
-/// `START`: the Windows side's vtable for wrappers of unix objects.
+/// `START`: the Windows side's vtable for wrappers of unix objects; a 32-bit side's block of
+/// memory its code reaches (`low`), 0 from a 64-bit one.
 #[repr(C)]
 pub struct Start {
     pub wrapper_vtbl: u64,
+    pub low: u64,
+    pub low_size: u64,
 }
 
 /// `NEXT_REQUEST`: a server thread reports a finished method call and takes the next one.
@@ -188,6 +191,7 @@ mod tests {
         assert_eq!(size_of::<D3dCall>(), 80);
         assert_eq!(size_of::<Hello>(), 264);
         assert_eq!(size_of::<Stop>(), 4);
+        assert_eq!(size_of::<Start>(), 24);
         assert_eq!(size_of::<CallbackWow64>(), 64 + 1024);
     }
 

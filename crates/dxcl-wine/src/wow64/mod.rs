@@ -10,13 +10,15 @@
 //! and pointers are widened and narrowed, and query answers are converted by their types
 //! (`info`). The call itself then takes the same path as a 64-bit program's (special.rs, gen.rs).
 //!
-//! Not bridged for 32-bit programs yet: the Direct3D sharing extensions (the stand-ins' method
-//! calls would need 32-bit COM argument lists; the extensions are therefore not reported), and
-//! the entry points `gen.rs` marks unsupported (mappings and shared virtual memory, whose
-//! addresses are the host's).
+//! The sharing extensions' calls convert the same way (`sharing`); the methods the layer calls on
+//! the program's Direct3D objects cross in its layout through `remote`'s 32-bit frames.
+//!
+//! Not bridged for 32-bit programs: the entry points `gen.rs` marks unsupported (mappings and
+//! shared virtual memory, whose addresses are the host's).
 
 mod handles;
 mod info;
+pub mod sharing;
 #[rustfmt::skip]
 mod gen;
 
@@ -26,7 +28,6 @@ use crate::gen::{index, MAX_ARGS};
 use crate::host::Host;
 use crate::unixlib::{self, Call, CallbackWow64};
 use crate::{extensions, special};
-use dxcl_abi::sharing::D3dVersion;
 use info::Answer;
 
 /// How long an array parameter is.
@@ -108,9 +109,6 @@ const CL_INVALID_PROPERTY: i32 = -64;
 const CL_CONTEXT_PLATFORM: u32 = 0x1084;
 const CL_DEVICE_PARTITION_BY_COUNTS: u32 = 0x1087;
 const CL_BUFFER_CREATE_TYPE_REGION: u32 = 0x1220;
-/// Context properties naming a Direct3D device (KHR and NV share the values).
-const CL_CONTEXT_D3D10_DEVICE: u32 = D3dVersion::D3D10.context_property() as u32;
-const CL_CONTEXT_D3D11_DEVICE: u32 = D3dVersion::D3D11.context_property() as u32;
 /// The longest property list read (a program's list without its terminating 0 ends here).
 const MAX_PROPERTIES: usize = 256;
 
@@ -209,11 +207,6 @@ unsafe fn properties(addr: u64, kind: Props) -> Result<Vec<u64>, i32> {
             return Ok(out);
         }
         match (kind, name) {
-            // CL_INVALID_PROPERTY "if context property name in properties is not a supported
-            // property name": a 32-bit program is not offered the Direct3D sharing extensions.
-            (Props::Context, CL_CONTEXT_D3D10_DEVICE | CL_CONTEXT_D3D11_DEVICE) => {
-                return Err(CL_INVALID_PROPERTY)
-            }
             (Props::Context, CL_CONTEXT_PLATFORM) => out.push(handles::widen(next()?)),
             // A list of counts ending in CL_DEVICE_PARTITION_BY_COUNTS_LIST_END (0).
             (Props::Partition, CL_DEVICE_PARTITION_BY_COUNTS) => loop {
@@ -505,14 +498,13 @@ pub unsafe fn call(host: &Host, p: &mut Call) -> Option<u64> {
     })
 }
 
-/// The host's answer for a 64-bit caller's arguments: a 32-bit program's extension lists leave
-/// out the Direct3D sharing extensions, which are not bridged for it.
+/// The host's answer for a 64-bit caller's arguments.
 ///
 /// # Safety
 /// `a` are host-layout arguments of entry point `i`.
 unsafe fn dispatch(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> u64 {
     // SAFETY: the caller's contract.
-    if let Some(r) = unsafe { extensions::filtered_info(host, i, a, false) } {
+    if let Some(r) = unsafe { extensions::filtered_info(host, i, a) } {
         return r as i64 as u64;
     }
     // SAFETY: as above.
