@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/wine/wow64.sh [build | --run | COMMAND [ARG…]]: a Wine in the new WoW64 mode (the mode
+# scripts/wine/wow64.sh [build | exit-check [RUNS] | COMMAND [ARG…]]: a Wine in the new WoW64 mode (the mode
 # Wine 11 makes standard), built from Debian 13's own Wine 10.0 source package, and dxcl's Windows
 # programs run with it, 32-bit and 64-bit.
 #
@@ -17,7 +17,9 @@
 # info`, tests/wine/bridge.c, tests/wine/affinity.c and tests/windows/d3d11_cl.cpp built 32-bit, and
 # bridge.c 64-bit (each: its pass line with 0 failed, exit 0, no FATAL line), `dxcl wine uninstall`
 # (syswow64 and system32 as before). Logs in
-# build/wine/tests/wine-wow64. `build`: only builds the Wine. COMMAND: runs it there (bubblewrap, as
+# build/wine/tests/wine-wow64. `exit-check [RUNS]`: then runs each 32-bit program RUNS times
+# (default 20) and fails unless every run exited 0 with no FATAL line (scripts/wine/exit-check.sh
+# does the same for the 64-bit programs on the packaged Wines). `build`: only builds the Wine. COMMAND: runs it there (bubblewrap, as
 # trixie.sh), /opt/wine-wow64/bin first on PATH. mmdebstrap needs root: sudo when not root.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,7 +50,30 @@ if [ "${1:-}" = --inside ]; then
         exit 1
     fi
     echo "wow64: passed: 32-bit and 64-bit programs on $(cat "$out/version.log") in the new WoW64 mode"
-    exit 0
+    [ -n "${2:-}" ] || exit 0
+    # The exit check: the 32-bit programs again, RUNS times each, in a prefix with the bridge.
+    timeout 600 xvfb-run -a "$dxcl" wine install "$WINEPREFIX" >/dev/null
+    log=$out/exit-check.log
+    : > "$log"
+    bad=0
+    for p in bridge affinity d3d11_cl; do
+        failed=0 fatal=0
+        for i in $(seq "$2"); do
+            status=0
+            timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" build/wine/tests/i386/$p.exe \
+                > "$out/exit-run.log" 2>&1 || status=$?
+            n=$(grep -c "^FATAL" "$out/exit-run.log" || true)
+            [ "$status" -eq 0 ] || failed=$((failed + 1))
+            [ "$n" -eq 0 ] || fatal=$((fatal + 1))
+            echo "$p run $i: status $status, FATAL lines $n" >> "$log"
+            [ "$status" -eq 0 ] && [ "$n" -eq 0 ] || cp "$out/exit-run.log" "$out/exit-$p-$i.log"
+        done
+        echo "wow64 exit check: $p (32-bit): $2 runs, $failed with a status other than 0, $fatal with a FATAL line"
+        bad=$((bad + failed + fatal))
+    done
+    "$dxcl" wine uninstall "$WINEPREFIX" >/dev/null
+    [ "$bad" -eq 0 ]
+    exit
 fi
 
 . "$root/scripts/install-debs.sh"
@@ -115,7 +140,8 @@ case "${1:-}" in
 build)
     enter wine --version
     ;;
-"")
+"" | exit-check)
+    # dxcl, the bridge, the three programs 32-bit and bridge.c 64-bit, then the runs in the system.
     cd "$root"
     make --no-print-directory stage wine
     . scripts/wine/programs.sh
@@ -123,7 +149,11 @@ build)
     x86_64-w64-mingw32-gcc -O1 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type \
         -Ibuild/wine/inc -o build/wine/tests/bridge.exe tests/wine/bridge.c -ld3d10 -ld3d11 -ldxgi \
         -Lbuild/wine/dist -l:opencl.dll
-    enter bash "$0" --inside
+    if [ "${1:-}" = exit-check ]; then
+        enter bash "$0" --inside "${2:-20}"
+    else
+        enter bash "$0" --inside
+    fi
     ;;
 *)
     enter "$@"
