@@ -105,6 +105,7 @@ pub enum Shape {
 }
 
 const CL_INVALID_OPERATION: i32 = -59;
+const CL_OUT_OF_HOST_MEMORY: i32 = -6;
 const CL_INVALID_PROPERTY: i32 = -64;
 const CL_CONTEXT_PLATFORM: u32 = 0x1084;
 const CL_DEVICE_PARTITION_BY_COUNTS: u32 = 0x1087;
@@ -176,13 +177,27 @@ fn count(len: Len, a32: &[u64; MAX_ARGS]) -> usize {
     }
 }
 
+/// `n` zeroed words. A program's count is taken as it is: one too large for the host's memory
+/// fails the call with `CL_OUT_OF_HOST_MEMORY` "if there is a failure to allocate resources
+/// required by the OpenCL implementation on the host", instead of ending the process.
+fn zeroed(n: usize) -> Result<Vec<u64>, i32> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
 /// Widens the program's array at `addr` of `n` 4-byte elements with `f`.
 ///
 /// # Safety
 /// `addr` is the program's array of `n` elements.
-unsafe fn widened(addr: u64, n: usize, f: impl Fn(u32) -> u64) -> Vec<u64> {
-    // SAFETY: the caller's contract.
-    (0..n).map(|k| f(unsafe { read32(addr, k) })).collect()
+unsafe fn widened(addr: u64, n: usize, f: impl Fn(u32) -> u64) -> Result<Vec<u64>, i32> {
+    let mut v = zeroed(n)?;
+    for (k, w) in v.iter_mut().enumerate() {
+        // SAFETY: the caller's contract.
+        *w = f(unsafe { read32(addr, k) });
+    }
+    Ok(v)
 }
 
 /// A property list: `Err` with the spec's error for one this bridge cannot pass on.
@@ -265,22 +280,22 @@ unsafe fn convert_in(function: u32, args: &[Arg], a32: &[u64; MAX_ARGS]) -> Resu
                     k,
                     size,
                     size_ret,
-                );
+                )?;
             }
             // A NULL array stays NULL (the host gives the spec's error where one is due).
             _ if v == 0 => {}
             Arg::HandlesIn(len) => {
                 // SAFETY: the program's array of `len` handles (its contract).
-                let w = unsafe { widened(v, count(len, a32), handles::widen) };
+                let w = unsafe { widened(v, count(len, a32), handles::widen) }?;
                 f.a[k] = f.keep(w).0;
             }
             Arg::SizesIn(len) | Arg::PointersIn(len) => {
                 // SAFETY: the program's array of `len` size_t or pointers.
-                let w = unsafe { widened(v, count(len, a32), u64::from) };
+                let w = unsafe { widened(v, count(len, a32), u64::from) }?;
                 f.a[k] = f.keep(w).0;
             }
             Arg::HandlesOut(len) => {
-                let (addr, from) = f.keep(vec![0; count(len, a32)]);
+                let (addr, from) = f.keep(zeroed(count(len, a32))?);
                 f.a[k] = addr;
                 f.back.push(Back::Handles { to: v, from });
             }
@@ -314,14 +329,14 @@ unsafe fn convert_in(function: u32, args: &[Arg], a32: &[u64; MAX_ARGS]) -> Resu
                 // the host gives the spec's error.
                 if k > 0 && a32[k - 1] as u32 == CL_BUFFER_CREATE_TYPE_REGION {
                     // SAFETY: the program's cl_buffer_region: origin and size, 4 bytes each.
-                    let w = unsafe { widened(v, 2, u64::from) };
+                    let w = unsafe { widened(v, 2, u64::from) }?;
                     f.a[k] = f.keep(w).0;
                 }
             }
             Arg::SizeBytesIn(size) => {
                 let n = a32[size] as u32 as usize / 4;
                 // SAFETY: the program's input of that many bytes, of size_t values.
-                let w = unsafe { widened(v, n, u64::from) };
+                let w = unsafe { widened(v, n, u64::from) }?;
                 f.a[size] = (n * 8) as u64;
                 f.a[k] = f.keep(w).0;
             }
@@ -340,7 +355,7 @@ fn info_in(
     k: usize,
     size_k: usize,
     size_ret_k: usize,
-) {
+) -> Result<(), i32> {
     let size_ret = f.a[size_ret_k];
     let (ret_addr, ret_from) = f.keep(vec![0]);
     f.a[size_ret_k] = ret_addr;
@@ -352,13 +367,13 @@ fn info_in(
             size: ret_from,
             size_ret,
         });
-        return;
+        return Ok(());
     }
     let n = size / 4;
     let words = match answer {
         // SAFETY: CL_PROGRAM_BINARIES: the program's array of n pointers to its buffers.
-        Answer::Binaries if value != 0 => unsafe { widened(value, n, u64::from) },
-        _ => vec![0; n],
+        Answer::Binaries if value != 0 => unsafe { widened(value, n, u64::from) }?,
+        _ => zeroed(n)?,
     };
     let (addr, from) = f.keep(words);
     f.a[size_k] = (n * 8) as u64;
@@ -370,6 +385,7 @@ fn info_in(
         size: ret_from,
         size_ret,
     });
+    Ok(())
 }
 
 /// Writes the results back into the program's memory after a successful call.
