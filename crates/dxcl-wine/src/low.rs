@@ -79,6 +79,26 @@ pub fn get() -> Option<&'static Low> {
     LOW.get()
 }
 
+/// A fresh mapping of `size` bytes in the low 2 GiB (`MAP_32BIT`), where a 32-bit program's memory
+/// lies: the tests' stand-in for it.
+#[cfg(test)]
+pub fn test_mapping(size: usize) -> u64 {
+    // SAFETY: a fresh anonymous private mapping; no existing memory is touched.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED, "mmap MAP_32BIT");
+    assert!((p as u64) < 1 << 32);
+    p as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

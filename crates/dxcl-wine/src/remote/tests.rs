@@ -105,22 +105,10 @@ fn stand_in(windows: u64, iid: &GUID) -> *mut c_void {
     wrap_owned(windows, remote_vtable(iid).expect("a stand-in table"))
 }
 
-/// A 32-bit program's block, as its `dxclcl.dll` hands it over, in the low 2 GiB.
+/// A 32-bit program's block, as its `dxclcl.dll` hands it over.
 fn low_block() -> (u64, u64) {
     const SIZE: usize = 256 * 1024;
-    // SAFETY: a fresh anonymous private mapping; no existing memory is touched.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            SIZE,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
-            -1,
-            0,
-        )
-    };
-    assert_ne!(p, libc::MAP_FAILED, "mmap MAP_32BIT");
-    (p as u64, SIZE as u64)
+    (crate::low::test_mapping(SIZE), SIZE as u64)
 }
 
 /// The queue and the 32-bit block are global: this is the only test that starts them. First

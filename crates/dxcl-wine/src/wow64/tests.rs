@@ -18,21 +18,8 @@ const LOW_SIZE: usize = 1 << 20;
 
 impl Low {
     fn new() -> Low {
-        // SAFETY: a fresh anonymous private mapping; no existing memory is touched.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                LOW_SIZE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED, "mmap MAP_32BIT");
-        assert!((p as u64) < 1 << 32);
         Low {
-            base: p as u64,
+            base: crate::low::test_mapping(LOW_SIZE),
             used: 0,
         }
     }
