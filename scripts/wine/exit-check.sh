@@ -4,6 +4,7 @@
 # runs that exited with a status other than 0 or printed a "FATAL" line (glibc's abort after a
 # caught forced unwind, when Wine ends a thread waiting in the bridge). Fails unless every run
 # exited 0 with no such line. Needs `make test-wine` first (the bridge, the stage, the programs).
+# Logs: build/wine/tests/exit-check-VERSION/ (scripts/wine/programs.sh, wine_exit_check).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -24,22 +25,6 @@ fi
 version=$(wine_version)
 wine_prefix "$root/build/wine/exit-prefix-$version"
 wine_install_current
-log=$bin/exit-check-$version.log
-: > "$log"
-bad=0
-for p in bridge affinity d3d11_cl; do
-    failed=0 fatal=0
-    for i in $(seq "$runs"); do
-        status=0
-        timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$bin/$p.exe" > "$bin/exit-run.log" 2>&1 || status=$?
-        n=$(grep -c "^FATAL" "$bin/exit-run.log" || true)
-        [ "$status" -eq 0 ] || failed=$((failed + 1))
-        [ "$n" -eq 0 ] || fatal=$((fatal + 1))
-        echo "$p run $i: status $status, FATAL lines $n" >> "$log"
-        # A failed run's output is kept beside the log.
-        [ "$status" -eq 0 ] && [ "$n" -eq 0 ] || cp "$bin/exit-run.log" "$bin/exit-check-$version-$p-$i.log"
-    done
-    echo "exit-check: Wine $version: $p: $runs runs, $failed with a status other than 0, $fatal with a FATAL line"
-    bad=$((bad + failed + fatal))
-done
-[ "$bad" -eq 0 ]
+out=$bin/exit-check-$version
+mkdir -p "$out"
+wine_exit_check "exit-check: Wine $version" "$bin" "$out" "$runs"

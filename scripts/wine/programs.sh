@@ -125,3 +125,29 @@ WRAPPER
     done
     timeout 2400 xvfb-run -a "$root/tests/conformance/run.sh" "$wrap" "" "$wine_conformance" "" | tee "$out/conformance.log"
 }
+
+# wine_exit_check NAME BIN OUT RUNS: each of the three programs in BIN run RUNS times in $WINEPREFIX
+# (the bridge installed): every run's exit status and its count of "FATAL" lines (glibc's abort
+# after a caught forced unwind, when Wine ends a thread waiting in the bridge) into
+# OUT/exit-check.log, a failed run's output kept beside it (OUT/exit-check-PROGRAM-RUN.log); a line
+# a program, headed NAME. Fails unless every run exited 0 with no such line.
+wine_exit_check() {
+    local name=$1 bin=$2 out=$3 runs=$4 p i status n failed fatal bad=0
+    : > "$out/exit-check.log"
+    for p in bridge affinity d3d11_cl; do
+        failed=0 fatal=0
+        for i in $(seq "$runs"); do
+            status=0
+            timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" "$bin/$p.exe" > "$out/exit-run.log" 2>&1 ||
+                status=$?
+            n=$(grep -c "^FATAL" "$out/exit-run.log" || true)
+            [ "$status" -eq 0 ] || failed=$((failed + 1))
+            [ "$n" -eq 0 ] || fatal=$((fatal + 1))
+            echo "$p run $i: status $status, FATAL lines $n" >> "$out/exit-check.log"
+            [ "$status" -eq 0 ] && [ "$n" -eq 0 ] || cp "$out/exit-run.log" "$out/exit-check-$p-$i.log"
+        done
+        echo "$name: $p: $runs runs, $failed with a status other than 0, $fatal with a FATAL line"
+        bad=$((bad + failed + fatal))
+    done
+    [ "$bad" -eq 0 ]
+}

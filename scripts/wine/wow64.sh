@@ -53,27 +53,10 @@ if [ "${1:-}" = --inside ]; then
     [ -n "${2:-}" ] || exit 0
     # The exit check: the 32-bit programs again, RUNS times each, in a prefix with the bridge.
     timeout 600 xvfb-run -a "$dxcl" wine install "$WINEPREFIX" >/dev/null
-    log=$out/exit-check.log
-    : > "$log"
-    bad=0
-    for p in bridge affinity d3d11_cl; do
-        failed=0 fatal=0
-        for i in $(seq "$2"); do
-            status=0
-            timeout 300 xvfb-run -a "$dxcl" wine run --prefix "$WINEPREFIX" build/wine/tests/i386/$p.exe \
-                > "$out/exit-run.log" 2>&1 || status=$?
-            n=$(grep -c "^FATAL" "$out/exit-run.log" || true)
-            [ "$status" -eq 0 ] || failed=$((failed + 1))
-            [ "$n" -eq 0 ] || fatal=$((fatal + 1))
-            echo "$p run $i: status $status, FATAL lines $n" >> "$log"
-            [ "$status" -eq 0 ] && [ "$n" -eq 0 ] || cp "$out/exit-run.log" "$out/exit-$p-$i.log"
-        done
-        echo "wow64 exit check: $p (32-bit): $2 runs, $failed with a status other than 0, $fatal with a FATAL line"
-        bad=$((bad + failed + fatal))
-    done
+    status=0
+    wine_exit_check "wow64 exit check (32-bit)" build/wine/tests/i386 "$out/32" "$2" || status=$?
     "$dxcl" wine uninstall "$WINEPREFIX" >/dev/null
-    [ "$bad" -eq 0 ]
-    exit
+    exit "$status"
 fi
 
 . "$root/scripts/install-debs.sh"
