@@ -34,9 +34,9 @@ wine_install_current() {
 }
 
 # wine_build_programs OUT [BITS]: tests/wine/bridge.c, tests/wine/affinity.c and
-# tests/windows/d3d11_cl.cpp as OUT/*.exe; BITS 64 (the default) also builds the conformance suite's
-# Windows builds (build/wine/conformance), BITS 32 builds the three for i686, for Wine's new WoW64
-# mode (scripts/wine/wow64.sh).
+# tests/windows/d3d11_cl.cpp as OUT/*.exe, and the conformance suite's Windows builds
+# (build/wine/conformance); BITS 32 (default 64) builds them for i686 (the suite's in
+# build/wine/conformance-i386), for Wine's new WoW64 mode (scripts/wine/wow64.sh).
 wine_build_programs() {
     local out=$1 bits=${2:-64} arch=x86_64 dist=dist
     if [ "$bits" = 32 ]; then
@@ -52,7 +52,11 @@ wine_build_programs() {
     # The Windows-idiom example, unchanged (as sdk-check.sh builds it against MinGW-w64's SDK headers).
     $arch-w64-mingw32-g++ -std=c++17 -O1 -Wall -Wextra -Werror -I"$root/build/wine/inc" -o "$out/d3d11_cl.exe" \
         "$root/tests/windows/d3d11_cl.cpp" -ld3d11 -ldxgi "${link[@]}" -static-libgcc -static-libstdc++
-    [ "$bits" = 32 ] || make -s -C "$root/tests/conformance" windows
+    if [ "$bits" = 32 ]; then
+        make -s -C "$root/tests/conformance" windows32
+    else
+        make -s -C "$root/tests/conformance" windows
+    fi
 }
 
 # wine_info OUT: `dxcl wine info` (log in OUT/info.log); a program must see the sharing extensions
@@ -98,7 +102,8 @@ wine_run_programs() {
     done
 }
 
-# wine_run_conformance OUT [DROP]: the conformance suite (tests/conformance), its Windows builds, run by the
+# wine_run_conformance OUT [DROP [BIN]]: the conformance suite (tests/conformance), its Windows builds
+# (in BIN, default build/wine/conformance), run by the
 # suite's own run.sh under one X server (log in OUT/conformance.log); fails when the suite does.
 # Each program runs through `dxcl wine run` with a timeout (beyond its own watchdog), by a wrapper
 # that drops the Windows line ends from its output, dxcl's own line about a failed exit status
@@ -113,13 +118,13 @@ wine_run_programs() {
 wine_run_conformance() {
     local out=$1 filter="/^dxcl: the program /d;/^wine client error:[0-9a-f]*: write: Bad file descriptor\$/d" p
     [ -z "${2:-}" ] || filter="$filter;${2}d"
-    local wrap=$out/conformance
+    local wrap=$out/conformance bin=${3:-$root/build/wine/conformance}
     mkdir -p "$wrap"
     for p in $wine_conformance; do
         cat >"$wrap/$p" <<WRAPPER
 #!/usr/bin/env bash
 set -o pipefail
-timeout 900 "$dxcl" wine run --prefix "$WINEPREFIX" "$root/build/wine/conformance/$p.exe" 2>&1 | tr -d "\r" | sed "$filter"
+timeout 900 "$dxcl" wine run --prefix "$WINEPREFIX" "$bin/$p.exe" 2>&1 | tr -d "\r" | sed "$filter"
 WRAPPER
         chmod +x "$wrap/$p"
     done

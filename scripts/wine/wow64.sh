@@ -12,15 +12,16 @@
 # Mesa (mmdebstrap, from Debian's archive), Wine's source (`apt-get source wine`), configured with
 # `--enable-archs=i386,x86_64` and installed to /opt/wine-wow64 inside that system.
 #
-# With no argument: builds what is missing (the Wine, dxcl and its bridge: `make stage wine`), then
+# With no argument: builds what is missing (the Wine, dxcl and its bridge: `make wine stage`), then
 # in a fresh prefix `dxcl wine install` (which must put the 32-bit DLLs into syswow64), `dxcl wine
-# info`, tests/wine/bridge.c, tests/wine/affinity.c and tests/windows/d3d11_cl.cpp built 32-bit, and
-# bridge.c 64-bit (each: its pass line with 0 failed, exit 0, no FATAL line), `dxcl wine uninstall`
-# (syswow64 and system32 as before). Logs in
-# build/wine/tests/wine-wow64. `exit-check [RUNS]`: then runs each 32-bit program RUNS times
-# (default 20) and fails unless every run exited 0 with no FATAL line (scripts/wine/exit-check.sh
-# does the same for the 64-bit programs on the packaged Wines). `build`: only builds the Wine. COMMAND: runs it there (bubblewrap, as
-# trixie.sh), /opt/wine-wow64/bin first on PATH. mmdebstrap needs root: sudo when not root.
+# info`, tests/wine/bridge.c, tests/wine/affinity.c, tests/windows/d3d11_cl.cpp and the conformance
+# suite built 32-bit, and bridge.c 64-bit (each: its pass line with 0 failed, exit 0, no FATAL
+# line), `dxcl wine uninstall` (syswow64 and system32 as before). Logs in
+# build/wine/tests/wine-wow64. `exit-check [RUNS]`: all that, then each 32-bit program RUNS times
+# (default 20); fails unless every run exited 0 with no FATAL line (scripts/wine/exit-check.sh does
+# the same for the 64-bit programs on the packaged Wines). `build`: only builds the Wine. COMMAND:
+# runs it there (bubblewrap, as trixie.sh), /opt/wine-wow64/bin first on PATH. mmdebstrap needs
+# root: sudo when not root.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$root/build/wine/wow64
@@ -43,6 +44,7 @@ if [ "${1:-}" = --inside ]; then
         { echo "wow64: dxcl wine install put no 32-bit dxclcl.dll into syswow64" >&2; exit 1; }
     timeout 120 xvfb-run -a "$dxcl" wine info "$WINEPREFIX" | tee "$out/info.log"
     wine_run_programs "$out/32" build/wine/tests/i386
+    wine_run_conformance "$out/32" "" "$root/build/wine/conformance-i386"
     wine_run_programs "$out/64" build/wine/tests bridge
     "$dxcl" wine uninstall "$WINEPREFIX"
     if [ -e "$wow/dxclcl.dll" ] || cmp -s "$wow/opencl.dll" build/wine/dist/i386-windows/opencl.dll; then
@@ -126,7 +128,8 @@ build)
 "" | exit-check)
     # dxcl, the bridge, the three programs 32-bit and bridge.c 64-bit, then the runs in the system.
     cd "$root"
-    make --no-print-directory stage wine
+    # The bridge first: the stage takes its copy of it (build/wine/dist).
+    make --no-print-directory wine stage
     . scripts/wine/programs.sh
     wine_build_programs build/wine/tests/i386 32
     x86_64-w64-mingw32-gcc -O1 -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-cast-function-type \

@@ -357,7 +357,7 @@ impl Wine {
                 if s.syswow64().join("dxclcl.dll").is_file() {
                     println!(
                         "32-bit programs: the bridge is in syswow64; it serves them in Wine's new \
-                         WoW64 mode (not mappings, shared virtual memory, native kernels)"
+                         WoW64 mode (not shared virtual memory, native kernels)"
                     );
                 }
                 let info = s.bridge.join("dxcl-wine-info.exe");

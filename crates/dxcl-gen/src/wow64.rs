@@ -18,14 +18,6 @@ use crate::opencl::{Function, Kind, Param};
 /// a form it would keep.
 const UNSUPPORTED: &[(&str, &str)] = &[
     (
-        "clEnqueueMapBuffer",
-        "a mapping's address is the host's, out of a 32-bit program's reach",
-    ),
-    (
-        "clEnqueueMapImage",
-        "a mapping's address is the host's, out of a 32-bit program's reach",
-    ),
-    (
         "clSVMAlloc",
         "shared virtual memory lies where a 32-bit program cannot reach it",
     ),
@@ -72,8 +64,14 @@ const UNSUPPORTED: &[(&str, &str)] = &[
 ];
 
 /// Entry points whose 32-bit conversion is written by hand (dxcl-wine's `wow64` module):
-/// `clSetKernelArg`'s value is a handle or plain bytes depending on the kernel's argument.
-const BY_HAND: &[&str] = &["clSetKernelArg"];
+/// `clSetKernelArg`'s value is a handle or plain bytes depending on the kernel's argument; a
+/// mapping may lie beyond the program's reach, where it gets a copy (`wow64/mapping.rs`).
+const BY_HAND: &[&str] = &[
+    "clSetKernelArg",
+    "clEnqueueMapBuffer",
+    "clEnqueueMapImage",
+    "clEnqueueUnmapMemObject",
+];
 
 /// Entry points the Windows side answers itself (addresses of its own functions).
 const WINDOWS: &[&str] = &[

@@ -181,11 +181,11 @@ pub const SHAPES: [Shape; 114] = [
     // clEnqueueCopyBufferToImage
     Shape::Call(&[Arg::Handle, Arg::Handle, Arg::Handle, Arg::Value, Arg::SizesIn(Len::Three), Arg::SizesIn(Len::Three), Arg::Value, Arg::HandlesIn(Len::Arg(6)), Arg::HandlesOut(Len::One)], Ret::Value),
     // clEnqueueMapBuffer
-    Shape::Unsupported("a mapping's address is the host's, out of a 32-bit program's reach", Fail::Errcode(9)),
+    Shape::ByHand,
     // clEnqueueMapImage
-    Shape::Unsupported("a mapping's address is the host's, out of a 32-bit program's reach", Fail::Errcode(11)),
+    Shape::ByHand,
     // clEnqueueUnmapMemObject
-    Shape::Call(&[Arg::Handle, Arg::Handle, Arg::Value, Arg::Value, Arg::HandlesIn(Len::Arg(3)), Arg::HandlesOut(Len::One)], Ret::Value),
+    Shape::ByHand,
     // clEnqueueMigrateMemObjects
     Shape::Call(&[Arg::Handle, Arg::Value, Arg::HandlesIn(Len::Arg(1)), Arg::Value, Arg::Value, Arg::HandlesIn(Len::Arg(4)), Arg::HandlesOut(Len::One)], Ret::Value),
     // clEnqueueNDRangeKernel

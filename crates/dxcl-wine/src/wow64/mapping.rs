@@ -1,0 +1,425 @@
+//! Mappings for a 32-bit program. The host maps where it likes, mostly beyond a 32-bit program's
+//! reach: there the program gets a copy in memory it reaches (below 2 GiB), filled from the host's
+//! mapping when mapped and written back into it when unmapped. A mapping the program reaches is
+//! handed over as it is. Every map is made blocking (the copy needs the data): the spec lets a
+//! non-blocking map be complete when it returns, its event then complete too.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{LazyLock, Mutex};
+
+use opencl_sys::*;
+
+use super::{
+    convert_in, convert_out, dispatch, failure, write32, Arg, Len, Ret, CL_OUT_OF_HOST_MEMORY,
+};
+use crate::gen::{index, MAX_ARGS};
+use crate::host::Host;
+
+/// A copy handed to the program: where the host's mapping is, and how many bytes.
+struct Copy {
+    host: u64,
+    bytes: usize,
+    /// The program may write it (`CL_MAP_WRITE`, `CL_MAP_WRITE_INVALIDATE_REGION`): written back.
+    back: bool,
+}
+
+/// The program's copies, by (host memory object, the copy's address).
+static COPIES: LazyLock<Mutex<HashMap<(u64, u32), Copy>>> = LazyLock::new(Default::default);
+
+fn copies() -> std::sync::MutexGuard<'static, HashMap<(u64, u32), Copy>> {
+    COPIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The highest address a copy may end at: below 2 GiB, where every 32-bit program reaches.
+const REACH: u64 = 1 << 31;
+
+/// Memory a 32-bit program reaches: in Wine, its own ntdll's allocation below 2 GiB (Wine's unix
+/// libraries allocate so for 32-bit callers, with the same `zero_bits` mask); elsewhere (the unit
+/// tests, where no Wine manages the address space) a `MAP_32BIT` mapping.
+mod reach {
+    use super::*;
+
+    type NtAllocate =
+        unsafe extern "C" fn(isize, *mut *mut c_void, usize, *mut usize, u32, u32) -> u32;
+    type NtFree = unsafe extern "C" fn(isize, *mut *mut c_void, *mut usize, u32) -> u32;
+
+    const CURRENT_PROCESS: isize = -1;
+    const MEM_COMMIT_RESERVE: u32 = 0x3000;
+    const MEM_RELEASE: u32 = 0x8000;
+    const PAGE_READWRITE: u32 = 4;
+    /// `zero_bits` as a mask: the allocation ends below 2 GiB.
+    const BELOW_2_GIB: usize = 0x7fff_ffff;
+
+    fn ntdll() -> Option<(NtAllocate, NtFree)> {
+        static F: LazyLock<Option<(NtAllocate, NtFree)>> = LazyLock::new(|| {
+            // SAFETY: looking up symbols of the loaded libraries; NUL-terminated names.
+            let (a, f) = unsafe {
+                (
+                    libc::dlsym(libc::RTLD_DEFAULT, c"NtAllocateVirtualMemory".as_ptr()),
+                    libc::dlsym(libc::RTLD_DEFAULT, c"NtFreeVirtualMemory".as_ptr()),
+                )
+            };
+            // SAFETY: Wine's ntdll.so exports both for its unix libraries, with these signatures
+            // (the C convention: WINAPI is empty there).
+            (!a.is_null() && !f.is_null()).then(|| unsafe {
+                (
+                    std::mem::transmute::<*mut c_void, NtAllocate>(a),
+                    std::mem::transmute::<*mut c_void, NtFree>(f),
+                )
+            })
+        });
+        *F
+    }
+
+    /// `bytes` of zeroed memory below 2 GiB.
+    pub fn alloc(bytes: usize) -> Option<u64> {
+        let size = bytes.max(1);
+        let addr = match ntdll() {
+            Some((allocate, _)) => {
+                let (mut addr, mut size) = (std::ptr::null_mut(), size);
+                // SAFETY: Wine's NtAllocateVirtualMemory with out-pointers to our locals.
+                let status = unsafe {
+                    allocate(
+                        CURRENT_PROCESS,
+                        &mut addr,
+                        BELOW_2_GIB,
+                        &mut size,
+                        MEM_COMMIT_RESERVE,
+                        PAGE_READWRITE,
+                    )
+                };
+                (status == 0).then_some(addr as u64)?
+            }
+            None => {
+                // SAFETY: a fresh anonymous private mapping; no existing memory is touched.
+                let p = unsafe {
+                    libc::mmap(
+                        std::ptr::null_mut(),
+                        size,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
+                        -1,
+                        0,
+                    )
+                };
+                (p != libc::MAP_FAILED).then_some(p as u64)?
+            }
+        };
+        (addr + size as u64 <= REACH).then_some(addr).or_else(|| {
+            free(addr, size);
+            None
+        })
+    }
+
+    /// Gives back what `alloc` gave for `bytes`.
+    pub fn free(addr: u64, bytes: usize) {
+        match ntdll() {
+            Some((_, free)) => {
+                let (mut addr, mut size) = (addr as usize as *mut c_void, 0);
+                // SAFETY: memory NtAllocateVirtualMemory gave; size 0 releases all of it.
+                unsafe { free(CURRENT_PROCESS, &mut addr, &mut size, MEM_RELEASE) };
+            }
+            None => {
+                // SAFETY: a mapping alloc made of that size, no longer used.
+                unsafe { libc::munmap(addr as usize as *mut c_void, bytes.max(1)) };
+            }
+        }
+    }
+}
+
+/// `clEnqueueMapBuffer(queue, buffer, blocking_map, map_flags, offset, size,
+/// num_events_in_wait_list, event_wait_list, event, errcode_ret)` from a 32-bit program.
+///
+/// # Safety
+/// `a32` are a 32-bit program's arguments of that entry point.
+pub unsafe fn map_buffer(host: &Host, a32: &[u64; MAX_ARGS]) -> u64 {
+    use Arg::*;
+    const ARGS: &[Arg] = &[
+        Handle,
+        Handle,
+        Value,
+        Value,
+        Value,
+        Value,
+        Value,
+        HandlesIn(Len::Arg(6)),
+        HandlesOut(Len::One),
+        Value,
+    ];
+    // SAFETY: the caller's contract.
+    let mut f = match unsafe { convert_in(index::clEnqueueMapBuffer, ARGS, a32) } {
+        Ok(f) => f,
+        // SAFETY: as above.
+        Err(code) => return unsafe { failure(ARGS, Ret::Handle, a32, code) },
+    };
+    let mut err = CL_SUCCESS;
+    f.a[2] = CL_TRUE as u64;
+    f.a[9] = &mut err as *mut i32 as u64;
+    // SAFETY: the frame holds the host-layout arguments, errcode_ret ours.
+    let mapped = unsafe { dispatch(host, index::clEnqueueMapBuffer, &mut f.a) };
+    let bytes = a32[5] as u32 as usize;
+    // SAFETY: as above.
+    unsafe {
+        hand_over(
+            host,
+            &f,
+            Mapped {
+                at: mapped,
+                err,
+                bytes,
+                flags: a32[3],
+                errcode: a32[9],
+                event: 8,
+            },
+        )
+    }
+}
+
+/// `clEnqueueMapImage(queue, image, blocking_map, map_flags, origin, region, image_row_pitch,
+/// image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret)` from a
+/// 32-bit program; the pitches it is told are its copy's (the host's: the copy keeps the layout).
+///
+/// # Safety
+/// `a32` are a 32-bit program's arguments of that entry point.
+pub unsafe fn map_image(host: &Host, a32: &[u64; MAX_ARGS]) -> u64 {
+    use Arg::*;
+    const ARGS: &[Arg] = &[
+        Handle,
+        Handle,
+        Value,
+        Value,
+        SizesIn(Len::Three),
+        SizesIn(Len::Three),
+        Value,
+        Value,
+        Value,
+        HandlesIn(Len::Arg(8)),
+        HandlesOut(Len::One),
+        Value,
+    ];
+    // SAFETY: the caller's contract.
+    let mut f = match unsafe { convert_in(index::clEnqueueMapImage, ARGS, a32) } {
+        Ok(f) => f,
+        // SAFETY: as above.
+        Err(code) => return unsafe { failure(ARGS, Ret::Handle, a32, code) },
+    };
+    let (mut row, mut slice) = (0usize, 0usize);
+    let mut err = CL_SUCCESS;
+    f.a[2] = CL_TRUE as u64;
+    // A NULL pitch stays NULL: the host gives the spec's error.
+    if a32[6] != 0 {
+        f.a[6] = &mut row as *mut usize as u64;
+    }
+    if a32[7] != 0 {
+        f.a[7] = &mut slice as *mut usize as u64;
+    }
+    f.a[11] = &mut err as *mut i32 as u64;
+    // SAFETY: the frame holds the host-layout arguments, the pitches and errcode_ret ours.
+    let mapped = unsafe { dispatch(host, index::clEnqueueMapImage, &mut f.a) };
+    let mut bytes = 0;
+    if mapped != 0 {
+        // SAFETY: the region the frame widened: three size_t.
+        let region = unsafe { std::slice::from_raw_parts(f.a[5] as usize as *const u64, 3) };
+        let (w, h, d) = (region[0] as usize, region[1] as usize, region[2] as usize);
+        let image = f.a[1];
+        let elem = query(host, index::clGetImageInfo, image, CL_IMAGE_ELEMENT_SIZE, 8) as usize;
+        let kind = query(host, index::clGetMemObjectInfo, image, CL_MEM_TYPE, 4) as u32;
+        let rows = |n: usize, pitch: usize| n.saturating_sub(1) * pitch;
+        // The mapped bytes, from the first to the last element of the region, by the image's type.
+        bytes = w * elem
+            + match kind {
+                CL_MEM_OBJECT_IMAGE2D => rows(h, row),
+                CL_MEM_OBJECT_IMAGE3D | CL_MEM_OBJECT_IMAGE2D_ARRAY => {
+                    rows(h, row) + rows(d, slice)
+                }
+                CL_MEM_OBJECT_IMAGE1D_ARRAY => rows(h, slice),
+                _ => 0,
+            };
+        // SAFETY: the program's size_t out-pointers (checked non-NULL above).
+        unsafe {
+            if a32[6] != 0 {
+                write32(a32[6], 0, super::narrow_word(row as u64));
+            }
+            if a32[7] != 0 {
+                write32(a32[7], 0, super::narrow_word(slice as u64));
+            }
+        }
+    }
+    // SAFETY: as above.
+    unsafe {
+        hand_over(
+            host,
+            &f,
+            Mapped {
+                at: mapped,
+                err,
+                bytes,
+                flags: a32[3],
+                errcode: a32[11],
+                event: 10,
+            },
+        )
+    }
+}
+
+/// A 4- or 8-byte answer of query `name` of `entry` about `object`, 0 when it gives none.
+fn query(host: &Host, entry: u32, object: u64, name: u32, size: usize) -> u64 {
+    let mut v = 0u64;
+    let mut a = [0u64; MAX_ARGS];
+    a[..5].copy_from_slice(&[
+        object,
+        name as u64,
+        size as u64,
+        &mut v as *mut u64 as u64,
+        0,
+    ]);
+    if crate::special::forward(host, entry, &a) as i32 != CL_SUCCESS {
+        return 0;
+    }
+    v
+}
+
+/// A map call's outcome, to hand to the program.
+struct Mapped {
+    /// The host's mapping (NULL when the map failed, with `err`).
+    at: u64,
+    err: i32,
+    bytes: usize,
+    flags: u64,
+    /// The program's `errcode_ret`.
+    errcode: u64,
+    /// The index of the event argument.
+    event: usize,
+}
+
+/// Hands the host's mapping to the program: as it is where the program reaches it, else as a copy.
+///
+/// # Safety
+/// `f` is the map's frame, whose call gave `m`.
+unsafe fn hand_over(host: &Host, f: &super::Frame, m: Mapped) -> u64 {
+    let Mapped {
+        at: mapped,
+        err,
+        bytes,
+        flags,
+        errcode,
+        event,
+    } = m;
+    let report = |code: i32| {
+        if errcode != 0 {
+            // SAFETY: the program's cl_int *errcode_ret.
+            unsafe { write32(errcode, 0, code as u32) };
+        }
+    };
+    if mapped == 0 {
+        report(err);
+        return 0;
+    }
+    let low = if mapped + bytes as u64 <= REACH {
+        mapped
+    } else {
+        let Some(low) = reach::alloc(bytes) else {
+            undo(host, f, mapped, event);
+            // CL_OUT_OF_HOST_MEMORY "if there is a failure to allocate resources required by the
+            // OpenCL implementation on the host": the program's copy.
+            report(CL_OUT_OF_HOST_MEMORY);
+            return 0;
+        };
+        if flags & CL_MAP_WRITE_INVALIDATE_REGION == 0 {
+            // SAFETY: the host's mapping of `bytes` (the map is complete: it was blocking) and
+            // the copy of as many.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    mapped as usize as *const u8,
+                    low as usize as *mut u8,
+                    bytes,
+                )
+            };
+        }
+        let back = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
+        copies().insert(
+            (f.a[1], low as u32),
+            Copy {
+                host: mapped,
+                bytes,
+                back,
+            },
+        );
+        low
+    };
+    // SAFETY: the frame's write-backs name the program's event out-pointer.
+    unsafe { convert_out(f) };
+    report(CL_SUCCESS);
+    low
+}
+
+/// Takes back a mapping the program will not get: unmapped on the host, its event released.
+fn undo(host: &Host, f: &super::Frame, mapped: u64, event: usize) {
+    let mut a = [0u64; MAX_ARGS];
+    a[..3].copy_from_slice(&[f.a[0], f.a[1], mapped]);
+    crate::special::forward(host, index::clEnqueueUnmapMemObject, &a);
+    if f.a[event] != 0 {
+        // SAFETY: the frame's event slot, which the host wrote.
+        let e = unsafe { *(f.a[event] as usize as *const u64) };
+        if e != 0 {
+            let mut a = [0u64; MAX_ARGS];
+            a[0] = e;
+            crate::special::forward(host, index::clReleaseEvent, &a);
+        }
+    }
+}
+
+/// `clEnqueueUnmapMemObject(queue, memobj, mapped_ptr, num_events_in_wait_list,
+/// event_wait_list, event)` from a 32-bit program: a copy is written back into the host's
+/// mapping (the program wrote it before this call), the host's mapping unmapped, the copy freed.
+///
+/// # Safety
+/// `a32` are a 32-bit program's arguments of that entry point.
+pub unsafe fn unmap(host: &Host, a32: &[u64; MAX_ARGS]) -> u64 {
+    use Arg::*;
+    const ARGS: &[Arg] = &[
+        Handle,
+        Handle,
+        Value,
+        Value,
+        HandlesIn(Len::Arg(3)),
+        HandlesOut(Len::One),
+    ];
+    // SAFETY: the caller's contract.
+    let mut f = match unsafe { convert_in(index::clEnqueueUnmapMemObject, ARGS, a32) } {
+        Ok(f) => f,
+        // SAFETY: as above.
+        Err(code) => return unsafe { failure(ARGS, Ret::Value, a32, code) },
+    };
+    let key = (f.a[1], a32[2] as u32);
+    let copy = copies().remove(&key);
+    if let Some(c) = &copy {
+        if c.back {
+            // SAFETY: the program's copy and the host's mapping, `bytes` each, both still mapped.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    a32[2] as usize as *const u8,
+                    c.host as usize as *mut u8,
+                    c.bytes,
+                )
+            };
+        }
+        f.a[2] = c.host;
+    }
+    // SAFETY: the frame holds the host-layout arguments.
+    let r = unsafe { dispatch(host, index::clEnqueueUnmapMemObject, &mut f.a) };
+    if r as i32 != CL_SUCCESS {
+        // Still mapped: the copy stays the program's.
+        if let Some(c) = copy {
+            copies().insert(key, c);
+        }
+        return r;
+    }
+    // SAFETY: the frame's write-backs name the program's event out-pointer.
+    unsafe { convert_out(&f) };
+    if let Some(c) = copy {
+        reach::free(a32[2], c.bytes);
+    }
+    r
+}
