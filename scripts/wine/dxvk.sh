@@ -56,9 +56,16 @@ run_tests() {
         "$wine" reg add 'HKCU\Software\Wine\DllOverrides' /v "$p" /d native /f >/dev/null
     done
 
-    # lavapipe only; DXVK says which version and device it runs on (info), keeps its logs out of the
+    # lavapipe only (Debian 12's Mesa names its manifest lvp_icd.x86_64.json, Debian 13's
+    # lvp_icd.json); DXVK says which version and device it runs on (info), keeps its logs out of the
     # programs' folders and writes no pipeline cache.
-    export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+    local icd=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+    [ -f "$icd" ] || icd=/usr/share/vulkan/icd.d/lvp_icd.json
+    if [ ! -f "$icd" ]; then
+        echo "wine dxvk: no lavapipe manifest in /usr/share/vulkan/icd.d (Mesa's Vulkan drivers)" >&2
+        exit 1
+    fi
+    export VK_ICD_FILENAMES=$icd
     export DXVK_LOG_LEVEL=info DXVK_LOG_PATH=$out/dxvk-logs DXVK_STATE_CACHE=0
     tests=$(date +%s)
     wine_info "$out"
