@@ -2,13 +2,17 @@
 # dxcl's Windows programs under Wine with DXVK's Windows DLLs as the prefix's Direct3D, not wined3d
 # (docs/wine.md, "DXVK's Windows DLLs"), outside CI:
 #
-#   scripts/wine/dxvk.sh SRC_DIR        # SRC_DIR: a DXVK v2.3 tree with its submodules (docs/dxvk.md)
+#   scripts/wine/dxvk.sh SRC_DIR            # the host's Wine (Debian 12's 8.0)
+#   scripts/wine/dxvk.sh --wine10 SRC_DIR   # Debian 13's Wine 10.0, in the Debian 13 system that
+#                                           # scripts/wine/trixie.sh makes and keeps
+#
+# SRC_DIR: a DXVK v2.3 tree with its submodules (docs/dxvk.md).
 #
 # 1. installs what it needs from Debian (scripts/wine/deps.sh's packages, meson, glslang, Mesa's
 #    Vulkan drivers; sudo only when not root), builds the Wine bridge and stages dxcl (make);
 # 2. builds DXVK's Windows DLLs (d3d11.dll, d3d10core.dll, dxgi.dll; no D3D9) with MinGW-w64 and
 #    DXVK's own cross file build-win64.txt, into build/dxvk-windows/x64 (meson's folder:
-#    build/dxvk-windows/meson; a second run rebuilds only what changed);
+#    build/dxvk-windows/meson; a second run rebuilds only what changed), and the programs;
 # 3. makes a fresh prefix, build/wine/dxvk-prefix, with `dxcl wine install`, copies the three DLLs
 #    into its system32 and sets the DLL overrides d3d11, d3d10core, dxgi = native, as DXVK's own
 #    setup script does;
@@ -20,13 +24,88 @@
 #    (wined3d's is a made-up GPU), each program's log has DXVK's version line, and DXVK wrote a log
 #    for every conformance program.
 #
-# Logs: build/wine/dxvk-tests (DXVK's own logs in dxvk-logs/). Exit status 0 when everything passed.
+# With --wine10, steps 1 and 2 run on the host as above (the Debian 13 system has no compiler) and
+# steps 3-5 in the Debian 13 system (the same DLLs, programs and staged dxcl, its Wine 10.0, Mesa's
+# lavapipe and PoCL), through `scripts/wine/trixie.sh scripts/wine/dxvk.sh --run OUT PREFIX`.
+#
+# Logs: build/wine/dxvk-tests, with --wine10 build/wine/dxvk-tests-10.0 (DXVK's own logs in
+# dxvk-logs/); prefix: build/wine/dxvk-prefix, with --wine10 build/wine/dxvk-prefix-10.0. Exit
+# status 0 when everything passed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 . scripts/install-debs.sh
 . scripts/dxvk/source.sh
 . scripts/wine/programs.sh
+dxcl=$root/build/stage/bin/dxcl
+# DXVK's Windows DLLs, as DXVK's package-release.sh lays them out (x64/).
+dlls=$root/build/dxvk-windows
+
+# run_tests OUT PREFIX: steps 3-5 on the Wine at hand, with the programs already built in OUT.
+run_tests() {
+    local out=$1 p conformance=0 tests
+    echo "wine dxvk: Wine $(wine_version) ($(wine_loader)), DXVK $dxvk_tag's DLLs from $dlls/x64"
+    wine_prefix "$2"
+    rm -rf "$WINEPREFIX"
+    timeout 300 xvfb-run -a "$dxcl" wine install "$WINEPREFIX"
+    local sys=$WINEPREFIX/drive_c/windows/system32
+    # The Wine `dxcl wine` picks (DXCL_WINE, else wine, wine64, Debian's wine64).
+    local wine=${DXCL_WINE:-$(wine_loader)}
+    for p in d3d11 d3d10core dxgi; do
+        cp "$dlls/x64/$p.dll" "$sys/$p.dll"
+        "$wine" reg add 'HKCU\Software\Wine\DllOverrides' /v "$p" /d native /f >/dev/null
+    done
+
+    # lavapipe only (Debian 12's Mesa names its manifest lvp_icd.x86_64.json, Debian 13's
+    # lvp_icd.json); DXVK says which version and device it runs on (info), keeps its logs out of the
+    # programs' folders and writes no pipeline cache.
+    local icd=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+    [ -f "$icd" ] || icd=/usr/share/vulkan/icd.d/lvp_icd.json
+    if [ ! -f "$icd" ]; then
+        echo "wine dxvk: no lavapipe manifest in /usr/share/vulkan/icd.d (Mesa's Vulkan drivers)" >&2
+        exit 1
+    fi
+    export VK_ICD_FILENAMES=$icd
+    export DXVK_LOG_LEVEL=info DXVK_LOG_PATH=$out/dxvk-logs DXVK_STATE_CACHE=0
+    tests=$(date +%s)
+    wine_info "$out"
+    if ! grep -q "DXGI adapter 0: llvmpipe" "$out/info.log"; then
+        echo "wine dxvk: the prefix's DXGI adapter is not lavapipe's: DXVK is not the Direct3D in use" >&2
+        exit 1
+    fi
+    wine_run_programs "$out"
+    for p in bridge affinity d3d11_cl; do
+        if ! grep -q "DXVK: $dxvk_tag" "$out/$p.log"; then
+            echo "wine dxvk: $p ran without DXVK (no version line in $out/$p.log)" >&2
+            exit 1
+        fi
+    done
+    # DXVK's info lines stay in its logs, out of the suite's.
+    wine_run_conformance "$out" "/^info:  /" || conformance=1
+    for p in $wine_conformance; do
+        if ! grep -qs "DXVK: $dxvk_tag" "$out/dxvk-logs/${p}_dxgi.log"; then
+            echo "wine dxvk: conformance program $p ran without DXVK (no version line in $out/dxvk-logs/${p}_dxgi.log)" >&2
+            conformance=1
+        fi
+    done
+    if [ "$conformance" -ne 0 ]; then
+        echo "wine dxvk: the conformance suite failed under DXVK (see $out/conformance.log)" >&2
+        exit 1
+    fi
+    echo "wine dxvk: Wine $(wine_version): the programs passed in $(($(date +%s) - tests)) s"
+}
+
+# Steps 3-5 alone, inside the Debian 13 system (what --wine10 runs there).
+if [ "${1:-}" = --run ]; then
+    run_tests "$2" "$3"
+    exit 0
+fi
+
+wine10=0
+if [ "${1:-}" = --wine10 ]; then
+    wine10=1
+    shift
+fi
 dxvk_source "wine dxvk" "$@"
 start=$(date +%s)
 
@@ -34,11 +113,8 @@ scripts/wine/deps.sh
 install_debs "wine dxvk" meson ninja-build glslang-tools mesa-vulkan-drivers libvulkan1
 make --no-print-directory wine build/icd-pocl
 make --no-print-directory stage
-dxcl=$root/build/stage/bin/dxcl
 export OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-$root/build/icd-pocl}
 
-# DXVK's Windows DLLs, as DXVK's package-release.sh lays them out (x64/).
-dlls=$root/build/dxvk-windows
 if [ ! -f "$dlls/meson/build.ninja" ]; then
     meson setup "$dlls/meson" "$dxvk_src" --cross-file "$dxvk_src/build-win64.txt" \
         --cross-file "$root/scripts/wine/mingw-posix.txt" --buildtype release --prefix "$dlls" \
@@ -49,49 +125,18 @@ ninja -C "$dlls/meson" install >/dev/null
 printf 'source %s\ntag %s\n' "$dxvk_src" "$dxvk_tag" > "$dlls/SOURCE"
 echo "wine dxvk: DXVK $dxvk_tag's Windows DLLs in $dlls/x64 ($(($(date +%s) - start)) s so far)"
 
-out=$root/build/wine/dxvk-tests
-rm -rf "$out"
-mkdir -p "$out/dxvk-logs"
-wine_build_programs "$out"
-wine_prefix "$root/build/wine/dxvk-prefix"
-rm -rf "$WINEPREFIX"
-timeout 300 xvfb-run -a "$dxcl" wine install "$WINEPREFIX"
-sys=$WINEPREFIX/drive_c/windows/system32
-# The Wine `dxcl wine` picks (DXCL_WINE, else wine, wine64, Debian's wine64).
-wine=${DXCL_WINE:-$(wine_loader)}
-for d in d3d11 d3d10core dxgi; do
-    cp "$dlls/x64/$d.dll" "$sys/$d.dll"
-    "$wine" reg add 'HKCU\Software\Wine\DllOverrides' /v "$d" /d native /f >/dev/null
-done
-
-# lavapipe only; DXVK says which version and device it runs on (info), keeps its logs out of the
-# programs' folders and writes no pipeline cache.
-export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
-export DXVK_LOG_LEVEL=info DXVK_LOG_PATH=$out/dxvk-logs DXVK_STATE_CACHE=0
-tests=$(date +%s)
-wine_info "$out"
-if ! grep -q "DXGI adapter 0: llvmpipe" "$out/info.log"; then
-    echo "wine dxvk: the prefix's DXGI adapter is not lavapipe's: DXVK is not the Direct3D in use" >&2
-    exit 1
+if [ "$wine10" -eq 1 ]; then
+    out=$root/build/wine/dxvk-tests-10.0
+    rm -rf "$out"
+    mkdir -p "$out/dxvk-logs"
+    wine_build_programs "$out"
+    # The system's own OCL_ICD_VENDORS (its PoCL); the rest of the environment goes in with it.
+    scripts/wine/trixie.sh "$root/scripts/wine/dxvk.sh" --run "$out" "$root/build/wine/dxvk-prefix-10.0"
+else
+    out=$root/build/wine/dxvk-tests
+    rm -rf "$out"
+    mkdir -p "$out/dxvk-logs"
+    wine_build_programs "$out"
+    run_tests "$out" "$root/build/wine/dxvk-prefix"
 fi
-wine_run_programs "$out"
-for p in bridge affinity d3d11_cl; do
-    if ! grep -q "DXVK: $dxvk_tag" "$out/$p.log"; then
-        echo "wine dxvk: $p ran without DXVK (no version line in $out/$p.log)" >&2
-        exit 1
-    fi
-done
-conformance=0
-# DXVK's info lines stay in its logs, out of the suite's.
-wine_run_conformance "$out" "/^info:  /" || conformance=1
-for p in $wine_conformance; do
-    if ! grep -qs "DXVK: $dxvk_tag" "$out/dxvk-logs/${p}_dxgi.log"; then
-        echo "wine dxvk: conformance program $p ran without DXVK (no version line in $out/dxvk-logs/${p}_d3d11.log)" >&2
-        conformance=1
-    fi
-done
-if [ "$conformance" -ne 0 ]; then
-    echo "wine dxvk: the conformance suite failed under DXVK (see $out/conformance.log)" >&2
-    exit 1
-fi
-echo "wine dxvk: passed (programs: $(($(date +%s) - tests)) s; all: $(($(date +%s) - start)) s)"
+echo "wine dxvk: passed ($(($(date +%s) - start)) s in all)"
