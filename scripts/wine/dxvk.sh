@@ -5,6 +5,8 @@
 #   scripts/wine/dxvk.sh SRC_DIR            # the host's Wine (Debian 12's 8.0)
 #   scripts/wine/dxvk.sh --wine10 SRC_DIR   # Debian 13's Wine 10.0, in the Debian 13 system that
 #                                           # scripts/wine/trixie.sh makes and keeps
+#   scripts/wine/dxvk.sh --wow64 SRC_DIR    # 32-bit programs and DLLs, on the Wine built in the new
+#                                           # WoW64 mode that scripts/wine/wow64.sh makes and keeps
 #
 # SRC_DIR: a DXVK v2.3 tree with its submodules (docs/dxvk.md).
 #
@@ -28,9 +30,13 @@
 # steps 3-5 in the Debian 13 system (the same DLLs, programs and staged dxcl, its Wine 10.0, Mesa's
 # lavapipe and PoCL), through `scripts/wine/trixie.sh scripts/wine/dxvk.sh --run OUT PREFIX`.
 #
-# Logs: build/wine/dxvk-tests, with --wine10 build/wine/dxvk-tests-10.0 (DXVK's own logs in
-# dxvk-logs/); prefix: build/wine/dxvk-prefix, with --wine10 build/wine/dxvk-prefix-10.0. Exit
-# status 0 when everything passed.
+# With --wow64, DXVK's DLLs are built 32-bit too (build-win32.txt, into build/dxvk-windows/x32), the
+# programs and the suite 32-bit, and steps 3-5 run in the system wow64.sh makes, with the DLLs in
+# the prefix's syswow64.
+#
+# Logs: build/wine/dxvk-tests, with --wine10 build/wine/dxvk-tests-10.0, with --wow64
+# build/wine/dxvk-tests-wow64 (DXVK's own logs in dxvk-logs/); prefix: build/wine/dxvk-prefix (-10.0,
+# -wow64). Exit status 0 when everything passed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -41,19 +47,28 @@ dxcl=$root/build/stage/bin/dxcl
 # DXVK's Windows DLLs, as DXVK's package-release.sh lays them out (x64/).
 dlls=$root/build/dxvk-windows
 
-# run_tests OUT PREFIX: steps 3-5 on the Wine at hand, with the programs already built in OUT.
+# run_tests OUT PREFIX [BITS]: steps 3-5 on the Wine at hand, with the programs already built in OUT
+# (BITS 32: 32-bit programs and DLLs, in the prefix's syswow64; default 64).
 run_tests() {
-    local out=$1 p conformance=0 tests
-    echo "wine dxvk: Wine $(wine_version) ($(wine_loader)), DXVK $dxvk_tag's DLLs from $dlls/x64"
+    local out=$1 p conformance=0 tests bits=${3:-64} arch=x64 dir=system32
+    local suite=$root/build/wine/conformance
+    if [ "$bits" = 32 ]; then
+        arch=x32 dir=syswow64 suite=$root/build/wine/conformance-i386
+    fi
+    echo "wine dxvk: Wine $(wine_version) ($(wine_loader)), DXVK $dxvk_tag's DLLs from $dlls/$arch"
     wine_prefix "$2"
     rm -rf "$WINEPREFIX"
     timeout 300 xvfb-run -a "$dxcl" wine install "$WINEPREFIX"
-    local sys=$WINEPREFIX/drive_c/windows/system32
+    local sys=$WINEPREFIX/drive_c/windows/$dir
     # The Wine `dxcl wine` picks (DXCL_WINE, else wine, wine64, Debian's wine64).
     local wine=${DXCL_WINE:-$(wine_loader)}
+    # 32-bit: the overrides name both architectures, and system32 keeps Wine's own 64-bit DLLs
+    # (builtin), which `native` alone would refuse to load; `native,builtin` loads them there.
+    local order=native
+    [ "$bits" = 32 ] && order=native,builtin
     for p in d3d11 d3d10core dxgi; do
-        cp "$dlls/x64/$p.dll" "$sys/$p.dll"
-        "$wine" reg add 'HKCU\Software\Wine\DllOverrides' /v "$p" /d native /f >/dev/null
+        cp "$dlls/$arch/$p.dll" "$sys/$p.dll"
+        "$wine" reg add 'HKCU\Software\Wine\DllOverrides' /v "$p" /d "$order" /f >/dev/null
     done
 
     # lavapipe only (Debian 12's Mesa names its manifest lvp_icd.x86_64.json, Debian 13's
@@ -69,7 +84,8 @@ run_tests() {
     export DXVK_LOG_LEVEL=info DXVK_LOG_PATH=$out/dxvk-logs DXVK_STATE_CACHE=0
     tests=$(date +%s)
     wine_info "$out"
-    if ! grep -q "DXGI adapter 0: llvmpipe" "$out/info.log"; then
+    # (`dxcl wine info` is a 64-bit program: with 32-bit DLLs it sees wined3d's adapter.)
+    if [ "$bits" = 64 ] && ! grep -q "DXGI adapter 0: llvmpipe" "$out/info.log"; then
         echo "wine dxvk: the prefix's DXGI adapter is not lavapipe's: DXVK is not the Direct3D in use" >&2
         exit 1
     fi
@@ -81,7 +97,7 @@ run_tests() {
         fi
     done
     # DXVK's info lines stay in its logs, out of the suite's.
-    wine_run_conformance "$out" "/^info:  /" || conformance=1
+    wine_run_conformance "$out" "/^info:  /" "$suite" || conformance=1
     for p in $wine_conformance; do
         if ! grep -qs "DXVK: $dxvk_tag" "$out/dxvk-logs/${p}_dxgi.log"; then
             echo "wine dxvk: conformance program $p ran without DXVK (no version line in $out/dxvk-logs/${p}_dxgi.log)" >&2
@@ -95,15 +111,18 @@ run_tests() {
     echo "wine dxvk: Wine $(wine_version): the programs passed in $(($(date +%s) - tests)) s"
 }
 
-# Steps 3-5 alone, inside the Debian 13 system (what --wine10 runs there).
+# Steps 3-5 alone, inside the Debian 13 system (what --wine10 and --wow64 run there).
 if [ "${1:-}" = --run ]; then
-    run_tests "$2" "$3"
+    run_tests "$2" "$3" "${4:-64}"
     exit 0
 fi
 
-wine10=0
+wine10=0 wow64=0
 if [ "${1:-}" = --wine10 ]; then
     wine10=1
+    shift
+elif [ "${1:-}" = --wow64 ]; then
+    wow64=1
     shift
 fi
 dxvk_source "wine dxvk" "$@"
@@ -125,7 +144,22 @@ ninja -C "$dlls/meson" install >/dev/null
 printf 'source %s\ntag %s\n' "$dxvk_src" "$dxvk_tag" > "$dlls/SOURCE"
 echo "wine dxvk: DXVK $dxvk_tag's Windows DLLs in $dlls/x64 ($(($(date +%s) - start)) s so far)"
 
-if [ "$wine10" -eq 1 ]; then
+if [ "$wow64" -eq 1 ]; then
+    # The 32-bit DLLs: DXVK's build-win32.txt, MinGW-w64's i686 posix-thread compilers.
+    if [ ! -f "$dlls/meson32/build.ninja" ]; then
+        meson setup "$dlls/meson32" "$dxvk_src" --cross-file "$dxvk_src/build-win32.txt" \
+            --cross-file "$root/scripts/wine/mingw-posix32.txt" --buildtype release --prefix "$dlls" \
+            --bindir x32 --libdir x32 -Denable_d3d9=false
+    fi
+    ninja -C "$dlls/meson32" -j "${DXVK_JOBS:-$(nproc)}"
+    ninja -C "$dlls/meson32" install >/dev/null
+    echo "wine dxvk: DXVK $dxvk_tag's 32-bit DLLs in $dlls/x32 ($(($(date +%s) - start)) s so far)"
+    out=$root/build/wine/dxvk-tests-wow64
+    rm -rf "$out"
+    mkdir -p "$out/dxvk-logs"
+    wine_build_programs "$out" 32
+    scripts/wine/wow64.sh "$root/scripts/wine/dxvk.sh" --run "$out" "$root/build/wine/dxvk-prefix-wow64" 32
+elif [ "$wine10" -eq 1 ]; then
     out=$root/build/wine/dxvk-tests-10.0
     rm -rf "$out"
     mkdir -p "$out/dxvk-logs"
