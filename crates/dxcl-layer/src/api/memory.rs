@@ -292,10 +292,10 @@ fn image_format(
 }
 
 /// The platform destroyed a D3D memory object: its entries go, unless [`release_mem_object`]
-/// dropped them already or the process is exiting ([`crate::in_callback`]).
+/// dropped them already or the process is exiting ([`crate::core::exit::in_callback`]).
 unsafe extern "C" fn mem_destroyed(mem: cl_mem, user_data: *mut c_void) {
     let watch = registry::Removal::Watch(user_data as usize);
-    crate::in_callback(|| drop_entries(mem, watch));
+    crate::core::exit::in_callback(|| drop_entries(mem, watch));
 }
 
 /// The application's own references to D3D memory objects, which the platform's count exceeds

@@ -256,7 +256,7 @@ impl StagingCopy {
         events::when_complete(
             read,
             Box::new(move |status| {
-                crate::in_callback(move || {
+                crate::core::exit::in_callback(move || {
                     let Some(copy) = copy.upgrade() else {
                         // Written back, and nothing holds the copy any more.
                         return;
@@ -575,7 +575,7 @@ impl SharingStrategy for StagingCopy {
         // event alive); the status is the callback's.
         let handle = read as usize;
         let run = Box::new(move |status| {
-            crate::in_callback(|| {
+            crate::core::exit::in_callback(|| {
                 copy.read_back_ended(handle as cl_event, status, reaper::release_event);
                 if pinned {
                     // Not on the platform's thread: a copy of the whole shadow, and the buffer's
