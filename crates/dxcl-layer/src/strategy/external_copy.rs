@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use opencl_sys::{cl_event, cl_int, cl_mem};
 
 use super::external::{self, import_failure};
-use super::{made, Decision, Failure, FdMemory, HandOff, Made, Request, SharingStrategy};
+use super::{Decision, Failure, FdMemory, HandOff, Made, Request, SharingStrategy};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::Interop;
 use crate::d3d::staging_resource::{Place, Staging};
@@ -26,7 +26,7 @@ pub(super) struct ExternalCopy {
 }
 
 impl ExternalCopy {
-    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made {
+    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made<Self> {
         const NO_SHADOW: &str =
             "the GPU shadow texture could not be made or imported: staging copy instead";
         let shadow = Staging::new(
@@ -48,7 +48,7 @@ impl ExternalCopy {
             .import(req, &i.com)
             .map_err(|e| Failure::Fallback(import_failure(e)))?;
         ext.open_pool(req);
-        made(
+        Ok((
             mem,
             ExternalCopy {
                 decision,
@@ -59,7 +59,7 @@ impl ExternalCopy {
                 acquired_on: Default::default(),
                 fns: ext.support.memory,
             },
-        )
+        ))
     }
 
     fn shadow(&self) -> std::sync::MutexGuard<'_, Staging> {

@@ -57,7 +57,7 @@ use opencl_sys::{
     CL_FALSE, CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE3D,
 };
 
-use super::{create_plain, made, Decision, HandOff, Made, Request, SharingStrategy};
+use super::{Decision, HandOff, Made, Request, SharingStrategy};
 use crate::cl::{check, down, events, info};
 use crate::core::signal::Signal;
 use crate::d3d::com::ComPtr;
@@ -98,7 +98,11 @@ enum Extent {
 }
 
 impl HostPointer {
-    pub(super) fn create(req: &Request, interop: Option<Interop>, decision: Decision) -> Made {
+    pub(super) fn create(
+        req: &Request,
+        interop: Option<&Interop>,
+        decision: Decision,
+    ) -> Made<Self> {
         let invalid = req.version.invalid_resource();
         let i = interop.ok_or(invalid)?;
         let (base, _) = i.host_memory().ok_or(invalid)?;
@@ -108,7 +112,7 @@ impl HostPointer {
         // SAFETY: the runtime promises Offset lies inside the allocation at pHost.
         let ptr = unsafe { base.cast::<u8>().add(layout.offset as usize) };
         let copies = copies_for(req.context);
-        let mem = create_plain(req, Some((ptr, layout)))?;
+        let mem = req.create_plain(Some((ptr, layout)))?;
         let (w, h, d) = (
             req.extent.0 as usize,
             req.extent.1 as usize,
@@ -128,20 +132,20 @@ impl HostPointer {
             None => Extent::Buffer(w),
         };
         let defers = i.defers;
-        made(
+        Ok((
             mem,
             HostPointer {
                 decision,
                 defers,
                 // SAFETY: the memory object's entry holds the counted reference to the resource
                 // for as long as this strategy lives.
-                interop: unsafe { i.com.into_borrowed() },
+                interop: unsafe { i.com.clone().into_borrowed() },
                 host: ptr as usize,
                 extent,
                 copies,
                 last: Mutex::new(None),
             },
-        )
+        ))
     }
 }
 

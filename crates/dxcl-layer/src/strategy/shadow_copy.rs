@@ -23,8 +23,8 @@ use opencl_sys::{cl_event, cl_int, cl_mem, CL_COMPLETE, CL_INVALID_VALUE};
 
 use super::external;
 use super::{
-    external_memory::ExternalMemory, host_pointer::HostPointer, made, Decision, Failure, HandOff,
-    Made, Request, SharingStrategy,
+    external_memory::ExternalMemory, host_pointer::HostPointer, Decision, Failure, HandOff, Made,
+    Request, SharingStrategy,
 };
 use crate::cl::events;
 use crate::core::signal::Signal;
@@ -62,7 +62,7 @@ struct PendingCopyBack {
 
 impl ShadowCopy {
     /// `ext`: what the context's devices import of DXVK's GPU (none on a CPU device).
-    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made {
+    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made<Self> {
         let fallback = || Failure::Fallback(NO_SHADOW);
         let staging = Staging::new(
             req.version,
@@ -85,7 +85,6 @@ impl ShadowCopy {
         }
         .ok_or_else(fallback)?;
         let i = Interop::query(&shadow.com).ok_or_else(fallback)?;
-        let interop = i.com.clone();
         let sub = Request {
             version: req.version,
             kind: ResourceKind::Texture2D,
@@ -99,26 +98,27 @@ impl ShadowCopy {
             host_unified: req.host_unified,
             device: req.device,
         };
-        let inner = if i.host_memory().is_some() {
-            HostPointer::create(&sub, Some(i), decision)
+        let inner: Made<Arc<dyn SharingStrategy>> = if i.host_memory().is_some() {
+            HostPointer::create(&sub, Some(&i), decision).map(|(m, s)| (m, Arc::new(s) as _))
         } else {
-            ExternalMemory::create(&sub, Some(i), ext, decision)
-        }
-        .map_err(|e| match e {
+            ExternalMemory::create(&sub, Some(&i), ext, decision)
+                .map(|(m, s)| (m, Arc::new(s) as _))
+        };
+        let (mem, inner) = inner.map_err(|e| match e {
             Failure::Error(e) if e != CL_INVALID_VALUE => Failure::Error(e),
             _ => fallback(),
         })?;
-        made(
-            inner.mem,
+        Ok((
+            mem,
             ShadowCopy {
                 decision,
-                inner: inner.strategy,
-                interop,
+                inner,
+                interop: i.com,
                 _shadow_resource: shadow,
                 shadow: Arc::new(Mutex::new(staging)),
                 pending: Mutex::new(None),
             },
-        )
+        ))
     }
 
     fn shadow(&self) -> MutexGuard<'_, Staging> {

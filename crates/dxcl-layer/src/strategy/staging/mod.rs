@@ -26,7 +26,7 @@ use opencl_sys::{
     cl_command_queue, cl_event, cl_int, cl_mem, CL_COMPLETE, CL_FALSE, CL_OUT_OF_RESOURCES,
 };
 
-use super::{create_plain, made, release_mem, Decision, HandOff, Made, Request, SharingStrategy};
+use super::{Decision, HandOff, Made, Request, SharingStrategy};
 use crate::cl::{check, down, events, reaper};
 use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
@@ -168,8 +168,12 @@ impl Drop for WriteBack {
 }
 
 impl StagingCopy {
-    pub(super) fn create(req: &Request, decision: Decision) -> Made {
-        let mem = create_plain(req, None)?;
+    pub(super) fn create(
+        req: &Request,
+        interop: Option<&Interop>,
+        decision: Decision,
+    ) -> Made<Self> {
+        let mem = req.create_plain(None)?;
         let staging = Staging::new(
             req.version,
             req.kind,
@@ -180,7 +184,7 @@ impl StagingCopy {
             Place::Host,
         );
         let Ok(staging) = staging else {
-            release_mem(mem);
+            crate::cl::release_mem(mem);
             return Err(CL_OUT_OF_RESOURCES.into());
         };
         let len = staging.layout().len();
@@ -189,7 +193,7 @@ impl StagingCopy {
             d3d: staging,
             pin: shadow::wants_pinned(req.host_unified, len),
         };
-        made(
+        Ok((
             mem,
             StagingCopy {
                 decision,
@@ -204,11 +208,10 @@ impl StagingCopy {
                 // SAFETY: the memory object's entry holds the counted reference to the resource
                 // for as long as this strategy lives (the write-back's pending work does not use
                 // it); the specs let the memory object add exactly one reference.
-                interop: Interop::query(&req.resource.com)
-                    .map(|i| unsafe { i.com.into_borrowed() }),
+                interop: interop.map(|i| unsafe { i.com.clone().into_borrowed() }),
                 last_upload: Mutex::new(None),
             },
-        )
+        ))
     }
 
     fn last_upload(&self) -> MutexGuard<'_, Option<usize>> {
