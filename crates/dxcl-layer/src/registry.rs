@@ -132,7 +132,8 @@ impl Claim {
     pub fn take(key: (usize, u32)) -> Option<Claim> {
         with(|r| {
             let free = !r.mems.values().any(|m| m.holds(key)) && r.claims.insert(key);
-            free.then_some(Claim(key))
+            // Made only when taken: a Claim dropped here would lock the registry again.
+            free.then(|| Claim(key))
         })
     }
 
