@@ -1,10 +1,13 @@
 //! How a Direct3D resource is shared with an OpenCL context: one seam.
 //!
-//! A strategy is chosen once per memory object ([`share`], from the pure [`choose_with`]
-//! decision) and kept with it as a [`SharingStrategy`]: it creates the OpenCL object, carries
-//! out each acquire and release through a [`HandOff`], describes itself, and is destroyed
-//! (dropped) with the memory object. `api/` calls nothing else of it.
+//! A strategy is chosen once per memory object ([`share`]: the request's facts, then the pure
+//! [`choose_with`] decision, then the strategy) and kept with it as a [`SharingStrategy`]: it
+//! creates the OpenCL object, carries out each acquire and release through a [`HandOff`],
+//! describes itself, and is destroyed (dropped) with the memory object. `api/` calls nothing else
+//! of it.
 //!
+//! - [`request`]: what one create call asks for, and the plain OpenCL object of its size.
+//! - [`facts`]: what the decision and the strategies need to know, asked once.
 //! - [`decision`]: the pure decision, public so `dxcl info` can describe it without creating
 //!   anything.
 //! - [`host_pointer`], [`staging`], [`external_memory`], [`external_copy`]: the four strategies.
