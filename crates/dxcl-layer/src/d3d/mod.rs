@@ -7,7 +7,6 @@ pub(crate) mod com;
 pub(crate) mod device;
 pub(crate) mod device_lock;
 pub(crate) mod dxvk_com;
-pub(crate) mod dxvk_semaphores;
 pub(crate) mod host_copy;
 pub(crate) mod interop;
 pub(crate) mod multithread;

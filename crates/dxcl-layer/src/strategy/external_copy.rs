@@ -41,7 +41,7 @@ impl ExternalCopy {
         .map_err(|_| Failure::Fallback(NO_SHADOW))?;
         let i = Interop::query(&shadow.staging_resource()).ok_or(Failure::Fallback(NO_SHADOW))?;
         // The one-subresource shadow is mip 0 of one slice: what an import covers.
-        if external::import::fd_memory(&i.com).map(|(m, _)| m) != Some(FdMemory::Image) {
+        if external::import::fd_memory(&i) != Some(FdMemory::Image) {
             return Err(Failure::Fallback(NO_SHADOW));
         }
         let mem = ext

@@ -4,10 +4,10 @@
 
 use opencl_sys::{cl_event, cl_int, cl_mem};
 
+use super::external::dxvk_semaphores::DxvkFlush;
 use super::external::{self, import_failure};
 use super::{Decision, Failure, HandOff, Made, Request, SharingStrategy};
 use crate::d3d::com::ComPtr;
-use crate::d3d::dxvk_semaphores::DxvkFlush;
 use crate::d3d::interop::Interop;
 use dxcl_abi::interop::IDxclInteropResource;
 
@@ -21,7 +21,7 @@ pub(super) struct ExternalMemory {
     fns: Option<external::cl::MemoryFns>,
     /// The runtime runs a release's pending work before its next access (`Interop::defers`).
     defers: bool,
-    /// DXVK's device, which an acquire ordered on the GPU flushes first (d3d::dxvk_semaphores).
+    /// DXVK's device, which an acquire ordered on the GPU flushes first (external::dxvk_semaphores).
     flush: Option<DxvkFlush>,
 }
 

@@ -35,15 +35,15 @@ impl Facts {
         let dxvk_texture =
             dxvk && req.kind == ResourceKind::Texture2D && req.version == D3dVersion::D3D11;
         // Exportable Vulkan memory: can every context device import it?
-        let fd_memory = interop.as_ref().and_then(|i| import::fd_memory(&i.com));
+        let fd_memory = interop.as_ref().and_then(import::fd_memory);
         let interop_device = fd_memory.and_then(|_| req.device.query::<IDxclInteropDevice>());
         // The adapter's UUID: from dxcl's device, or from DXVK's GPU for a DXVK texture made by
         // dxclCreateSharedTexture2D (an interop object that does not defer) and for a shadow.
         let uuid = match &interop_device {
-            Some(d) => import::adapter_uuid(d),
+            Some(d) => crate::d3d::device::dxcl_gpu_uuid(d),
             None => (dxvk_texture
                 || fd_memory.is_some() && interop.as_ref().is_some_and(|i| !i.defers))
-            .then(|| crate::d3d::shared_texture::device_uuid(req.device))
+            .then(|| crate::d3d::vulkan::dxvk_gpu_uuid(req.device))
             .flatten(),
         };
         let support = import::context_support(req.context, uuid);
@@ -61,7 +61,7 @@ impl Facts {
                     Some(_) => support.memory.is_some(),
                 },
         };
-        let external = fd_memory.map(|(memory, _)| {
+        let external = fd_memory.map(|memory| {
             let fd = FdResource {
                 memory,
                 devices_import: support.memory.is_some(),
@@ -73,19 +73,14 @@ impl Facts {
                 covers_whole_image(req.kind == ResourceKind::Texture3D, d.array_size, req.mip),
             )
         });
-        // DXVK's device, where its textures are shared through memory it cannot export or
-        // through dxcl's memory on it: shared semaphores on its queue order the hand-offs on the
-        // GPU.
-        let device = interop_device.or_else(|| {
-            (uuid.is_some() && support.semaphores.is_some())
-                .then(|| crate::d3d::dxvk_semaphores::interop_device(req.device))
-                .flatten()
-        });
         Facts {
             interop,
             inputs,
             external,
-            context: external::Context { support, device },
+            context: external::Context {
+                support,
+                device: interop_device,
+            },
         }
     }
 }

@@ -7,8 +7,8 @@
 //!
 //! Ordering: on GPUs whose OpenCL imports semaphores, on the GPU. DXVK runs no work of ours
 //! before its next access, but its queue takes submissions of ours between its own
-//! (d3d::dxvk_semaphores): the acquire's semaphore is signalled on DXVK's queue after its copy
-//! into the shadow, and OpenCL waits for it; the release's is signalled by OpenCL, DXVK's queue
+//! (external::dxvk_semaphores): the acquire's semaphore is signalled on DXVK's queue after its
+//! copy into the shadow, and OpenCL waits for it; the release's is signalled by OpenCL, DXVK's queue
 //! waits for it, and the copy back follows. No CPU waits. Elsewhere (a CPU device, or
 //! `DXCL_SYNC=cpu`) acquire waits on the CPU for DXVK's copy into the shadow (once: the
 //! external-memory acquire's own wait for the shadow's Direct3D work, on GPUs), and release

@@ -219,19 +219,22 @@ impl Drop for Pool {
     }
 }
 
-/// Opens `context`'s pool unless it has one. Without one (the runtime exports no semaphores),
-/// acquire and release wait on the CPU.
+/// Opens `context`'s pool unless it has one, on the interop device that `device` gives (made
+/// only for a new pool). Without one (the runtime exports no semaphores), acquire and release
+/// wait on the CPU.
 pub(crate) fn open_pool(
     context: cl_context,
-    device: &ComPtr<IDxclInteropDevice>,
     fns: SemaphoreFns,
+    device: impl FnOnce() -> Option<ComPtr<IDxclInteropDevice>>,
 ) {
     let mut guard = pools();
     let map = guard.get_or_insert_with(HashMap::new);
     if map.contains_key(&(context as usize)) {
         return;
     }
-    let device = device.clone();
+    let Some(device) = device() else {
+        return;
+    };
     let mut pool = Pool {
         validation: crate::validate::DeviceMark::new(&device),
         device,
