@@ -8,10 +8,10 @@ use std::sync::Mutex;
 use opencl_sys::{cl_event, cl_int, cl_mem};
 
 use super::external::{self, import_failure};
+use super::staging::staging_resource::{Place, Staging};
 use super::{Decision, Failure, FdMemory, HandOff, Made, Request, SharingStrategy};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::Interop;
-use crate::d3d::staging_resource::{Place, Staging};
 use dxcl_abi::interop::IDxclInteropResource;
 
 pub(super) struct ExternalCopy {

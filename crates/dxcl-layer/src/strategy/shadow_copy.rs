@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use opencl_sys::{cl_event, cl_int, cl_mem, CL_COMPLETE, CL_INVALID_VALUE};
 
 use super::external;
+use super::staging::staging_resource::{Place, Staging};
 use super::{
     external_memory::ExternalMemory, host_pointer::HostPointer, Decision, Failure, HandOff, Made,
     Request, SharingStrategy,
@@ -32,7 +33,6 @@ use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
 use crate::d3d::resource::{self, Resource};
-use crate::d3d::staging_resource::{Place, Staging};
 use dxcl_abi::interop::IDxclInteropResource;
 
 const NO_SHADOW: &str =

@@ -17,7 +17,11 @@
 //! The shadow ([`shadow`]) is pinned memory on a discrete GPU. An acquire packs the staging
 //! resource into it in pieces of whole rows, on a few threads for a large one, and enqueues
 //! each piece's copy to the memory object as soon as its bytes are in, so that the CPU's copies
-//! and the bus's overlap ([`crate::d3d::packed`]).
+//! and the bus's overlap ([`packed`]).
+//!
+//! The Direct3D half, beside it: [`staging_resource`] (the staging resource and its copies; the
+//! external-copy and shadow-copy strategies make their one-subresource textures with it too),
+//! [`packed`] (the pieces) and [`host_copy`] (the runtime's copies into registered host memory).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -32,13 +36,16 @@ use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::device_lock::DeviceLock;
 use crate::d3d::interop::{self, Interop};
-use crate::d3d::packed::Piece;
-use crate::d3d::staging_resource::{Place, Staging};
+use packed::Piece;
 use shadow::Shadow;
+use staging_resource::{Place, Staging};
 
+mod host_copy;
+mod packed;
 mod shadow;
+pub(super) mod staging_resource;
 
-/// The pieces an acquire's copy to the device is cut into (see [`crate::d3d::packed`]): large
+/// The pieces an acquire's copy to the device is cut into (see [`packed`]): large
 /// enough that each command's own cost stays small beside its bytes.
 const ACQUIRE_PIECE: usize = 8 << 20;
 use dxcl_abi::interop::IDxclInteropResource;

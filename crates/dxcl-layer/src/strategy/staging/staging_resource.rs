@@ -22,15 +22,15 @@ use dxcl_abi::{
     D3D11_USAGE_STAGING, DXGI_SAMPLE_DESC, E_FAIL, HRESULT, SUCCEEDED,
 };
 
-use super::com::ComPtr;
-use super::device_lock::DeviceLock;
 use super::host_copy::HostCopy;
-use super::interop::Interop;
-use super::multithread::Multithread;
 use super::packed::{Layout, Mapping, Piece};
-use super::resource::{device10, device11, AnyResource, Resource};
 use crate::core::tokens::D3dVersion;
 use crate::core::tokens::ResourceKind;
+use crate::d3d::com::ComPtr;
+use crate::d3d::device_lock::DeviceLock;
+use crate::d3d::interop::Interop;
+use crate::d3d::multithread::Multithread;
+use crate::d3d::resource::{device10, device11, AnyResource, Resource};
 
 /// Where a staging resource lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
