@@ -26,12 +26,11 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use opencl_sys::{
-    cl_command_queue, cl_event, cl_int, cl_mem, CL_COMPLETE, CL_FALSE, CL_OUT_OF_RESOURCES,
-};
+use opencl_sys::{cl_command_queue, cl_event, cl_int, cl_mem, CL_COMPLETE, CL_OUT_OF_RESOURCES};
 
 use super::{Decision, HandOff, Made, Request, SharingStrategy};
-use crate::cl::{check, down, events, reaper};
+use crate::cl::copy::Region;
+use crate::cl::{events, reaper};
 use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::device_lock::DeviceLock;
@@ -728,63 +727,19 @@ unsafe fn enqueue_copy(
 ) -> Result<cl_event, cl_int> {
     // SAFETY: the piece's bytes lie inside the shadow (caller's contract).
     let host: *mut std::ffi::c_void = unsafe { shadow.add(piece.bytes.start) }.cast();
-    let mut ev = std::ptr::null_mut();
-    // Held until the enqueue call returned (see WaitList).
-    let wait = crate::cl::wait::WaitList::new(wait);
-    let (n, list) = wait.raw();
-    let (origin, region) = (piece.origin, piece.region);
-    let (offset, size) = (origin[0], piece.bytes.len());
-    let r = match (kind, read) {
-        (ResourceKind::Buffer, true) => {
-            let f = down!(clEnqueueReadBuffer);
-            // SAFETY: `host` holds the piece's `size` bytes for as long as the copy runs
-            // (caller's contract).
-            unsafe { f(queue, mem, CL_FALSE, offset, size, host, n, list, &mut ev) }
-        }
-        (ResourceKind::Buffer, false) => {
-            let f = down!(clEnqueueWriteBuffer);
-            // SAFETY: as above.
-            unsafe { f(queue, mem, CL_FALSE, offset, size, host, n, list, &mut ev) }
-        }
-        (_, true) => {
-            let f = down!(clEnqueueReadImage);
-            // SAFETY: as above; the piece is its region's texels, tightly packed (pitches 0).
-            unsafe {
-                f(
-                    queue,
-                    mem,
-                    CL_FALSE,
-                    origin.as_ptr(),
-                    region.as_ptr(),
-                    0,
-                    0,
-                    host,
-                    n,
-                    list,
-                    &mut ev,
-                )
-            }
-        }
-        (_, false) => {
-            let f = down!(clEnqueueWriteImage);
-            // SAFETY: as above.
-            unsafe {
-                f(
-                    queue,
-                    mem,
-                    CL_FALSE,
-                    origin.as_ptr(),
-                    region.as_ptr(),
-                    0,
-                    0,
-                    host,
-                    n,
-                    list,
-                    &mut ev,
-                )
-            }
-        }
+    let region = match kind {
+        ResourceKind::Buffer => Region::Buffer {
+            offset: piece.origin[0],
+            len: piece.bytes.len(),
+        },
+        // The piece is its region's texels, tightly packed (pitches 0).
+        _ => Region::Image {
+            origin: piece.origin,
+            region: piece.region,
+            row_pitch: 0,
+            slice_pitch: 0,
+        },
     };
-    check(r)?;
-    Ok(events::owned(ev))
+    // SAFETY: `host` holds the piece's bytes for as long as the copy runs (caller's contract).
+    unsafe { crate::cl::copy::enqueue(queue, mem, region, host, read, wait) }
 }
