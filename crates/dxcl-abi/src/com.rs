@@ -1,5 +1,5 @@
 //! [`Com`], an owning reference to a Direct3D COM interface: the one COM pointer of every crate
-//! outside the layer (whose `ComPtr` adds what its lifetime rules need).
+//! (the layer's `ComPtr` wraps it with what its lifetime rules add).
 
 use core::ffi::c_void;
 use core::fmt;
@@ -46,6 +46,27 @@ impl<T: Interface> Com<T> {
         let ptr = self.as_raw();
         core::mem::forget(self);
         ptr
+    }
+
+    /// Gives the reference back now and returns the count `Release` reports (COM promises
+    /// nothing of it beyond diagnostics).
+    pub fn release(self) -> u32 {
+        let unknown = self.unknown();
+        core::mem::forget(self);
+        // SAFETY: `self` owned one reference to a live object; this gives it back once, and the
+        // forgotten `self` does not give it back again.
+        unsafe { ((*(*unknown).lpVtbl).Release)(unknown) }
+    }
+
+    /// The same reference seen as interface `U` (no COM call).
+    ///
+    /// # Safety
+    /// `T` derives from `U` in COM's single inheritance, so a pointer to `T` is a valid pointer
+    /// to `U`.
+    pub unsafe fn into_base<U: Interface>(self) -> Com<U> {
+        let ptr = self.0.cast::<U>();
+        core::mem::forget(self);
+        Com(ptr)
     }
 
     /// `QueryInterface` for `U`: `None` when the object does not implement it.

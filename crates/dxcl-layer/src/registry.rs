@@ -8,7 +8,7 @@
 //! object dies. COM references held by entries are released after the lock is dropped, because a
 //! D3D release can call back into the layer.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::core::tokens::{D3dVersion, ResourceKind};
@@ -98,6 +98,8 @@ pub(crate) struct Registry {
     /// platform saw it without them).
     pub plain_properties: HashMap<usize, Vec<isize>>,
     pub mems: HashMap<usize, MemEntry>,
+    /// (resource identity, subresource) that a create call is sharing now ([`Claim`]).
+    pub claims: HashSet<(usize, u32)>,
     /// Sub-buffer → its D3D parent.
     pub sub_buffers: HashMap<usize, usize>,
     /// Other memory objects that alias a D3D object's memory (images made from a D3D buffer or
@@ -120,6 +122,34 @@ pub(crate) struct Registry {
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+/// A subresource one create call is sharing, from its check to its entry: of two threads
+/// sharing the same subresource at once only one gets it, and nothing is made for the other.
+pub(crate) struct Claim((usize, u32));
+
+impl Claim {
+    /// `key`, unless a memory object holds it ([`MemEntry::holds`]) or another call claims it.
+    pub fn take(key: (usize, u32)) -> Option<Claim> {
+        with(|r| {
+            let free = !r.mems.values().any(|m| m.holds(key)) && r.claims.insert(key);
+            // Made only when taken: a Claim dropped here would lock the registry again.
+            free.then(|| Claim(key))
+        })
+    }
+
+    /// Records `entry` for `mem`; the claim ends with it.
+    pub fn register(self, mem: usize, entry: MemEntry) {
+        // A stale entry of a handle the platform reused goes after the lock.
+        let stale = with(|r| r.mems.insert(mem, entry));
+        drop(stale);
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        with(|r| r.claims.remove(&self.0));
+    }
+}
 
 /// Runs `f` with the registry locked. Never call the platform or D3D from `f`.
 pub(crate) fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {

@@ -263,7 +263,7 @@ fn register(
         r.contexts.insert(key(ctx), entry);
         r.track_context(key(ctx));
     });
-    crate::watch_exit();
+    crate::cl::exit::watch();
     Ok(())
 }
 

@@ -96,7 +96,7 @@ fn watch(mem: cl_mem) {
 
 unsafe extern "C" fn derived_destroyed(mem: cl_mem, user_data: *mut c_void) {
     let watch = registry::Removal::Watch(user_data as usize);
-    crate::in_callback(|| {
+    crate::core::exit::in_callback(|| {
         registry::drop_mem(key(mem), watch);
     });
 }

@@ -18,7 +18,7 @@ use crate::core::signal::Signal;
 use crate::core::tokens::{D3dVersion, Ext, ResourceKind};
 use crate::d3d::resource;
 use crate::registry::{self, key, AcquireState, MemEntry};
-use crate::strategy::{self, release_mem, Strategy};
+use crate::strategy::{self, Strategy};
 
 /// D3D11_USAGE_IMMUTABLE and D3D10_USAGE_IMMUTABLE (the same value in both SDKs).
 const USAGE_IMMUTABLE: i32 = 1;
@@ -105,10 +105,8 @@ pub(crate) unsafe fn create_from(
     let mip = subresource_mip(kind, d.mip_levels, d.array_size, sub).ok_or(CL_INVALID_VALUE)?;
     let reg_key = (r.identity, sub);
     // CL_INVALID_D3D1x_RESOURCE "if a cl_mem from (subresource subresource of) resource has
-    // already been created".
-    if registry::with(|reg| reg.mems.values().any(|m| m.holds(reg_key))) {
-        return Err(v.invalid_resource());
-    }
+    // already been created": checked once, and held until the new object's entry is in.
+    let claim = registry::Claim::take(reg_key).ok_or(v.invalid_resource())?;
     let image = match kind {
         ResourceKind::Buffer => None,
         _ => Some(image_format(ext, context, flags, kind, d.format)?),
@@ -136,7 +134,7 @@ pub(crate) unsafe fn create_from(
         host_unified,
         device: &ctx_device,
     })?;
-    register(
+    Ok(register(
         RegisterArgs {
             ext,
             kind,
@@ -146,8 +144,9 @@ pub(crate) unsafe fn create_from(
             reg_key,
             sub,
         },
+        claim,
         shared,
-    )
+    ))
 }
 
 /// What a new memory object's registry entry records.
@@ -161,8 +160,8 @@ struct RegisterArgs {
     sub: u32,
 }
 
-/// Records a new memory object and hooks its destruction.
-fn register(a: RegisterArgs, shared: strategy::Shared) -> Result<cl_mem, cl_int> {
+/// Records a new memory object under its claim and hooks its destruction.
+fn register(a: RegisterArgs, claim: registry::Claim, shared: strategy::Shared) -> cl_mem {
     let mem = shared.mem;
     let tagged = shared.strategy.decision().strategy;
     let tag = a.resource.clone();
@@ -182,24 +181,11 @@ fn register(a: RegisterArgs, shared: strategy::Shared) -> Result<cl_mem, cl_int>
         acquired_by: None,
         app_released: false,
     };
-    let reg_key = a.reg_key;
-    let duplicate = registry::with(|reg| {
-        if reg.mems.values().any(|m| m.holds(reg_key)) {
-            return Some(entry);
-        }
-        reg.mems.insert(key(mem), entry);
-        None
-    });
-    if let Some(entry) = duplicate {
-        // Another thread shared the same subresource meanwhile.
-        drop(entry);
-        release_mem(mem);
-        return Err(a.ext.version.invalid_resource());
-    }
+    claim.register(key(mem), entry);
     app_refs(|m| m.insert(key(mem), 1));
     tag_strategy(a.ext.version, &tag, tagged);
     super::watch_destruction(mem, mem_destroyed);
-    Ok(mem)
+    mem
 }
 
 /// Names the strategy on the resource (`DXCL_PRIVATE_DATA_CL_STRATEGY`), so tools can show how
@@ -292,10 +278,10 @@ fn image_format(
 }
 
 /// The platform destroyed a D3D memory object: its entries go, unless [`release_mem_object`]
-/// dropped them already or the process is exiting ([`crate::in_callback`]).
+/// dropped them already or the process is exiting ([`crate::core::exit::in_callback`]).
 unsafe extern "C" fn mem_destroyed(mem: cl_mem, user_data: *mut c_void) {
     let watch = registry::Removal::Watch(user_data as usize);
-    crate::in_callback(|| drop_entries(mem, watch));
+    crate::core::exit::in_callback(|| drop_entries(mem, watch));
 }
 
 /// The application's own references to D3D memory objects, which the platform's count exceeds

@@ -372,7 +372,7 @@ pub(crate) fn wait_flushed(ev: cl_event) {
 /// milliseconds).
 fn poll(mut ended: impl FnMut() -> bool) {
     let start = std::time::Instant::now();
-    while !ended() && !crate::exiting() {
+    while !ended() && !crate::core::exit::exiting() {
         let pause = if start.elapsed() < std::time::Duration::from_millis(1) {
             20
         } else {
@@ -453,7 +453,7 @@ fn settle_polled() -> usize {
 /// (and its queue's pin). True once the event has ended: the work has run, here or on another
 /// thread, or is running there.
 fn settle_watch(watch: &Arc<Watch>) -> bool {
-    if crate::exiting() {
+    if crate::core::exit::exiting() {
         return false;
     }
     let ev = watch.ev as cl_event;

@@ -2,7 +2,9 @@
 //! layer's own events. Every other part calls OpenCL through here; nothing here knows Direct3D.
 //!
 //! - [`info`]: the size-query protocol of `clGet*Info`, both as caller and as answerer.
+//! - [`copy`]: the layer's own non-blocking copies between a memory object and host memory.
 //! - [`events`]: markers, and the command types of the acquire/release events handed out.
+//! - [`exit`]: the `atexit` handler that begins the process's exit for the layer.
 //! - [`held`]: the ledger of the references the layer itself holds.
 //! - [`reaper`]: releases that completion callbacks hand to a thread of the layer's.
 //! - [`wait`]: wait lists of the layer's own commands, failed events replaced.
@@ -15,7 +17,9 @@ use opencl_sys::{cl_event, cl_int, cl_uint, CL_SUCCESS};
 
 use crate::trace::{self, Step};
 
+pub(crate) mod copy;
 pub(crate) mod events;
+pub(crate) mod exit;
 #[cfg(test)]
 pub(crate) mod fake;
 pub(crate) mod held;

@@ -61,7 +61,7 @@ fn run() {
         };
         let mut pause = FIRST_PAUSE;
         let mut left = usize::MAX;
-        while !crate::exiting() {
+        while !crate::core::exit::exiting() {
             // A panic must not end the thread with work left to poll.
             let now = std::panic::catch_unwind(poll).unwrap_or(left);
             if now == 0 {

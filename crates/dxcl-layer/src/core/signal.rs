@@ -1,6 +1,6 @@
 //! A one-shot signal between threads: set once (by a platform callback, say), waited for by
 //! anyone, with the wait giving up once the process has begun to exit (when callbacks no longer
-//! run: see `crate::in_callback`).
+//! run: see `super::exit::in_callback`).
 
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -24,7 +24,7 @@ impl Signal {
     /// Blocks until the signal is set, or until the process exits (checked every 10 ms).
     pub fn wait(&self) {
         let mut set = self.set.lock().unwrap_or_else(|p| p.into_inner());
-        while !*set && !crate::exiting() {
+        while !*set && !super::exit::exiting() {
             set = match self.changed.wait_timeout(set, Duration::from_millis(10)) {
                 Ok((g, _)) => g,
                 Err(p) => p.into_inner().0,

@@ -1,10 +1,13 @@
-//! An owned COM reference, typed by its interface (`dxcl_abi`'s generated vtables), and the
-//! three IUnknown calls.
+//! The layer's COM reference: `dxcl_abi`'s [`Com`] with what the layer's lifetime rules add
+//! (references borrowed from the one a memory object holds, upcasts checked against the SDK's
+//! inheritance, a claim that Direct3D's objects are free-threaded), and the `QueryInterface` of
+//! the layer's own COM objects.
 
 use std::ffi::c_void;
-use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 
-use dxcl_abi::{IUnknown, Interface, SUCCEEDED};
+use dxcl_abi::com::Com;
+use dxcl_abi::{IUnknown, Interface};
 
 /// `Self` derives from `P` in COM's single inheritance: a pointer to `Self` is a valid pointer to
 /// `P` (the vtable of `Self` begins with the whole vtable of `P`, nested as `base`).
@@ -36,13 +39,14 @@ derives! {
     ID3D10Resource: ID3D10DeviceChild;
 }
 
-/// A reference to a COM object seen as interface `T`: counted (released on drop) or borrowed
-/// (valid while another counted reference to the same object lives; see
+/// A reference to a COM object seen as interface `T`: counted (a [`Com`], released on drop) or
+/// borrowed (valid while another counted reference to the same object lives; see
 /// [`ComPtr::into_borrowed`]).
-pub(crate) struct ComPtr<T: Interface = IUnknown> {
-    ptr: *mut T,
-    counted: bool,
-    _interface: PhantomData<T>,
+pub(crate) struct ComPtr<T: Interface = IUnknown>(Reference<T>);
+
+enum Reference<T: Interface> {
+    Counted(Com<T>),
+    Borrowed(*mut T),
 }
 
 // SAFETY: Direct3D 10/11 devices and resources are free-threaded COM objects (D3D11 devices and
@@ -58,19 +62,15 @@ impl<T: Interface> ComPtr<T> {
     /// # Safety
     /// `ptr` is null or a live COM object implementing `T` with a reference the caller transfers.
     pub unsafe fn from_owned(ptr: *mut T) -> Option<ComPtr<T>> {
-        (!ptr.is_null()).then_some(ComPtr {
-            ptr,
-            counted: true,
-            _interface: PhantomData,
-        })
+        // SAFETY: the caller's contract is Com's.
+        unsafe { Com::from_raw(ptr) }.map(|c| ComPtr(Reference::Counted(c)))
     }
 
     pub fn as_ptr(&self) -> *mut T {
-        self.ptr
-    }
-
-    fn unknown(&self) -> *mut IUnknown {
-        self.ptr.cast()
+        match &self.0 {
+            Reference::Counted(c) => c.as_raw(),
+            Reference::Borrowed(p) => *p,
+        }
     }
 
     /// The same pointer seen as an interface `T` derives from (no COM call: an upcast).
@@ -78,7 +78,7 @@ impl<T: Interface> ComPtr<T> {
     where
         T: Derives<P>,
     {
-        self.ptr.cast()
+        self.as_ptr().cast()
     }
 
     /// Turns this reference into one on an interface `T` derives from (the same pointer).
@@ -86,12 +86,11 @@ impl<T: Interface> ComPtr<T> {
     where
         T: Derives<P>,
     {
-        let this = std::mem::ManuallyDrop::new(self);
-        ComPtr {
-            ptr: this.ptr.cast(),
-            counted: this.counted,
-            _interface: PhantomData,
-        }
+        ComPtr(match self.0 {
+            // SAFETY: `T: Derives<P>`.
+            Reference::Counted(c) => Reference::Counted(unsafe { c.into_base() }),
+            Reference::Borrowed(p) => Reference::Borrowed(p.cast()),
+        })
     }
 
     /// Gives the reference back and keeps the pointer, for a second view of an object whose
@@ -102,41 +101,37 @@ impl<T: Interface> ComPtr<T> {
     /// # Safety
     /// The caller keeps a counted reference to the same object for as long as the result is used.
     pub unsafe fn into_borrowed(self) -> ComPtr<T> {
-        let this = std::mem::ManuallyDrop::new(self);
-        if this.counted {
-            let unk = this.unknown();
-            // SAFETY: we give back the reference we owned; the object is live.
-            unsafe { ((*(*unk).lpVtbl).Release)(unk) };
-        }
-        ComPtr {
-            ptr: this.ptr,
-            counted: false,
-            _interface: PhantomData,
-        }
+        let ptr = match self.0 {
+            Reference::Counted(c) => {
+                let p = c.as_raw();
+                drop(c);
+                p
+            }
+            Reference::Borrowed(p) => p,
+        };
+        ComPtr(Reference::Borrowed(ptr))
     }
 
     /// Gives back a counted reference now and returns what `Release` returned (the count COM
     /// reports, for validation); `None` for a borrowed pointer.
     pub fn release_now(self) -> Option<u32> {
-        let this = std::mem::ManuallyDrop::new(self);
-        this.counted.then(|| {
-            let unk = this.unknown();
-            // SAFETY: we give back the reference we owned; the object is live until then.
-            unsafe { ((*(*unk).lpVtbl).Release)(unk) }
-        })
+        match self.0 {
+            Reference::Counted(c) => Some(c.release()),
+            Reference::Borrowed(_) => None,
+        }
     }
 
     /// `QueryInterface`: a new reference to interface `U`, or `None` (E_NOINTERFACE or any error).
     pub fn query<U: Interface>(&self) -> Option<ComPtr<U>> {
         // SAFETY: self holds a live COM object.
-        unsafe { query_raw(self.ptr.cast()) }
+        unsafe { query_raw(self.as_ptr().cast()) }
     }
 
     /// The object's identity: the `IUnknown` pointer COM guarantees to be the same for every
     /// interface of one object.
     pub fn identity(&self) -> usize {
         self.query::<IUnknown>()
-            .map_or(self.ptr as usize, |u| u.as_ptr() as usize)
+            .map_or(self.as_ptr() as usize, |u| u.as_ptr() as usize)
     }
 }
 
@@ -145,43 +140,18 @@ impl<T: Interface> ComPtr<T> {
 /// # Safety
 /// `ptr` is null or a live COM object.
 pub(crate) unsafe fn query_raw<U: Interface>(ptr: *mut c_void) -> Option<ComPtr<U>> {
-    if ptr.is_null() {
-        return None;
-    }
-    let unk = ptr.cast::<IUnknown>();
-    let mut out = std::ptr::null_mut();
-    // SAFETY: every COM object starts with a vtable that begins with IUnknown's methods.
-    let hr = unsafe { ((*(*unk).lpVtbl).QueryInterface)(unk, &U::IID, &mut out) };
-    if SUCCEEDED(hr) {
-        // SAFETY: on success QueryInterface returned an AddRef'd pointer to a `U` we now own.
-        unsafe { ComPtr::from_owned(out.cast::<U>()) }
-    } else {
-        None
-    }
+    // SAFETY: a live object (caller's contract) seen through IUnknown, which every interface
+    // begins with; the view adds no reference and gives none back (never dropped).
+    let unknown = ManuallyDrop::new(unsafe { Com::from_raw(ptr.cast::<IUnknown>()) }?);
+    unknown.cast::<U>().map(|c| ComPtr(Reference::Counted(c)))
 }
 
 impl<T: Interface> Clone for ComPtr<T> {
     fn clone(&self) -> Self {
-        if self.counted {
-            let unk = self.unknown();
-            // SAFETY: the object is live (we hold a reference); AddRef takes another.
-            unsafe { ((*(*unk).lpVtbl).AddRef)(unk) };
-        }
-        ComPtr {
-            ptr: self.ptr,
-            counted: self.counted,
-            _interface: PhantomData,
-        }
-    }
-}
-
-impl<T: Interface> Drop for ComPtr<T> {
-    fn drop(&mut self) {
-        if self.counted {
-            let unk = self.unknown();
-            // SAFETY: we give back the reference we own; the object is live until then.
-            unsafe { ((*(*unk).lpVtbl).Release)(unk) };
-        }
+        ComPtr(match &self.0 {
+            Reference::Counted(c) => Reference::Counted(c.clone()),
+            Reference::Borrowed(p) => Reference::Borrowed(*p),
+        })
     }
 }
 

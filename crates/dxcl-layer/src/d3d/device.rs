@@ -2,8 +2,10 @@
 
 use std::ffi::c_void;
 
-use dxcl_abi::interop::IDxclInteropDevice;
-use dxcl_abi::{ID3D10Device, ID3D11Device};
+use dxcl_abi::interop::{
+    IDxclInteropDevice, DXCL_ADAPTER_FLAG_SOFTWARE, DXCL_ADAPTER_INFO, DXCL_BACKEND_KIND_VULKAN,
+};
+use dxcl_abi::{ID3D10Device, ID3D11Device, SUCCEEDED};
 
 use super::adapter::{self, AdapterId};
 use super::com::{query_raw, ComPtr};
@@ -54,4 +56,17 @@ impl Device {
         }
         adapter::from_dxgi_device(&self.com)
     }
+}
+
+/// The UUID of the hardware Vulkan adapter behind dxcl's device (CPU adapters such as lavapipe have none worth matching:
+/// their exported memory is private to the driver).
+pub(crate) fn dxcl_gpu_uuid(device: &ComPtr<IDxclInteropDevice>) -> Option<[u8; 16]> {
+    let mut info = DXCL_ADAPTER_INFO::default();
+    let p = device.as_ptr();
+    // SAFETY: a live IDxclInteropDevice; `info` is a valid out struct.
+    let hr = unsafe { ((*(*p).lpVtbl).GetAdapterInfo)(p, &mut info) };
+    (SUCCEEDED(hr)
+        && info.Backend == DXCL_BACKEND_KIND_VULKAN
+        && info.Flags & DXCL_ADAPTER_FLAG_SOFTWARE as u32 == 0)
+        .then_some(info.DeviceUuid)
 }

@@ -3,7 +3,8 @@
 use std::ffi::c_void;
 
 use dxcl_abi::interop::{
-    IDxclInteropResource, DXCL_MEMORY_KIND_HOST, DXCL_RESOURCE_MEMORY, DXCL_SUBRESOURCE_LAYOUT,
+    IDxclInteropResource, DXCL_MEMORY_KIND_HOST, DXCL_MEMORY_KIND_OPAQUE_FD,
+    DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE, DXCL_RESOURCE_MEMORY, DXCL_SUBRESOURCE_LAYOUT,
 };
 use dxcl_abi::SUCCEEDED;
 use opencl_sys::cl_event;
@@ -67,6 +68,16 @@ impl Interop {
         self.memory
             .filter(|m| m.Kind == DXCL_MEMORY_KIND_HOST && !m.pHost.is_null())
             .map(|m| (m.pHost, m.Size))
+    }
+
+    /// Whether the memory is an exportable fd (`Some`), and then whether it is an optimal-tiled
+    /// image (`DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE`) rather than the runtime's linear layout.
+    pub fn fd_image(&self) -> Option<bool> {
+        match self.memory?.Kind {
+            DXCL_MEMORY_KIND_OPAQUE_FD => Some(false),
+            DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE => Some(true),
+            _ => None,
+        }
     }
 
     pub fn layout(&self, subresource: u32) -> Option<Layout> {

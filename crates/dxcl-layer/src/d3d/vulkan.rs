@@ -26,6 +26,24 @@ pub(crate) fn is_dxvk_device(device: &ComPtr) -> bool {
     device.query::<IDXGIVkInteropDevice>().is_some()
 }
 
+/// The device UUID of a DXVK device's GPU, which OpenCL devices that import its memory must
+/// share (`CL_DEVICE_UUID_KHR`); None for CPU devices and anything not DXVK's.
+pub(crate) fn dxvk_gpu_uuid(device: &ComPtr) -> Option<[u8; 16]> {
+    let dxvk = device.query::<super::dxvk_com::IDXGIVkInteropDevice1>()?;
+    let d = dxvk.as_ptr();
+    let (mut instance, mut physical, mut vkdev) = (
+        vk::Instance::null(),
+        vk::PhysicalDevice::null(),
+        vk::Device::null(),
+    );
+    // SAFETY: DXVK's live interop device; valid out pointers.
+    unsafe { ((*(*d).lpVtbl).GetVulkanHandles)(d, &mut instance, &mut physical, &mut vkdev) };
+    match physical_device_id(instance, physical)? {
+        AdapterId::Uuid(uuid) => Some(uuid),
+        _ => None,
+    }
+}
+
 /// What Vulkan says about a physical device, reduced to how OpenCL devices are matched: a CPU
 /// device pairs with CPU OpenCL devices; any other with the OpenCL device of the same UUID.
 pub(crate) fn from_physical_device(ty: vk::PhysicalDeviceType, uuid: [u8; 16]) -> AdapterId {

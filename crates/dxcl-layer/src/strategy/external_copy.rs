@@ -8,10 +8,10 @@ use std::sync::Mutex;
 use opencl_sys::{cl_event, cl_int, cl_mem};
 
 use super::external::{self, import_failure};
-use super::{made, Decision, Failure, FdMemory, HandOff, Made, Request, SharingStrategy};
+use super::staging::staging_resource::{Place, Staging};
+use super::{Decision, Failure, FdMemory, HandOff, Made, Request, SharingStrategy};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::Interop;
-use crate::d3d::staging_resource::{Place, Staging};
 use dxcl_abi::interop::IDxclInteropResource;
 
 pub(super) struct ExternalCopy {
@@ -26,7 +26,7 @@ pub(super) struct ExternalCopy {
 }
 
 impl ExternalCopy {
-    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made {
+    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made<Self> {
         const NO_SHADOW: &str =
             "the GPU shadow texture could not be made or imported: staging copy instead";
         let shadow = Staging::new(
@@ -41,14 +41,14 @@ impl ExternalCopy {
         .map_err(|_| Failure::Fallback(NO_SHADOW))?;
         let i = Interop::query(&shadow.staging_resource()).ok_or(Failure::Fallback(NO_SHADOW))?;
         // The one-subresource shadow is mip 0 of one slice: what an import covers.
-        if external::import::fd_memory(&i.com).map(|(m, _)| m) != Some(FdMemory::Image) {
+        if external::import::fd_memory(&i) != Some(FdMemory::Image) {
             return Err(Failure::Fallback(NO_SHADOW));
         }
         let mem = ext
             .import(req, &i.com)
             .map_err(|e| Failure::Fallback(import_failure(e)))?;
         ext.open_pool(req);
-        made(
+        Ok((
             mem,
             ExternalCopy {
                 decision,
@@ -59,7 +59,7 @@ impl ExternalCopy {
                 acquired_on: Default::default(),
                 fns: ext.support.memory,
             },
-        )
+        ))
     }
 
     fn shadow(&self) -> std::sync::MutexGuard<'_, Staging> {

@@ -4,10 +4,10 @@
 
 use opencl_sys::{cl_event, cl_int, cl_mem};
 
+use super::external::dxvk_semaphores::DxvkFlush;
 use super::external::{self, import_failure};
-use super::{made, Decision, Failure, HandOff, Made, Request, SharingStrategy};
+use super::{Decision, Failure, HandOff, Made, Request, SharingStrategy};
 use crate::d3d::com::ComPtr;
-use crate::d3d::dxvk_semaphores::DxvkFlush;
 use crate::d3d::interop::Interop;
 use dxcl_abi::interop::IDxclInteropResource;
 
@@ -21,17 +21,17 @@ pub(super) struct ExternalMemory {
     fns: Option<external::cl::MemoryFns>,
     /// The runtime runs a release's pending work before its next access (`Interop::defers`).
     defers: bool,
-    /// DXVK's device, which an acquire ordered on the GPU flushes first (d3d::dxvk_semaphores).
+    /// DXVK's device, which an acquire ordered on the GPU flushes first (external::dxvk_semaphores).
     flush: Option<DxvkFlush>,
 }
 
 impl ExternalMemory {
     pub(super) fn create(
         req: &Request,
-        interop: Option<Interop>,
+        interop: Option<&Interop>,
         ext: &external::Context,
         decision: Decision,
-    ) -> Made {
+    ) -> Made<Self> {
         let i = interop.ok_or(req.version.invalid_resource())?;
         let defers = i.defers;
         let mem = ext
@@ -43,19 +43,19 @@ impl ExternalMemory {
         } else {
             DxvkFlush::of(req.device)
         };
-        made(
+        Ok((
             mem,
             ExternalMemory {
                 decision,
                 // SAFETY: the memory object's entry holds the counted reference to the resource
                 // for as long as this strategy lives.
-                interop: unsafe { i.com.into_borrowed() },
+                interop: unsafe { i.com.clone().into_borrowed() },
                 acquired_on: Default::default(),
                 fns: ext.support.memory,
                 defers,
                 flush,
             },
-        )
+        ))
     }
 }
 

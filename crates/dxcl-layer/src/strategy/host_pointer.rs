@@ -54,11 +54,12 @@ use std::sync::{Arc, Mutex};
 
 use opencl_sys::{
     cl_command_queue, cl_context, cl_device_id, cl_event, cl_int, cl_mem, CL_CONTEXT_DEVICES,
-    CL_FALSE, CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE3D,
+    CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE3D,
 };
 
-use super::{create_plain, made, Decision, HandOff, Made, Request, SharingStrategy};
-use crate::cl::{check, down, events, info};
+use super::{Decision, HandOff, Made, Request, SharingStrategy};
+use crate::cl::copy::Region;
+use crate::cl::{events, info};
 use crate::core::signal::Signal;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
@@ -71,8 +72,8 @@ pub(super) struct HostPointer {
     interop: ComPtr<IDxclInteropResource>,
     /// The `host_ptr` the object was created with (the subresource's first byte), as an address.
     host: usize,
-    /// What a hand-off copies: the whole object.
-    extent: Extent,
+    /// What a hand-off copies: the whole object, at the pitches it was created with.
+    extent: Region,
     /// Whether hand-offs copy between the object and `host_ptr` (the platform may cache it).
     copies: bool,
     /// The last hand-off command on the object (retained), which the next one waits for: it may
@@ -83,22 +84,12 @@ pub(super) struct HostPointer {
     defers: bool,
 }
 
-/// The whole of a memory object, as read and write calls take it.
-#[derive(Clone, Copy)]
-enum Extent {
-    /// Bytes of a buffer.
-    Buffer(usize),
-    /// Width, height and depth (1 for 2D) of an image, and its row and slice pitches (the ones
-    /// it was created with; slice 0 for 2D).
-    Image {
-        region: [usize; 3],
-        row_pitch: usize,
-        slice_pitch: usize,
-    },
-}
-
 impl HostPointer {
-    pub(super) fn create(req: &Request, interop: Option<Interop>, decision: Decision) -> Made {
+    pub(super) fn create(
+        req: &Request,
+        interop: Option<&Interop>,
+        decision: Decision,
+    ) -> Made<Self> {
         let invalid = req.version.invalid_resource();
         let i = interop.ok_or(invalid)?;
         let (base, _) = i.host_memory().ok_or(invalid)?;
@@ -108,40 +99,43 @@ impl HostPointer {
         // SAFETY: the runtime promises Offset lies inside the allocation at pHost.
         let ptr = unsafe { base.cast::<u8>().add(layout.offset as usize) };
         let copies = copies_for(req.context);
-        let mem = create_plain(req, Some((ptr, layout)))?;
+        let mem = req.create_plain(Some((ptr, layout)))?;
         let (w, h, d) = (
             req.extent.0 as usize,
             req.extent.1 as usize,
             req.extent.2 as usize,
         );
         let extent = match req.image {
-            Some((_, t)) if t == CL_MEM_OBJECT_IMAGE3D => Extent::Image {
+            Some((_, t)) if t == CL_MEM_OBJECT_IMAGE3D => Region::Image {
+                origin: [0; 3],
                 region: [w, h, d],
                 row_pitch: layout.row_pitch as usize,
                 slice_pitch: layout.depth_pitch as usize,
             },
-            Some(_) => Extent::Image {
+            // Slice pitch 0 for 2D.
+            Some(_) => Region::Image {
+                origin: [0; 3],
                 region: [w, h, 1],
                 row_pitch: layout.row_pitch as usize,
                 slice_pitch: 0,
             },
-            None => Extent::Buffer(w),
+            None => Region::Buffer { offset: 0, len: w },
         };
         let defers = i.defers;
-        made(
+        Ok((
             mem,
             HostPointer {
                 decision,
                 defers,
                 // SAFETY: the memory object's entry holds the counted reference to the resource
                 // for as long as this strategy lives.
-                interop: unsafe { i.com.into_borrowed() },
+                interop: unsafe { i.com.clone().into_borrowed() },
                 host: ptr as usize,
                 extent,
                 copies,
                 last: Mutex::new(None),
             },
-        )
+        ))
     }
 }
 
@@ -382,82 +376,19 @@ fn copy(
     queue: cl_command_queue,
     mem: cl_mem,
     host: usize,
-    extent: Extent,
+    extent: Region,
     dir: Direction,
     wait: &[cl_event],
 ) -> Result<cl_event, cl_int> {
     let _copy = crate::trace::span(crate::trace::Step::ClEnqueueCopy);
     let ptr = host as *mut std::ffi::c_void;
-    // Held until the enqueue call returned (see WaitList).
-    let wait = crate::cl::wait::WaitList::new(wait);
-    let (n, list) = wait.raw();
-    let mut ev = std::ptr::null_mut();
-    let r = match (extent, dir) {
-        (Extent::Buffer(size), Direction::ToDevice) => {
-            let f = down!(clEnqueueWriteBuffer);
-            // SAFETY: `ptr` is the object's own host_ptr, `size` its size: the resource's
-            // memory, alive while the object is (the entry holds the resource, and
-            // keep_memory_until covers commands after the application's last release).
-            unsafe { f(queue, mem, CL_FALSE, 0, size, ptr, n, list, &mut ev) }
-        }
-        (Extent::Buffer(size), Direction::ToHost) => {
-            let f = down!(clEnqueueReadBuffer);
-            // SAFETY: as above.
-            unsafe { f(queue, mem, CL_FALSE, 0, size, ptr, n, list, &mut ev) }
-        }
-        (
-            Extent::Image {
-                region,
-                row_pitch,
-                slice_pitch,
-            },
-            dir,
-        ) => {
-            let origin = [0usize; 3];
-            if dir == Direction::ToDevice {
-                let f = down!(clEnqueueWriteImage);
-                // SAFETY: as above; origin, region and the pitches are the ones the image was
-                // created with on `ptr`, so the copy spans exactly its host memory.
-                unsafe {
-                    f(
-                        queue,
-                        mem,
-                        CL_FALSE,
-                        origin.as_ptr(),
-                        region.as_ptr(),
-                        row_pitch,
-                        slice_pitch,
-                        ptr,
-                        n,
-                        list,
-                        &mut ev,
-                    )
-                }
-            } else {
-                let f = down!(clEnqueueReadImage);
-                // SAFETY: as above.
-                unsafe {
-                    f(
-                        queue,
-                        mem,
-                        CL_FALSE,
-                        origin.as_ptr(),
-                        region.as_ptr(),
-                        row_pitch,
-                        slice_pitch,
-                        ptr,
-                        n,
-                        list,
-                        &mut ev,
-                    )
-                }
-            }
-        }
-    };
     // The platform's error is the call's: "CL_OUT_OF_RESOURCES if there is a failure to
     // allocate resources required by the OpenCL implementation on the device" and
     // "CL_OUT_OF_HOST_MEMORY if there is a failure to allocate resources required by the
     // OpenCL implementation on the host" (clEnqueueAcquire/ReleaseD3D1xObjects).
-    check(r)?;
-    Ok(crate::cl::events::owned(ev))
+    // SAFETY: `ptr` is the object's own host_ptr and `extent` the whole object at the pitches
+    // it was created with: the resource's memory, alive while the object is (the entry holds
+    // the resource, and keep_memory_until covers commands after the application's last
+    // release).
+    unsafe { crate::cl::copy::enqueue(queue, mem, extent, ptr, dir == Direction::ToHost, wait) }
 }

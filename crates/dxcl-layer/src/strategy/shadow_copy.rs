@@ -7,8 +7,8 @@
 //!
 //! Ordering: on GPUs whose OpenCL imports semaphores, on the GPU. DXVK runs no work of ours
 //! before its next access, but its queue takes submissions of ours between its own
-//! (d3d::dxvk_semaphores): the acquire's semaphore is signalled on DXVK's queue after its copy
-//! into the shadow, and OpenCL waits for it; the release's is signalled by OpenCL, DXVK's queue
+//! (external::dxvk_semaphores): the acquire's semaphore is signalled on DXVK's queue after its
+//! copy into the shadow, and OpenCL waits for it; the release's is signalled by OpenCL, DXVK's queue
 //! waits for it, and the copy back follows. No CPU waits. Elsewhere (a CPU device, or
 //! `DXCL_SYNC=cpu`) acquire waits on the CPU for DXVK's copy into the shadow (once: the
 //! external-memory acquire's own wait for the shadow's Direct3D work, on GPUs), and release
@@ -22,9 +22,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use opencl_sys::{cl_event, cl_int, cl_mem, CL_COMPLETE, CL_INVALID_VALUE};
 
 use super::external;
+use super::staging::staging_resource::{Place, Staging};
 use super::{
-    external_memory::ExternalMemory, host_pointer::HostPointer, made, Decision, Failure, HandOff,
-    Made, Request, SharingStrategy,
+    external_memory::ExternalMemory, host_pointer::HostPointer, Decision, Failure, HandOff, Made,
+    Request, SharingStrategy,
 };
 use crate::cl::events;
 use crate::core::signal::Signal;
@@ -32,7 +33,6 @@ use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::{self, Interop};
 use crate::d3d::resource::{self, Resource};
-use crate::d3d::staging_resource::{Place, Staging};
 use dxcl_abi::interop::IDxclInteropResource;
 
 const NO_SHADOW: &str =
@@ -62,7 +62,7 @@ struct PendingCopyBack {
 
 impl ShadowCopy {
     /// `ext`: what the context's devices import of DXVK's GPU (none on a CPU device).
-    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made {
+    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made<Self> {
         let fallback = || Failure::Fallback(NO_SHADOW);
         let staging = Staging::new(
             req.version,
@@ -85,7 +85,6 @@ impl ShadowCopy {
         }
         .ok_or_else(fallback)?;
         let i = Interop::query(&shadow.com).ok_or_else(fallback)?;
-        let interop = i.com.clone();
         let sub = Request {
             version: req.version,
             kind: ResourceKind::Texture2D,
@@ -99,26 +98,27 @@ impl ShadowCopy {
             host_unified: req.host_unified,
             device: req.device,
         };
-        let inner = if i.host_memory().is_some() {
-            HostPointer::create(&sub, Some(i), decision)
+        let inner: Made<Arc<dyn SharingStrategy>> = if i.host_memory().is_some() {
+            HostPointer::create(&sub, Some(&i), decision).map(|(m, s)| (m, Arc::new(s) as _))
         } else {
-            ExternalMemory::create(&sub, Some(i), ext, decision)
-        }
-        .map_err(|e| match e {
+            ExternalMemory::create(&sub, Some(&i), ext, decision)
+                .map(|(m, s)| (m, Arc::new(s) as _))
+        };
+        let (mem, inner) = inner.map_err(|e| match e {
             Failure::Error(e) if e != CL_INVALID_VALUE => Failure::Error(e),
             _ => fallback(),
         })?;
-        made(
-            inner.mem,
+        Ok((
+            mem,
             ShadowCopy {
                 decision,
-                inner: inner.strategy,
-                interop,
+                inner,
+                interop: i.com,
                 _shadow_resource: shadow,
                 shadow: Arc::new(Mutex::new(staging)),
                 pending: Mutex::new(None),
             },
-        )
+        ))
     }
 
     fn shadow(&self) -> MutexGuard<'_, Staging> {

@@ -134,24 +134,6 @@ pub(crate) fn from_private_data(resource: &ComPtr) -> Option<ComPtr<IDxclInterop
     unknown.query::<IDxclInteropResource>()
 }
 
-/// The device UUID of a DXVK device's GPU, which OpenCL devices that import its memory must
-/// share (`CL_DEVICE_UUID_KHR`); None for CPU devices and anything not DXVK's.
-pub(crate) fn device_uuid(device: &ComPtr) -> Option<[u8; 16]> {
-    let dxvk = device.query::<IDXGIVkInteropDevice1>()?;
-    let d = dxvk.as_ptr();
-    let (mut instance, mut physical, mut vkdev) = (
-        vk::Instance::null(),
-        vk::PhysicalDevice::null(),
-        vk::Device::null(),
-    );
-    // SAFETY: DXVK's live interop device; valid out pointers.
-    unsafe { ((*(*d).lpVtbl).GetVulkanHandles)(d, &mut instance, &mut physical, &mut vkdev) };
-    match super::vulkan::physical_device_id(instance, physical)? {
-        super::adapter::AdapterId::Uuid(uuid) => Some(uuid),
-        _ => None,
-    }
-}
-
 /// `HRESULT dxclCreateSharedTexture2D(ID3D11Device *device, const D3D11_TEXTURE2D_DESC *desc,
 /// ID3D11Texture2D **texture)` (include/dxcl/dxcl_dxvk.h).
 ///

@@ -2,11 +2,7 @@
 
 use std::ffi::c_void;
 
-use dxcl_abi::interop::{
-    IDxclInteropDevice, IDxclInteropResource, DXCL_ADAPTER_FLAG_SOFTWARE, DXCL_ADAPTER_INFO,
-    DXCL_BACKEND_KIND_VULKAN, DXCL_MEMORY_KIND_OPAQUE_FD, DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE,
-    DXCL_RESOURCE_MEMORY,
-};
+use dxcl_abi::interop::IDxclInteropResource;
 use dxcl_abi::SUCCEEDED;
 use opencl_sys::{
     cl_context, cl_device_id, cl_image_desc, cl_image_format, cl_int, cl_mem, cl_mem_flags,
@@ -17,34 +13,15 @@ use opencl_sys::{
 use super::cl::{device_caps, platform_fns, MemoryFns, SemaphoreFns};
 use crate::cl::info::query_bytes;
 use crate::d3d::com::ComPtr;
+use crate::d3d::interop::Interop;
 use crate::strategy::FdMemory;
 
-/// The resource's memory when it is an exportable fd: its layout kind and size in bytes.
-pub(crate) fn fd_memory(resource: &ComPtr<IDxclInteropResource>) -> Option<(FdMemory, u64)> {
-    let mut m = DXCL_RESOURCE_MEMORY::default();
-    let p = resource.as_ptr();
-    // SAFETY: a live IDxclInteropResource; `m` is a valid out struct.
-    if !SUCCEEDED(unsafe { ((*(*p).lpVtbl).GetMemory)(p, &mut m) }) {
-        return None;
-    }
-    match m.Kind {
-        DXCL_MEMORY_KIND_OPAQUE_FD => Some((FdMemory::Linear, m.Size)),
-        DXCL_MEMORY_KIND_OPAQUE_FD_IMAGE => Some((FdMemory::Image, m.Size)),
-        _ => None,
-    }
-}
-
-/// The UUID of a hardware Vulkan adapter (CPU adapters such as lavapipe have none worth matching:
-/// their exported memory is private to the driver).
-pub(crate) fn adapter_uuid(device: &ComPtr<IDxclInteropDevice>) -> Option<[u8; 16]> {
-    let mut info = DXCL_ADAPTER_INFO::default();
-    let p = device.as_ptr();
-    // SAFETY: a live IDxclInteropDevice; `info` is a valid out struct.
-    let hr = unsafe { ((*(*p).lpVtbl).GetAdapterInfo)(p, &mut info) };
-    (SUCCEEDED(hr)
-        && info.Backend == DXCL_BACKEND_KIND_VULKAN
-        && info.Flags & DXCL_ADAPTER_FLAG_SOFTWARE as u32 == 0)
-        .then_some(info.DeviceUuid)
+/// How the resource's memory is laid out when it is an exportable fd.
+pub(crate) fn fd_memory(resource: &Interop) -> Option<FdMemory> {
+    resource.fd_image().map(|image| match image {
+        true => FdMemory::Image,
+        false => FdMemory::Linear,
+    })
 }
 
 /// What a context can do with exportable memory from one adapter.

@@ -5,6 +5,8 @@
 //! them, and as a CPU wait where they do not.
 //!
 //! - [`cl`]: the platform's external-memory and semaphore entry points, and device capabilities.
+//! - [`dxvk_semaphores`]: DXVK's device as an interop device whose shared semaphores are
+//!   signalled and waited for on DXVK's queue (the Direct3D half of ordering DXVK's textures).
 //! - [`import`]: what a context can import, and the import of a resource's memory.
 //! - [`sync`]: the per-context pool of shared semaphores and the two ordering operations.
 
@@ -15,6 +17,7 @@ use crate::d3d::com::ComPtr;
 use dxcl_abi::interop::{IDxclInteropDevice, IDxclInteropResource};
 
 pub(crate) mod cl;
+pub(crate) mod dxvk_semaphores;
 pub(crate) mod import;
 pub(crate) mod sync;
 
@@ -45,14 +48,20 @@ impl Context {
     }
 
     /// Opens the context's semaphore pool with its first external-memory object, when GPU-side
-    /// sync is on and both sides have semaphores.
+    /// sync is on and both sides have semaphores: on dxcl's interop device, else on DXVK's
+    /// device made one here (its textures are shared through memory it cannot export or through
+    /// dxcl's memory on it: shared semaphores on its queue order the hand-offs on the GPU).
     pub fn open_pool(&self, req: &Request) {
         let fns = self
             .support
             .semaphores
             .filter(|_| super::gpu_sync_from_env());
-        if let (Some(fns), Some(dev)) = (fns, self.device.as_ref()) {
-            sync::open_pool(req.context, dev, fns);
+        if let Some(fns) = fns {
+            sync::open_pool(req.context, fns, || {
+                self.device
+                    .clone()
+                    .or_else(|| dxvk_semaphores::interop_device(req.device))
+            });
         }
     }
 }

@@ -219,19 +219,22 @@ impl Drop for Pool {
     }
 }
 
-/// Opens `context`'s pool unless it has one. Without one (the runtime exports no semaphores),
-/// acquire and release wait on the CPU.
+/// Opens `context`'s pool unless it has one, on the interop device that `device` gives (made
+/// only for a new pool). Without one (the runtime exports no semaphores), acquire and release
+/// wait on the CPU.
 pub(crate) fn open_pool(
     context: cl_context,
-    device: &ComPtr<IDxclInteropDevice>,
     fns: SemaphoreFns,
+    device: impl FnOnce() -> Option<ComPtr<IDxclInteropDevice>>,
 ) {
     let mut guard = pools();
     let map = guard.get_or_insert_with(HashMap::new);
     if map.contains_key(&(context as usize)) {
         return;
     }
-    let device = device.clone();
+    let Some(device) = device() else {
+        return;
+    };
     let mut pool = Pool {
         validation: crate::validate::DeviceMark::new(&device),
         device,
@@ -1127,71 +1130,24 @@ mod tests {
     #[test]
     fn a_refused_release_already_swept_releases_its_event_once() {
         use crate::cl::fake::COMPLETE;
-        use dxcl_abi::interop::{IDxclInteropDeviceVtbl, IDxclInteropResourceVtbl};
-        static DEVICE_VTBL: IDxclInteropDeviceVtbl = IDxclInteropDeviceVtbl::NOT_IMPLEMENTED;
+        use dxcl_abi::interop::IDxclInteropResourceVtbl;
         static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
             AddPendingWorkOrdered: refused_after_a_sweep,
             ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
         };
-        unsafe extern "C" fn no_semaphore(
-            _: cl_context,
-            _: *const cl_semaphore_properties_khr,
-            err: *mut cl_int,
-        ) -> cl_semaphore_khr {
-            // SAFETY: the layer passes a valid error pointer or null.
-            if let Some(e) = unsafe { err.as_mut() } {
-                *e = CL_OUT_OF_RESOURCES;
-            }
-            std::ptr::null_mut()
-        }
-        unsafe extern "C" fn no_enqueue(
-            _: cl_command_queue,
-            _: opencl_sys::cl_uint,
-            _: *const cl_semaphore_khr,
-            _: *const u64,
-            _: opencl_sys::cl_uint,
-            _: *const cl_event,
-            _: *mut cl_event,
-        ) -> cl_int {
-            CL_OUT_OF_RESOURCES
-        }
         unsafe extern "C" fn no_release(_: cl_semaphore_khr) -> cl_int {
             CL_OUT_OF_RESOURCES
         }
         fake::install();
         let (ev, q) = (COMPLETE + 0x10, EVENTS + 0x91);
-        let device = Box::into_raw(Box::new(IDxclInteropDevice {
-            lpVtbl: &DEVICE_VTBL,
-        }));
         let resource = Box::into_raw(Box::new(IDxclInteropResource {
             lpVtbl: &RESOURCE_VTBL,
         }));
-        // SAFETY: live COM objects of static vtables, never freed (their counts are no-ops).
-        let (device, resource) = unsafe {
-            (
-                ComPtr::from_owned(device).unwrap(),
-                ComPtr::from_owned(resource).unwrap(),
-            )
-        };
-        pools().get_or_insert_with(HashMap::new).insert(
-            SWEPT_CONTEXT,
-            Pool {
-                validation: None,
-                device,
-                fns: SemaphoreFns {
-                    create: no_semaphore,
-                    wait: no_enqueue,
-                    signal: no_enqueue,
-                    release: no_release,
-                },
-                context: SWEPT_CONTEXT as cl_context,
-                mode: SyncMode::Adaptive,
-                semaphores: Vec::new(),
-                side: Vec::new(),
-                pending: Pending::default(),
-                queues: Queues::default(),
-            },
-        );
+        // SAFETY: a live COM object of a static vtable, never freed (its counts are no-ops).
+        let resource = unsafe { ComPtr::from_owned(resource).unwrap() };
+        pools()
+            .get_or_insert_with(HashMap::new)
+            .insert(SWEPT_CONTEXT, pool_of(SWEPT_CONTEXT, no_release, &[]));
         let ordered = order_d3d_after_next_access(
             &resource,
             SWEPT_CONTEXT as cl_context,
@@ -1249,32 +1205,45 @@ mod tests {
         S_OK
     }
 
+    /// A platform that makes no semaphore.
+    unsafe extern "C" fn no_semaphore(
+        _: cl_context,
+        _: *const cl_semaphore_properties_khr,
+        err: *mut cl_int,
+    ) -> cl_semaphore_khr {
+        // SAFETY: the layer passes a valid error pointer or null.
+        if let Some(e) = unsafe { err.as_mut() } {
+            *e = CL_OUT_OF_RESOURCES;
+        }
+        std::ptr::null_mut()
+    }
+
+    /// A platform that enqueues no semaphore command.
+    unsafe extern "C" fn no_enqueue(
+        _: cl_command_queue,
+        _: opencl_sys::cl_uint,
+        _: *const cl_semaphore_khr,
+        _: *const u64,
+        _: opencl_sys::cl_uint,
+        _: *const cl_event,
+        _: *mut cl_event,
+    ) -> cl_int {
+        CL_OUT_OF_RESOURCES
+    }
+
     /// A pool of `context` with a semaphore per (id, handle, last command) of `semaphores`, on a
-    /// device whose only method is DestroySharedSemaphore.
-    fn pool_of(context: usize, semaphores: &[(u64, usize, usize)]) -> Pool {
+    /// device whose only method is DestroySharedSemaphore, and a platform whose only semaphore
+    /// call is `release`.
+    fn pool_of(
+        context: usize,
+        release: unsafe extern "C" fn(cl_semaphore_khr) -> cl_int,
+        semaphores: &[(u64, usize, usize)],
+    ) -> Pool {
         use dxcl_abi::interop::IDxclInteropDeviceVtbl;
         static DEVICE_VTBL: IDxclInteropDeviceVtbl = IDxclInteropDeviceVtbl {
             DestroySharedSemaphore: count_destroy,
             ..IDxclInteropDeviceVtbl::NOT_IMPLEMENTED
         };
-        unsafe extern "C" fn no_semaphore(
-            _: cl_context,
-            _: *const cl_semaphore_properties_khr,
-            _: *mut cl_int,
-        ) -> cl_semaphore_khr {
-            std::ptr::null_mut()
-        }
-        unsafe extern "C" fn no_enqueue(
-            _: cl_command_queue,
-            _: opencl_sys::cl_uint,
-            _: *const cl_semaphore_khr,
-            _: *const u64,
-            _: opencl_sys::cl_uint,
-            _: *const cl_event,
-            _: *mut cl_event,
-        ) -> cl_int {
-            CL_OUT_OF_RESOURCES
-        }
         let device = Box::into_raw(Box::new(IDxclInteropDevice {
             lpVtbl: &DEVICE_VTBL,
         }));
@@ -1303,7 +1272,7 @@ mod tests {
                 create: no_semaphore,
                 wait: no_enqueue,
                 signal: no_enqueue,
-                release: count_release,
+                release,
             },
             context: context as cl_context,
             mode: SyncMode::Adaptive,
@@ -1331,6 +1300,7 @@ mod tests {
         let (running, complete) = (EVENTS + 0xA0, COMPLETE + 0x30);
         let pool = pool_of(
             EVENTS + 0xA8,
+            count_release,
             &[(0xA0, 0x5E_A0, running), (0xA1, 0x5E_A1, complete)],
         );
         let start = std::time::Instant::now();
@@ -1374,7 +1344,11 @@ mod tests {
     fn closing_returns_when_the_platform_release_blocks() {
         use crate::cl::fake::COMPLETE;
         fake::install();
-        let pool = pool_of(EVENTS + 0xA9, &[(0xB0, BLOCKING, COMPLETE + 0x32)]);
+        let pool = pool_of(
+            EVENTS + 0xA9,
+            count_release,
+            &[(0xB0, BLOCKING, COMPLETE + 0x32)],
+        );
         let start = std::time::Instant::now();
         close_within(pool, SHORT);
         let took = start.elapsed();

@@ -17,28 +17,34 @@
 //! The shadow ([`shadow`]) is pinned memory on a discrete GPU. An acquire packs the staging
 //! resource into it in pieces of whole rows, on a few threads for a large one, and enqueues
 //! each piece's copy to the memory object as soon as its bytes are in, so that the CPU's copies
-//! and the bus's overlap ([`crate::d3d::packed`]).
+//! and the bus's overlap ([`packed`]).
+//!
+//! The Direct3D half, beside it: [`staging_resource`] (the staging resource and its copies; the
+//! external-copy and shadow-copy strategies make their one-subresource textures with it too),
+//! [`packed`] (the pieces) and [`host_copy`] (the runtime's copies into registered host memory).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use opencl_sys::{
-    cl_command_queue, cl_event, cl_int, cl_mem, CL_COMPLETE, CL_FALSE, CL_OUT_OF_RESOURCES,
-};
+use opencl_sys::{cl_command_queue, cl_event, cl_int, cl_mem, CL_COMPLETE, CL_OUT_OF_RESOURCES};
 
-use super::{create_plain, made, release_mem, Decision, HandOff, Made, Request, SharingStrategy};
-use crate::cl::{check, down, events, reaper};
+use super::{Decision, HandOff, Made, Request, SharingStrategy};
+use crate::cl::copy::Region;
+use crate::cl::{events, reaper};
 use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::device_lock::DeviceLock;
 use crate::d3d::interop::{self, Interop};
-use crate::d3d::packed::Piece;
-use crate::d3d::staging_resource::{Place, Staging};
+use packed::Piece;
 use shadow::Shadow;
+use staging_resource::{Place, Staging};
 
+mod host_copy;
+mod packed;
 mod shadow;
+pub(super) mod staging_resource;
 
-/// The pieces an acquire's copy to the device is cut into (see [`crate::d3d::packed`]): large
+/// The pieces an acquire's copy to the device is cut into (see [`packed`]): large
 /// enough that each command's own cost stays small beside its bytes.
 const ACQUIRE_PIECE: usize = 8 << 20;
 use dxcl_abi::interop::IDxclInteropResource;
@@ -168,8 +174,12 @@ impl Drop for WriteBack {
 }
 
 impl StagingCopy {
-    pub(super) fn create(req: &Request, decision: Decision) -> Made {
-        let mem = create_plain(req, None)?;
+    pub(super) fn create(
+        req: &Request,
+        interop: Option<&Interop>,
+        decision: Decision,
+    ) -> Made<Self> {
+        let mem = req.create_plain(None)?;
         let staging = Staging::new(
             req.version,
             req.kind,
@@ -180,7 +190,7 @@ impl StagingCopy {
             Place::Host,
         );
         let Ok(staging) = staging else {
-            release_mem(mem);
+            crate::cl::release_mem(mem);
             return Err(CL_OUT_OF_RESOURCES.into());
         };
         let len = staging.layout().len();
@@ -189,7 +199,7 @@ impl StagingCopy {
             d3d: staging,
             pin: shadow::wants_pinned(req.host_unified, len),
         };
-        made(
+        Ok((
             mem,
             StagingCopy {
                 decision,
@@ -204,11 +214,10 @@ impl StagingCopy {
                 // SAFETY: the memory object's entry holds the counted reference to the resource
                 // for as long as this strategy lives (the write-back's pending work does not use
                 // it); the specs let the memory object add exactly one reference.
-                interop: Interop::query(&req.resource.com)
-                    .map(|i| unsafe { i.com.into_borrowed() }),
+                interop: interop.map(|i| unsafe { i.com.clone().into_borrowed() }),
                 last_upload: Mutex::new(None),
             },
-        )
+        ))
     }
 
     fn last_upload(&self) -> MutexGuard<'_, Option<usize>> {
@@ -256,7 +265,7 @@ impl StagingCopy {
         events::when_complete(
             read,
             Box::new(move |status| {
-                crate::in_callback(move || {
+                crate::core::exit::in_callback(move || {
                     let Some(copy) = copy.upgrade() else {
                         // Written back, and nothing holds the copy any more.
                         return;
@@ -575,7 +584,7 @@ impl SharingStrategy for StagingCopy {
         // event alive); the status is the callback's.
         let handle = read as usize;
         let run = Box::new(move |status| {
-            crate::in_callback(|| {
+            crate::core::exit::in_callback(|| {
                 copy.read_back_ended(handle as cl_event, status, reaper::release_event);
                 if pinned {
                     // Not on the platform's thread: a copy of the whole shadow, and the buffer's
@@ -718,63 +727,19 @@ unsafe fn enqueue_copy(
 ) -> Result<cl_event, cl_int> {
     // SAFETY: the piece's bytes lie inside the shadow (caller's contract).
     let host: *mut std::ffi::c_void = unsafe { shadow.add(piece.bytes.start) }.cast();
-    let mut ev = std::ptr::null_mut();
-    // Held until the enqueue call returned (see WaitList).
-    let wait = crate::cl::wait::WaitList::new(wait);
-    let (n, list) = wait.raw();
-    let (origin, region) = (piece.origin, piece.region);
-    let (offset, size) = (origin[0], piece.bytes.len());
-    let r = match (kind, read) {
-        (ResourceKind::Buffer, true) => {
-            let f = down!(clEnqueueReadBuffer);
-            // SAFETY: `host` holds the piece's `size` bytes for as long as the copy runs
-            // (caller's contract).
-            unsafe { f(queue, mem, CL_FALSE, offset, size, host, n, list, &mut ev) }
-        }
-        (ResourceKind::Buffer, false) => {
-            let f = down!(clEnqueueWriteBuffer);
-            // SAFETY: as above.
-            unsafe { f(queue, mem, CL_FALSE, offset, size, host, n, list, &mut ev) }
-        }
-        (_, true) => {
-            let f = down!(clEnqueueReadImage);
-            // SAFETY: as above; the piece is its region's texels, tightly packed (pitches 0).
-            unsafe {
-                f(
-                    queue,
-                    mem,
-                    CL_FALSE,
-                    origin.as_ptr(),
-                    region.as_ptr(),
-                    0,
-                    0,
-                    host,
-                    n,
-                    list,
-                    &mut ev,
-                )
-            }
-        }
-        (_, false) => {
-            let f = down!(clEnqueueWriteImage);
-            // SAFETY: as above.
-            unsafe {
-                f(
-                    queue,
-                    mem,
-                    CL_FALSE,
-                    origin.as_ptr(),
-                    region.as_ptr(),
-                    0,
-                    0,
-                    host,
-                    n,
-                    list,
-                    &mut ev,
-                )
-            }
-        }
+    let region = match kind {
+        ResourceKind::Buffer => Region::Buffer {
+            offset: piece.origin[0],
+            len: piece.bytes.len(),
+        },
+        // The piece is its region's texels, tightly packed (pitches 0).
+        _ => Region::Image {
+            origin: piece.origin,
+            region: piece.region,
+            row_pitch: 0,
+            slice_pitch: 0,
+        },
     };
-    check(r)?;
-    Ok(events::owned(ev))
+    // SAFETY: `host` holds the piece's bytes for as long as the copy runs (caller's contract).
+    unsafe { crate::cl::copy::enqueue(queue, mem, region, host, read, wait) }
 }

@@ -22,15 +22,15 @@ use dxcl_abi::{
     D3D11_USAGE_STAGING, DXGI_SAMPLE_DESC, E_FAIL, HRESULT, SUCCEEDED,
 };
 
-use super::com::ComPtr;
-use super::device_lock::DeviceLock;
 use super::host_copy::HostCopy;
-use super::interop::Interop;
-use super::multithread::Multithread;
 use super::packed::{Layout, Mapping, Piece};
-use super::resource::{device10, device11, AnyResource, Resource};
 use crate::core::tokens::D3dVersion;
 use crate::core::tokens::ResourceKind;
+use crate::d3d::com::ComPtr;
+use crate::d3d::device_lock::DeviceLock;
+use crate::d3d::interop::Interop;
+use crate::d3d::multithread::Multithread;
+use crate::d3d::resource::{device10, device11, AnyResource, Resource};
 
 /// Where a staging resource lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -622,6 +622,76 @@ const SAMPLE_1: DXGI_SAMPLE_DESC = DXGI_SAMPLE_DESC {
     Quality: 0,
 };
 
+/// The one-mip resource of `kind` that `create_staging10` and `create_staging11` make: D3D10's
+/// and D3D11's descriptions and Create methods bear the same names and shapes, so one body
+/// serves both, each created reference handed to its version's `wrap`.
+macro_rules! create_one {
+    ($d:expr, $kind:expr, $format:expr, ($w:expr, $h:expr, $depth:expr), ($usage:expr, $cpu:expr),
+     $buffer:ident => $wrap_buffer:expr, $texture2d:ident => $wrap_2d:expr,
+     $texture3d:ident => $wrap_3d:expr $(,)?) => {{
+        let d = $d;
+        let none = std::ptr::null();
+        // SAFETY (each arm): a live device of the version; a valid description, no initial
+        // data, our own out pointer; on success we own the created resource.
+        match $kind {
+            ResourceKind::Buffer => {
+                let desc = $buffer {
+                    ByteWidth: $w,
+                    Usage: $usage,
+                    CPUAccessFlags: $cpu,
+                    ..Default::default()
+                };
+                let mut out = std::ptr::null_mut();
+                // SAFETY: see above.
+                ($wrap_buffer)(unsafe {
+                    created(((*(*d).lpVtbl).CreateBuffer)(d, &desc, none, &mut out), out)
+                }?)
+            }
+            ResourceKind::Texture2D => {
+                let desc = $texture2d {
+                    Width: $w,
+                    Height: $h,
+                    MipLevels: 1,
+                    ArraySize: 1,
+                    Format: $format,
+                    SampleDesc: SAMPLE_1,
+                    Usage: $usage,
+                    CPUAccessFlags: $cpu,
+                    ..Default::default()
+                };
+                let mut out = std::ptr::null_mut();
+                // SAFETY: see above.
+                ($wrap_2d)(unsafe {
+                    created(
+                        ((*(*d).lpVtbl).CreateTexture2D)(d, &desc, none, &mut out),
+                        out,
+                    )
+                }?)
+            }
+            ResourceKind::Texture3D => {
+                let desc = $texture3d {
+                    Width: $w,
+                    Height: $h,
+                    Depth: $depth,
+                    MipLevels: 1,
+                    Format: $format,
+                    Usage: $usage,
+                    CPUAccessFlags: $cpu,
+                    ..Default::default()
+                };
+                let mut out = std::ptr::null_mut();
+                // SAFETY: see above.
+                ($wrap_3d)(unsafe {
+                    created(
+                        ((*(*d).lpVtbl).CreateTexture3D)(d, &desc, none, &mut out),
+                        out,
+                    )
+                }?)
+            }
+        }
+    }};
+}
+
 /// A D3D11 STAGING resource with CPU read/write of one mip level's extent.
 fn create_staging11(
     device: &ComPtr<ID3D11Device>,
@@ -662,66 +732,16 @@ fn create_staging11(
         ),
         Place::Device | Place::Shared => (D3D11_USAGE_DEFAULT, 0),
     };
-    let none = std::ptr::null();
-    // SAFETY (each arm): a live ID3D11Device; a valid description, no initial data, our own out
-    // pointer; on success we own the created resource.
-    Ok(match kind {
-        ResourceKind::Buffer => {
-            let desc = D3D11_BUFFER_DESC {
-                ByteWidth: w,
-                Usage: usage,
-                CPUAccessFlags: cpu,
-                ..Default::default()
-            };
-            let mut out = std::ptr::null_mut();
-            // SAFETY: see above.
-            unsafe { created(((*(*d).lpVtbl).CreateBuffer)(d, &desc, none, &mut out), out) }?
-                .upcast()
-        }
-        ResourceKind::Texture2D => {
-            let desc = D3D11_TEXTURE2D_DESC {
-                Width: w,
-                Height: h,
-                MipLevels: 1,
-                ArraySize: 1,
-                Format: format,
-                SampleDesc: SAMPLE_1,
-                Usage: usage,
-                CPUAccessFlags: cpu,
-                ..Default::default()
-            };
-            let mut out = std::ptr::null_mut();
-            // SAFETY: see above.
-            unsafe {
-                created(
-                    ((*(*d).lpVtbl).CreateTexture2D)(d, &desc, none, &mut out),
-                    out,
-                )
-            }?
-            .upcast()
-        }
-        ResourceKind::Texture3D => {
-            let desc = D3D11_TEXTURE3D_DESC {
-                Width: w,
-                Height: h,
-                Depth: depth,
-                MipLevels: 1,
-                Format: format,
-                Usage: usage,
-                CPUAccessFlags: cpu,
-                ..Default::default()
-            };
-            let mut out = std::ptr::null_mut();
-            // SAFETY: see above.
-            unsafe {
-                created(
-                    ((*(*d).lpVtbl).CreateTexture3D)(d, &desc, none, &mut out),
-                    out,
-                )
-            }?
-            .upcast()
-        }
-    })
+    Ok(create_one!(
+        d,
+        kind,
+        format,
+        (w, h, depth),
+        (usage, cpu),
+        D3D11_BUFFER_DESC => ComPtr::upcast,
+        D3D11_TEXTURE2D_DESC => ComPtr::upcast,
+        D3D11_TEXTURE3D_DESC => ComPtr::upcast,
+    ))
 }
 
 /// A D3D10 STAGING resource with CPU read/write of one mip level's extent.
@@ -743,63 +763,14 @@ fn create_staging10(
         // D3D11's only.
         Place::Shared => return Err(D3dError(dxcl_abi::E_NOTIMPL)),
     };
-    let none = std::ptr::null();
-    // SAFETY (each arm): a live ID3D10Device; a valid description, no initial data, our own out
-    // pointer; on success we own the created resource.
-    Ok(match kind {
-        ResourceKind::Buffer => {
-            let desc = D3D10_BUFFER_DESC {
-                ByteWidth: w,
-                Usage: usage,
-                CPUAccessFlags: cpu,
-                ..Default::default()
-            };
-            let mut out = std::ptr::null_mut();
-            // SAFETY: see above.
-            Staging10::Buffer(unsafe {
-                created(((*(*d).lpVtbl).CreateBuffer)(d, &desc, none, &mut out), out)
-            }?)
-        }
-        ResourceKind::Texture2D => {
-            let desc = D3D10_TEXTURE2D_DESC {
-                Width: w,
-                Height: h,
-                MipLevels: 1,
-                ArraySize: 1,
-                Format: format,
-                SampleDesc: SAMPLE_1,
-                Usage: usage,
-                CPUAccessFlags: cpu,
-                ..Default::default()
-            };
-            let mut out = std::ptr::null_mut();
-            // SAFETY: see above.
-            Staging10::Texture2D(unsafe {
-                created(
-                    ((*(*d).lpVtbl).CreateTexture2D)(d, &desc, none, &mut out),
-                    out,
-                )
-            }?)
-        }
-        ResourceKind::Texture3D => {
-            let desc = D3D10_TEXTURE3D_DESC {
-                Width: w,
-                Height: h,
-                Depth: depth,
-                MipLevels: 1,
-                Format: format,
-                Usage: usage,
-                CPUAccessFlags: cpu,
-                ..Default::default()
-            };
-            let mut out = std::ptr::null_mut();
-            // SAFETY: see above.
-            Staging10::Texture3D(unsafe {
-                created(
-                    ((*(*d).lpVtbl).CreateTexture3D)(d, &desc, none, &mut out),
-                    out,
-                )
-            }?)
-        }
-    })
+    Ok(create_one!(
+        d,
+        kind,
+        format,
+        (w, h, depth),
+        (usage, cpu),
+        D3D10_BUFFER_DESC => Staging10::Buffer,
+        D3D10_TEXTURE2D_DESC => Staging10::Texture2D,
+        D3D10_TEXTURE3D_DESC => Staging10::Texture3D,
+    ))
 }

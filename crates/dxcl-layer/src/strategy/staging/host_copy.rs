@@ -10,9 +10,9 @@ use std::ffi::c_void;
 use dxcl_abi::interop::{IDxclInteropDevice, IDxclInteropResource, DXCL_BOX};
 use dxcl_abi::{E_NOTIMPL, HRESULT, SUCCEEDED, S_OK};
 
-use super::com::ComPtr;
 use super::packed::{Layout, Piece};
 use crate::core::tokens::ResourceKind;
+use crate::d3d::com::ComPtr;
 
 /// A shadow's registration with the runtime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
