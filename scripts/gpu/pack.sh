@@ -1,8 +1,9 @@
 #!/bin/sh
-# Builds everything the GPU suite needs on this (Debian, Rust) machine and packs it into .carry/gpu
-# (git-ignored); the Vulkan/GL loader packages an NVIDIA machine may lack go into .gl. Copy .carry and
-# .gl into the repository root on your NVIDIA machine, which needs no Rust, and run
-# `sh .carry/gpu/run.sh` there (docs/gpu.md, "Running the GPU suite on your NVIDIA machine").
+# Builds everything the GPU suite needs on this (Debian, Rust) machine and packs it into one folder,
+# gpu-pack/ in the repository root (git-ignored): the build, the programs, the scripts, and in
+# gpu-pack/debs the Vulkan/GL loader packages an NVIDIA machine may lack. Copy gpu-pack into the
+# repository root on your NVIDIA machine, which needs no Rust, and run `sh gpu-pack/run.sh` there
+# (docs/gpu.md, "Running the GPU suite on your NVIDIA machine").
 set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -21,12 +22,14 @@ if [ -n "$missing" ]; then
     # shellcheck disable=SC2086 # a word list
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-out=.carry/gpu
+out=gpu-pack
+debs=$out/debs
 make --no-print-directory stage
 make --no-print-directory -C tests/conformance all STAGE="$root/build/stage"
 make --no-print-directory -C tests/gpu probe
 make --no-print-directory -C tests/platform
-rm -rf "$out"
+# A fresh pack each time, but the loader packages stay: they are downloaded once.
+if [ -d "$out" ]; then find "$out" -mindepth 1 -maxdepth 1 ! -name debs -exec rm -rf {} +; fi
 mkdir -p "$out/lib" "$out/bin" "$out/conformance"
 cp build/stage/lib/libdxcl_d3d.so build/stage/lib/libdxcl_layer.so build/platform/libcrashtrace.so "$out/lib/"
 cp build/stage/bin/dxcl build/gpu/probe build/platform/failed_event "$out/bin/"
@@ -63,13 +66,13 @@ if [ -e build/dxvk/lib/libdxvk_d3d11.so ]; then
 else
     echo "pack: no DXVK build in build/dxvk: the GPU suite's dxvk part will say SKIPPED (docs/dxvk.md)"
 fi
-if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
-    mkdir -p .gl /tmp/amd64/partial
+if ! ls "$debs"/libvulkan1_*.deb >/dev/null 2>&1; then
+    mkdir -p "$debs" /tmp/amd64/partial
     o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
     # shellcheck disable=SC2086 # $o is a word list
     apt-get $o update -q >/dev/null
     # shellcheck disable=SC2086
-    (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+    (cd "$debs" && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 fi
-du -sh "$out" .gl
-echo "packed: copy .gl and .carry to the NVIDIA machine's checkout and run there: sh .carry/gpu/run.sh"
+du -sh "$out"
+echo "packed: copy $out into the NVIDIA machine's checkout and run there: sh $out/run.sh"

@@ -1,15 +1,15 @@
 #!/bin/sh
 # The GPU suite, run as root on your NVIDIA machine from the repository root, after
-# scripts/gpu/pack.sh packed .carry/gpu and .gl on a build machine and you copied both there: the
+# scripts/gpu/pack.sh packed gpu-pack on a build machine and you copied it there: the
 # loaders, the NVIDIA OpenCL ICD, then the probe, `dxcl info`, the conformance suite on the Vulkan
 # adapter and the NVIDIA platform, the demo, the benchmark, the frame pipeline, the fixed sync modes
 # for contrast, and every program's exit status. Name parts to run only those (default: all).
-# Logs go to the folder OUT names (OUT=dir sh .carry/gpu/run.sh), default build/gpu-out.
+# Logs go to the folder OUT names (OUT=dir sh gpu-pack/run.sh), default build/gpu-out.
 set -u
 g=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-build/gpu-out}
 mkdir -p "$out"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
+for f in "$g"/debs/*.deb; do dpkg -x "$f" /; done
 ldconfig
 # Only NVIDIA: the suite takes the first platform that has the sharing extensions.
 mkdir -p /tmp/vendors
@@ -174,7 +174,7 @@ dxvk_handoff() {
     done
 }
 if { named dxvk || named dxvk-handoff; } && [ ! -d "$g/dxvk" ]; then
-    echo "dxvk: SKIPPED, NOTHING TESTED: no DXVK in .carry/gpu/dxvk (build it on the build machine first, then pack: docs/dxvk.md)"
+    echo "dxvk: SKIPPED, NOTHING TESTED: no DXVK in gpu-pack/dxvk (build it on the build machine first, then pack: docs/dxvk.md)"
 elif { want dxvk || named dxvk-handoff; } && [ -d "$g/dxvk" ]; then
     d=$g/dxvk
     mkdir -p /tmp/dxcl-vk-layer

@@ -64,5 +64,6 @@ pub(crate) fn override_slots(t: &mut cl_icd_dispatch) {
     t.clEnqueueTask = Some(guard::task);
     t.clFinish = Some(queue::finish);
     t.clReleaseCommandQueue = Some(queue::release);
+    t.clSetCommandQueueProperty = Some(queue::set_property);
     ext::install_khr_slots(t);
 }

@@ -38,6 +38,8 @@ pub(crate) unsafe extern "C" fn finish(queue: cl_command_queue) -> cl_int {
 /// queue goes before its events), the release is held back until the layer lets go of the
 /// last such event.
 pub(crate) unsafe extern "C" fn release(queue: cl_command_queue) -> cl_int {
+    // The queue may go now: the hand-off path's facts of it are stale (cl::queue_facts).
+    crate::cl::queue_changed();
     status(|| {
         // Flushed first: once held, the queue may go on another thread at any moment.
         crate::cl::flush(queue);
@@ -52,6 +54,22 @@ pub(crate) unsafe extern "C" fn release(queue: cl_command_queue) -> cl_int {
         let below = down!(clReleaseCommandQueue);
         // SAFETY: the application's queue, passed on unchanged; the platform validates it.
         check(unsafe { below(queue) })
+    })
+}
+
+/// `clSetCommandQueueProperty` (OpenCL 1.0) may turn out-of-order execution on or off: the
+/// hand-off path's facts of the queue are stale (cl::queue_facts). Passed on unchanged.
+pub(crate) unsafe extern "C" fn set_property(
+    queue: cl_command_queue,
+    properties: opencl_sys::cl_command_queue_properties,
+    enable: opencl_sys::cl_bool,
+    old_properties: *mut opencl_sys::cl_command_queue_properties,
+) -> cl_int {
+    crate::cl::queue_changed();
+    status(|| {
+        let below = down!(clSetCommandQueueProperty);
+        // SAFETY: the application's arguments, passed on unchanged; the platform validates them.
+        check(unsafe { below(queue, properties, enable, old_properties) })
     })
 }
 

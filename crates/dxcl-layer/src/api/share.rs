@@ -20,7 +20,6 @@ use std::sync::Arc;
 use opencl_sys::{
     cl_command_queue, cl_event, cl_int, cl_mem, cl_uint, CL_INVALID_COMMAND_QUEUE,
     CL_INVALID_CONTEXT, CL_INVALID_EVENT_WAIT_LIST, CL_INVALID_MEM_OBJECT, CL_INVALID_VALUE,
-    CL_QUEUE_CONTEXT,
 };
 
 use super::{down, slice};
@@ -123,12 +122,8 @@ pub(crate) unsafe fn acquire_release(
         return Ok(());
     }
     // CL_INVALID_COMMAND_QUEUE "if command_queue is not a valid command-queue".
-    let get_queue_info = down!(clGetCommandQueueInfo);
-    let context: usize = trace::time(Step::ClQueueInfo, || {
-        // SAFETY: our own buffer; the platform validates the queue.
-        query_value(|n, p, r| unsafe { get_queue_info(queue, CL_QUEUE_CONTEXT, n, p, r) })
-    })
-    .map_err(|_| CL_INVALID_COMMAND_QUEUE)?;
+    let facts = crate::cl::queue_facts(queue).map_err(|_| CL_INVALID_COMMAND_QUEUE)?;
+    let context = facts.context as usize;
     // CL_INVALID_CONTEXT "if context associated with command_queue was not created from a
     // Direct3D 1x context".
     let user_sync = trace::time(Step::RegistryContext, || {
@@ -222,7 +217,7 @@ pub(crate) unsafe fn acquire_release(
         mark(DXCL_OPENCL_ACCESS_SHARED, ext.release_call());
         // Another object of the call orders Direct3D after the event once the first has.
         let wanted = !event.is_null() || items.len() > 1;
-        release_objects(queue, context, &items, wait, (sync, wanted))
+        release_objects((queue, facts), &items, wait, (sync, wanted))
     } else {
         acquire_objects(queue, context, &items, wait, (sync, !event.is_null()))
     };
@@ -316,14 +311,13 @@ fn each_object(
 /// with the call's event, orders later Direct3D work after it. Returns the event, or null when
 /// not `wanted` and its reference went to Direct3D's pending work.
 fn release_objects(
-    queue: cl_command_queue,
-    context: opencl_sys::cl_context,
+    (queue, facts): (cl_command_queue, crate::cl::QueueFacts),
     items: &[Item],
     wait: &[cl_event],
     (sync, wanted): (bool, bool),
 ) -> Result<cl_event, cl_int> {
     let mut h = trace::time(Step::HandOffNew, || {
-        HandOff::release(queue, context, wait, sync)
+        HandOff::release(queue, facts, wait, sync)
     })?;
     h.event_wanted = wanted;
     each_object(

@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::{
     cl_command_queue, cl_event, cl_int, cl_uint, CL_EVENT_COMMAND_EXECUTION_STATUS,
-    CL_EVENT_COMMAND_QUEUE, CL_INVALID_COMMAND_QUEUE, CL_INVALID_EVENT, CL_QUEUED, CL_QUEUE_DEVICE,
-    CL_QUEUE_REFERENCE_COUNT, CL_SUCCESS,
+    CL_EVENT_COMMAND_QUEUE, CL_INVALID_COMMAND_QUEUE, CL_INVALID_EVENT, CL_QUEUED,
+    CL_QUEUE_CONTEXT, CL_QUEUE_DEVICE, CL_QUEUE_PROPERTIES, CL_QUEUE_REFERENCE_COUNT, CL_SUCCESS,
 };
 
 pub(crate) const EVENTS: usize = 0xD0C1_0000;
@@ -22,6 +22,8 @@ pub(crate) const ONE_REFERENCE: usize = EVENTS + 3;
 pub(crate) const COMPLETE: usize = EVENTS + 0xC0;
 /// Every queue's device (`CL_QUEUE_DEVICE`): outside the range of the fake's events and queues.
 pub(crate) const DEVICE: usize = EVENTS + 0x200;
+/// Every queue's context (`CL_QUEUE_CONTEXT`): no call is made on it.
+pub(crate) const CONTEXT: usize = EVENTS + 0x201;
 /// A queue whose `clFinish` answers `CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST`, as NVIDIA's
 /// does after the layer's commands were terminated by a failed event.
 pub(crate) const FINISH_TERMINATED: usize = EVENTS + 0xF1;
@@ -104,6 +106,7 @@ unsafe extern "C" fn queue_info(
     if !ours(q as usize) {
         return CL_INVALID_COMMAND_QUEUE;
     }
+    count("queue_info", q);
     match param {
         CL_QUEUE_REFERENCE_COUNT => {
             let refs: cl_uint = if q as usize == ONE_REFERENCE { 1 } else { 2 };
@@ -113,6 +116,18 @@ unsafe extern "C" fn queue_info(
         // One device for every queue; no call is made on it.
         // SAFETY: as above.
         CL_QUEUE_DEVICE => unsafe { answer(DEVICE, size, value, size_ret) },
+        // One context for every queue, and every queue in order.
+        // SAFETY: as above.
+        CL_QUEUE_CONTEXT => unsafe { answer(CONTEXT, size, value, size_ret) },
+        // SAFETY: as above.
+        CL_QUEUE_PROPERTIES => unsafe {
+            answer(
+                0 as opencl_sys::cl_command_queue_properties,
+                size,
+                value,
+                size_ret,
+            )
+        },
         _ => CL_INVALID_COMMAND_QUEUE,
     }
 }

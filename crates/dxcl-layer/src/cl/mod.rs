@@ -9,8 +9,9 @@
 //! - [`reaper`]: releases that completion callbacks hand to a thread of the layer's.
 //! - [`wait`]: wait lists of the layer's own commands, failed events replaced.
 
+use std::cell::Cell;
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::{cl_event, cl_int, cl_uint, CL_SUCCESS};
@@ -153,6 +154,7 @@ pub(crate) fn release_queue(queue: opencl_sys::cl_command_queue) {
 
 /// Releases a reference to a queue now (a release [`events::hold_release`] held back).
 pub(crate) fn release_queue_now(queue: opencl_sys::cl_command_queue) {
+    queue_changed();
     held::let_go(queue);
     if let Some(release) = target().and_then(|t| t.clReleaseCommandQueue) {
         // SAFETY: a queue the layer created and holds one reference to.
@@ -179,6 +181,54 @@ pub(crate) fn queue_device(
     Ok(d as opencl_sys::cl_device_id)
 }
 
+/// What the hand-off path needs of a queue: its context, its device, and whether it runs its
+/// commands in order.
+#[derive(Clone, Copy)]
+pub(crate) struct QueueFacts {
+    pub context: opencl_sys::cl_context,
+    pub device: opencl_sys::cl_device_id,
+    pub in_order: bool,
+}
+
+/// Counts every release of a command queue made through the layer (the application's and the
+/// layer's own) and every change of a queue's properties: a queue handle whose facts were read
+/// at the current count still names the same live queue.
+static QUEUE_CHANGES: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The facts of the queue this thread last handed objects off on, with the count they were
+    /// read at (see [`queue_facts`]).
+    static LAST_QUEUE: Cell<Option<(usize, u64, QueueFacts)>> = const { Cell::new(None) };
+}
+
+/// A queue may be destroyed, or its properties changed, from now on: facts read before are
+/// stale. Called before the release or change is passed on.
+pub(crate) fn queue_changed() {
+    QUEUE_CHANGES.fetch_add(1, Ordering::AcqRel);
+}
+
+/// [`QueueFacts`] of `queue` (the platform's error for an invalid queue). An application hands
+/// objects off on the same queue again and again, and three queries per hand-off cost more than
+/// the layer's own work in it (docs/benchmarks.md): the facts of the queue this thread used last
+/// are kept until any queue is released or changed. The count is read before the queries, so a
+/// release that races them leaves the facts stale, never wrongly current.
+pub(crate) fn queue_facts(queue: opencl_sys::cl_command_queue) -> Result<QueueFacts, cl_int> {
+    let changes = QUEUE_CHANGES.load(Ordering::Acquire);
+    let last = LAST_QUEUE.with(Cell::get);
+    if let Some((q, at, facts)) = last {
+        if q == queue as usize && at == changes {
+            return Ok(facts);
+        }
+    }
+    let facts = QueueFacts {
+        context: queue_context(queue)?,
+        device: queue_device(queue)?,
+        in_order: queue_in_order(queue)?,
+    };
+    LAST_QUEUE.with(|c| c.set(Some((queue as usize, changes, facts))));
+    Ok(facts)
+}
+
 /// Whether `queue` runs its commands in order (no `CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE`).
 pub(crate) fn queue_in_order(queue: opencl_sys::cl_command_queue) -> Result<bool, cl_int> {
     let f = down!(clGetCommandQueueInfo);
@@ -187,4 +237,40 @@ pub(crate) fn queue_in_order(queue: opencl_sys::cl_command_queue) -> Result<bool
         info::query_value(|n, p, r| unsafe { f(queue, opencl_sys::CL_QUEUE_PROPERTIES, n, p, r) })
     })?;
     Ok(props & opencl_sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cl::fake::{self, calls};
+
+    /// A queue's facts are read once and kept; a release or property change of any queue made
+    /// through the layer makes the next hand-off read them again; an invalid queue is refused.
+    #[test]
+    fn queue_facts_are_kept_until_a_queue_changes() {
+        fake::install();
+        let q = (fake::EVENTS + 0x31) as opencl_sys::cl_command_queue;
+        let reads = || calls("queue_info", q);
+        let f = queue_facts(q).unwrap();
+        assert_eq!(f.context as usize, fake::CONTEXT);
+        assert_eq!(f.device as usize, fake::DEVICE);
+        assert!(f.in_order);
+        let after_first = reads();
+        assert!(
+            after_first >= 3,
+            "three queries at the first read: {after_first}"
+        );
+        // Kept, unless a test beside this one released a queue meanwhile.
+        let at = QUEUE_CHANGES.load(Ordering::Acquire);
+        queue_facts(q).unwrap();
+        if QUEUE_CHANGES.load(Ordering::Acquire) == at {
+            assert_eq!(reads(), after_first, "kept: no query");
+        }
+        queue_changed();
+        queue_facts(q).unwrap();
+        assert!(reads() >= after_first + 3, "read again after a change");
+        // Another handle is never answered from the kept facts.
+        let bad = 0x1234 as opencl_sys::cl_command_queue;
+        assert!(queue_facts(bad).is_err());
+    }
 }

@@ -6,7 +6,7 @@
 //! the marker whose event the application gets.
 
 use opencl_sys::{
-    cl_command_queue, cl_context, cl_event, cl_int, cl_mem, cl_uint, CL_COMMAND_USER,
+    cl_command_queue, cl_context, cl_device_id, cl_event, cl_int, cl_mem, cl_uint, CL_COMMAND_USER,
 };
 
 use super::external::{cl as external_cl, sync as external_sync};
@@ -61,6 +61,8 @@ pub(crate) struct HandOff<'a> {
     /// Objects whose ordering was left to Direct3D's next access, which flushes the queue if
     /// the release is still pending then.
     left_to_next_access: usize,
+    /// Release: the queue's device (`cl::queue_facts`).
+    device: Option<cl_device_id>,
 }
 
 impl<'a> HandOff<'a> {
@@ -86,20 +88,22 @@ impl<'a> HandOff<'a> {
             event_wanted: true,
             lent: false,
             left_to_next_access: 0,
+            device: None,
         }
     }
 
     /// A release: everything in it follows the work already submitted to `queue`.
     pub fn release(
         queue: cl_command_queue,
-        context: cl_context,
+        facts: crate::cl::QueueFacts,
         wait: &'a [cl_event],
         sync: bool,
     ) -> Result<Self, cl_int> {
-        let mut h = Self::acquire(queue, context, wait, sync);
+        let mut h = Self::acquire(queue, facts.context, wait, sync);
+        h.device = Some(facts.device);
         // An in-order queue runs the release's own commands after its earlier work already; an
         // out-of-order one needs the marker to stand for that work.
-        h.in_order = crate::cl::queue_in_order(queue)?;
+        h.in_order = facts.in_order;
         if !h.in_order {
             h.prior = Some(events::marker(queue, &[])?);
         }
@@ -341,7 +345,7 @@ impl<'a> HandOff<'a> {
                 external_sync::order_d3d_after_next_access(
                     interop,
                     self.context,
-                    (self.queue, self.in_order),
+                    (self.queue, self.device, self.in_order),
                     done,
                     owned,
                 )

@@ -816,11 +816,12 @@ unsafe extern "system" fn pending_release(p: *mut c_void) {
 pub(crate) fn order_d3d_after_next_access(
     interop: &ComPtr<IDxclInteropResource>,
     context: cl_context,
-    (queue, in_order): (cl_command_queue, bool),
+    (queue, device, in_order): (cl_command_queue, Option<cl_device_id>, bool),
     done: cl_event,
     owned: bool,
 ) -> bool {
-    let Ok(device) = crate::cl::queue_device(queue) else {
+    // The caller's, when it knows it (cl::queue_facts).
+    let Some(device) = device.or_else(|| crate::cl::queue_device(queue).ok()) else {
         return false;
     };
     if !owned && events::retain(done).is_err() {
@@ -1151,7 +1152,7 @@ mod tests {
         let ordered = order_d3d_after_next_access(
             &resource,
             SWEPT_CONTEXT as cl_context,
-            (q as cl_command_queue, true),
+            (q as cl_command_queue, None, true),
             ev as cl_event,
             false,
         );

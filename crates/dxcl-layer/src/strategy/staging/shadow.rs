@@ -1,7 +1,7 @@
 //! The staging copy's host shadow: where the bytes wait between Direct3D's staging resource and
 //! the OpenCL memory object.
 //!
-//! On a device without host-unified memory (a discrete GPU) a shadow of 1 MiB or more is pinned:
+//! On a device without host-unified memory (a discrete GPU) a shadow of 64 KiB or more is pinned:
 //! the mapping of a `CL_MEM_ALLOC_HOST_PTR` buffer of the memory object's context, which the
 //! platform copies at the bus's speed, where copies from ordinary (pageable) memory go through
 //! the platform's own bounce buffers at a fraction of it. Elsewhere, and where pinning fails, it
