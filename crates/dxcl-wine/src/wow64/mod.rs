@@ -29,7 +29,7 @@ use std::ffi::c_void;
 use crate::gen::{index, MAX_ARGS};
 use crate::host::Host;
 use crate::unixlib::{self, Call, CallbackWow64};
-use crate::{extensions, special};
+use crate::special;
 use info::Answer;
 
 /// How long an array parameter is.
@@ -526,16 +526,13 @@ pub unsafe fn call(host: &Host, p: &mut Call) -> Option<u64> {
     })
 }
 
-/// The host's answer for a 64-bit caller's arguments.
+/// The host's answer for a 64-bit caller's arguments (extension lists filtered, Direct3D
+/// properties given stand-ins: `special::call`, as for a 64-bit program).
 ///
 /// # Safety
 /// `a` are host-layout arguments of entry point `i`.
 unsafe fn dispatch(host: &Host, i: u32, a: &mut [u64; MAX_ARGS]) -> u64 {
     // SAFETY: the caller's contract.
-    if let Some(r) = unsafe { extensions::filtered_info(host, i, a) } {
-        return r as i64 as u64;
-    }
-    // SAFETY: as above.
     if let Some(r) = unsafe { special::call(host, i, a) } {
         return r;
     }
