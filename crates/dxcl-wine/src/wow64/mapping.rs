@@ -5,7 +5,6 @@
 //! non-blocking map be complete when it returns, its event then complete too.
 
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::sync::{LazyLock, Mutex};
 
 use opencl_sys::*;
@@ -29,103 +28,6 @@ static COPIES: LazyLock<Mutex<HashMap<(u64, u32), Copy>>> = LazyLock::new(Defaul
 
 fn copies() -> std::sync::MutexGuard<'static, HashMap<(u64, u32), Copy>> {
     COPIES.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The highest address a copy may end at: below 2 GiB, where every 32-bit program reaches.
-const REACH: u64 = 1 << 31;
-
-/// Memory a 32-bit program reaches: in Wine, its own ntdll's allocation below 2 GiB (Wine's unix
-/// libraries allocate so for 32-bit callers, with the same `zero_bits` mask); elsewhere (the unit
-/// tests, where no Wine manages the address space) a `MAP_32BIT` mapping.
-mod reach {
-    use super::*;
-
-    type NtAllocate =
-        unsafe extern "C" fn(isize, *mut *mut c_void, usize, *mut usize, u32, u32) -> u32;
-    type NtFree = unsafe extern "C" fn(isize, *mut *mut c_void, *mut usize, u32) -> u32;
-
-    const CURRENT_PROCESS: isize = -1;
-    const MEM_COMMIT_RESERVE: u32 = 0x3000;
-    const MEM_RELEASE: u32 = 0x8000;
-    const PAGE_READWRITE: u32 = 4;
-    /// `zero_bits` as a mask: the allocation ends below 2 GiB.
-    const BELOW_2_GIB: usize = 0x7fff_ffff;
-
-    fn ntdll() -> Option<(NtAllocate, NtFree)> {
-        static F: LazyLock<Option<(NtAllocate, NtFree)>> = LazyLock::new(|| {
-            // SAFETY: looking up symbols of the loaded libraries; NUL-terminated names.
-            let (a, f) = unsafe {
-                (
-                    libc::dlsym(libc::RTLD_DEFAULT, c"NtAllocateVirtualMemory".as_ptr()),
-                    libc::dlsym(libc::RTLD_DEFAULT, c"NtFreeVirtualMemory".as_ptr()),
-                )
-            };
-            // SAFETY: Wine's ntdll.so exports both for its unix libraries, with these signatures
-            // (the C convention: WINAPI is empty there).
-            (!a.is_null() && !f.is_null()).then(|| unsafe {
-                (
-                    std::mem::transmute::<*mut c_void, NtAllocate>(a),
-                    std::mem::transmute::<*mut c_void, NtFree>(f),
-                )
-            })
-        });
-        *F
-    }
-
-    /// `bytes` of zeroed memory below 2 GiB.
-    pub fn alloc(bytes: usize) -> Option<u64> {
-        let size = bytes.max(1);
-        let addr = match ntdll() {
-            Some((allocate, _)) => {
-                let (mut addr, mut size) = (std::ptr::null_mut(), size);
-                // SAFETY: Wine's NtAllocateVirtualMemory with out-pointers to our locals.
-                let status = unsafe {
-                    allocate(
-                        CURRENT_PROCESS,
-                        &mut addr,
-                        BELOW_2_GIB,
-                        &mut size,
-                        MEM_COMMIT_RESERVE,
-                        PAGE_READWRITE,
-                    )
-                };
-                (status == 0).then_some(addr as u64)?
-            }
-            None => {
-                // SAFETY: a fresh anonymous private mapping; no existing memory is touched.
-                let p = unsafe {
-                    libc::mmap(
-                        std::ptr::null_mut(),
-                        size,
-                        libc::PROT_READ | libc::PROT_WRITE,
-                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
-                        -1,
-                        0,
-                    )
-                };
-                (p != libc::MAP_FAILED).then_some(p as u64)?
-            }
-        };
-        (addr + size as u64 <= REACH).then_some(addr).or_else(|| {
-            free(addr, size);
-            None
-        })
-    }
-
-    /// Gives back what `alloc` gave for `bytes`.
-    pub fn free(addr: u64, bytes: usize) {
-        match ntdll() {
-            Some((_, free)) => {
-                let (mut addr, mut size) = (addr as usize as *mut c_void, 0);
-                // SAFETY: memory NtAllocateVirtualMemory gave; size 0 releases all of it.
-                unsafe { free(CURRENT_PROCESS, &mut addr, &mut size, MEM_RELEASE) };
-            }
-            None => {
-                // SAFETY: a mapping alloc made of that size, no longer used.
-                unsafe { libc::munmap(addr as usize as *mut c_void, bytes.max(1)) };
-            }
-        }
-    }
 }
 
 /// `clEnqueueMapBuffer(queue, buffer, blocking_map, map_flags, offset, size,
@@ -316,10 +218,10 @@ unsafe fn hand_over(host: &Host, f: &super::Frame, m: Mapped) -> u64 {
         report(err);
         return 0;
     }
-    let low = if mapped + bytes as u64 <= REACH {
+    let low = if mapped + bytes as u64 <= crate::low::REACH {
         mapped
     } else {
-        let Some(low) = reach::alloc(bytes) else {
+        let Some(low) = crate::low::alloc(bytes) else {
             undo(host, f, mapped, event);
             // CL_OUT_OF_HOST_MEMORY "if there is a failure to allocate resources required by the
             // OpenCL implementation on the host": the program's copy.
@@ -419,7 +321,7 @@ pub unsafe fn unmap(host: &Host, a32: &[u64; MAX_ARGS]) -> u64 {
     // SAFETY: the frame's write-backs name the program's event out-pointer.
     unsafe { convert_out(&f) };
     if let Some(c) = copy {
-        reach::free(a32[2], c.bytes);
+        crate::low::free(a32[2], c.bytes);
     }
     r
 }

@@ -28,8 +28,8 @@ use std::ffi::c_void;
 
 use crate::gen::{index, MAX_ARGS};
 use crate::host::Host;
-use crate::unixlib::{self, Call, CallbackWow64};
 use crate::special;
+use crate::unixlib::{self, Call, CallbackWow64};
 use info::Answer;
 
 /// How long an array parameter is.
