@@ -30,6 +30,42 @@ fn copies() -> std::sync::MutexGuard<'static, HashMap<(u64, u32), Copy>> {
     COPIES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A map call made on the host for a 32-bit program: the frame of its converted arguments, the
+/// host's mapping (NULL on failure) and its error.
+struct Made {
+    f: super::Frame,
+    mapped: u64,
+    err: i32,
+}
+
+/// Makes map call `function` (shaped `args`: the flags fourth, the event and `errcode_ret` last)
+/// on the host, blocking; `outs` points further out-arguments at the caller's locals. `Err` with
+/// what the program gets when its arguments do not convert.
+///
+/// # Safety
+/// `a32` are a 32-bit program's arguments of `function`; what `outs` points at outlives the call.
+unsafe fn make(
+    host: &Host,
+    function: u32,
+    args: &[Arg],
+    a32: &[u64; MAX_ARGS],
+    outs: impl FnOnce(&mut [u64; MAX_ARGS]),
+) -> Result<Made, u64> {
+    // SAFETY: the caller's contract.
+    let mut f = match unsafe { convert_in(function, args, a32) } {
+        Ok(f) => f,
+        // SAFETY: as above.
+        Err(code) => return Err(unsafe { failure(args, Ret::Handle, a32, code) }),
+    };
+    let mut err = CL_SUCCESS;
+    f.a[2] = CL_TRUE as u64;
+    f.a[args.len() - 1] = &mut err as *mut i32 as u64;
+    outs(&mut f.a);
+    // SAFETY: the frame holds the host-layout arguments, errcode_ret and `outs`' ours.
+    let mapped = unsafe { dispatch(host, function, &mut f.a) };
+    Ok(Made { f, mapped, err })
+}
+
 /// `clEnqueueMapBuffer(queue, buffer, blocking_map, map_flags, offset, size,
 /// num_events_in_wait_list, event_wait_list, event, errcode_ret)` from a 32-bit program.
 ///
@@ -50,31 +86,10 @@ pub unsafe fn map_buffer(host: &Host, a32: &[u64; MAX_ARGS]) -> u64 {
         Value,
     ];
     // SAFETY: the caller's contract.
-    let mut f = match unsafe { convert_in(index::clEnqueueMapBuffer, ARGS, a32) } {
-        Ok(f) => f,
-        // SAFETY: as above.
-        Err(code) => return unsafe { failure(ARGS, Ret::Handle, a32, code) },
-    };
-    let mut err = CL_SUCCESS;
-    f.a[2] = CL_TRUE as u64;
-    f.a[9] = &mut err as *mut i32 as u64;
-    // SAFETY: the frame holds the host-layout arguments, errcode_ret ours.
-    let mapped = unsafe { dispatch(host, index::clEnqueueMapBuffer, &mut f.a) };
-    let bytes = a32[5] as u32 as usize;
-    // SAFETY: as above.
-    unsafe {
-        hand_over(
-            host,
-            &f,
-            Mapped {
-                at: mapped,
-                err,
-                bytes,
-                flags: a32[3],
-                errcode: a32[9],
-                event: 8,
-            },
-        )
+    match unsafe { make(host, index::clEnqueueMapBuffer, ARGS, a32, |_| {}) } {
+        // SAFETY: the frame of that call; the buffer's mapping is `size` bytes.
+        Ok(m) => unsafe { hand_over(host, m, a32, ARGS.len(), a32[5] as u32 as usize) },
+        Err(r) => r,
     }
 }
 
@@ -100,31 +115,27 @@ pub unsafe fn map_image(host: &Host, a32: &[u64; MAX_ARGS]) -> u64 {
         HandlesOut(Len::One),
         Value,
     ];
-    // SAFETY: the caller's contract.
-    let mut f = match unsafe { convert_in(index::clEnqueueMapImage, ARGS, a32) } {
-        Ok(f) => f,
-        // SAFETY: as above.
-        Err(code) => return unsafe { failure(ARGS, Ret::Handle, a32, code) },
-    };
     let (mut row, mut slice) = (0usize, 0usize);
-    let mut err = CL_SUCCESS;
-    f.a[2] = CL_TRUE as u64;
     // A NULL pitch stays NULL: the host gives the spec's error.
-    if a32[6] != 0 {
-        f.a[6] = &mut row as *mut usize as u64;
-    }
-    if a32[7] != 0 {
-        f.a[7] = &mut slice as *mut usize as u64;
-    }
-    f.a[11] = &mut err as *mut i32 as u64;
-    // SAFETY: the frame holds the host-layout arguments, the pitches and errcode_ret ours.
-    let mapped = unsafe { dispatch(host, index::clEnqueueMapImage, &mut f.a) };
+    let outs = |a: &mut [u64; MAX_ARGS]| {
+        if a32[6] != 0 {
+            a[6] = &mut row as *mut usize as u64;
+        }
+        if a32[7] != 0 {
+            a[7] = &mut slice as *mut usize as u64;
+        }
+    };
+    // SAFETY: the caller's contract; the pitches outlive the call.
+    let m = match unsafe { make(host, index::clEnqueueMapImage, ARGS, a32, outs) } {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
     let mut bytes = 0;
-    if mapped != 0 {
+    if m.mapped != 0 {
         // SAFETY: the region the frame widened: three size_t.
-        let region = unsafe { std::slice::from_raw_parts(f.a[5] as usize as *const u64, 3) };
+        let region = unsafe { std::slice::from_raw_parts(m.f.a[5] as usize as *const u64, 3) };
         let (w, h, d) = (region[0] as usize, region[1] as usize, region[2] as usize);
-        let image = f.a[1];
+        let image = m.f.a[1];
         let elem = query(host, index::clGetImageInfo, image, CL_IMAGE_ELEMENT_SIZE, 8) as usize;
         let kind = query(host, index::clGetMemObjectInfo, image, CL_MEM_TYPE, 4) as u32;
         let rows = |n: usize, pitch: usize| n.saturating_sub(1) * pitch;
@@ -148,21 +159,8 @@ pub unsafe fn map_image(host: &Host, a32: &[u64; MAX_ARGS]) -> u64 {
             }
         }
     }
-    // SAFETY: as above.
-    unsafe {
-        hand_over(
-            host,
-            &f,
-            Mapped {
-                at: mapped,
-                err,
-                bytes,
-                flags: a32[3],
-                errcode: a32[11],
-                event: 10,
-            },
-        )
-    }
+    // SAFETY: the frame of that call; the region's mapping is `bytes` long.
+    unsafe { hand_over(host, m, a32, ARGS.len(), bytes) }
 }
 
 /// A 4- or 8-byte answer of query `name` of `entry` about `object`, 0 when it gives none.
@@ -182,32 +180,15 @@ fn query(host: &Host, entry: u32, object: u64, name: u32, size: usize) -> u64 {
     v
 }
 
-/// A map call's outcome, to hand to the program.
-struct Mapped {
-    /// The host's mapping (NULL when the map failed, with `err`).
-    at: u64,
-    err: i32,
-    bytes: usize,
-    flags: u64,
-    /// The program's `errcode_ret`.
-    errcode: u64,
-    /// The index of the event argument.
-    event: usize,
-}
-
-/// Hands the host's mapping to the program: as it is where the program reaches it, else as a copy.
+/// Hands the host's mapping (`bytes` long) to the program: as it is where the program reaches it,
+/// else as a copy. `n` is the map call's argument count: its flags are argument 3, its event and
+/// `errcode_ret` the last two.
 ///
 /// # Safety
-/// `f` is the map's frame, whose call gave `m`.
-unsafe fn hand_over(host: &Host, f: &super::Frame, m: Mapped) -> u64 {
-    let Mapped {
-        at: mapped,
-        err,
-        bytes,
-        flags,
-        errcode,
-        event,
-    } = m;
+/// `m` is the map call `make` made with the program's arguments `a32`.
+unsafe fn hand_over(host: &Host, m: Made, a32: &[u64; MAX_ARGS], n: usize, bytes: usize) -> u64 {
+    let Made { f, mapped, err } = m;
+    let (flags, event, errcode) = (a32[3], n - 2, a32[n - 1]);
     let report = |code: i32| {
         if errcode != 0 {
             // SAFETY: the program's cl_int *errcode_ret.
@@ -222,7 +203,7 @@ unsafe fn hand_over(host: &Host, f: &super::Frame, m: Mapped) -> u64 {
         mapped
     } else {
         let Some(low) = crate::low::alloc(bytes) else {
-            undo(host, f, mapped, event);
+            undo(host, &f, mapped, event);
             // CL_OUT_OF_HOST_MEMORY "if there is a failure to allocate resources required by the
             // OpenCL implementation on the host": the program's copy.
             report(CL_OUT_OF_HOST_MEMORY);
@@ -251,7 +232,7 @@ unsafe fn hand_over(host: &Host, f: &super::Frame, m: Mapped) -> u64 {
         low
     };
     // SAFETY: the frame's write-backs name the program's event out-pointer.
-    unsafe { convert_out(f) };
+    unsafe { convert_out(&f) };
     report(CL_SUCCESS);
     low
 }
