@@ -30,9 +30,9 @@
 # steps 3-5 in the Debian 13 system (the same DLLs, programs and staged dxcl, its Wine 10.0, Mesa's
 # lavapipe and PoCL), through `scripts/wine/trixie.sh scripts/wine/dxvk.sh --run OUT PREFIX`.
 #
-# With --wow64, DXVK's DLLs are built 32-bit too (build-win32.txt, into build/dxvk-windows/x32), the
-# programs and the suite 32-bit, and steps 3-5 run in the system wow64.sh makes, with the DLLs in
-# the prefix's syswow64.
+# With --wow64, DXVK's DLLs are built 32-bit instead (build-win32.txt, into build/dxvk-windows/x32;
+# meson's folder build/dxvk-windows/meson32), the programs and the suite 32-bit, and steps 3-5 run
+# in the system wow64.sh makes, with the DLLs in the prefix's syswow64.
 #
 # Logs: build/wine/dxvk-tests, with --wine10 build/wine/dxvk-tests-10.0, with --wow64
 # build/wine/dxvk-tests-wow64 (DXVK's own logs in dxvk-logs/); prefix: build/wine/dxvk-prefix (-10.0,
@@ -134,43 +134,40 @@ make --no-print-directory wine build/icd-pocl
 make --no-print-directory stage
 export OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-$root/build/icd-pocl}
 
-if [ ! -f "$dlls/meson/build.ninja" ]; then
-    meson setup "$dlls/meson" "$dxvk_src" --cross-file "$dxvk_src/build-win64.txt" \
-        --cross-file "$root/scripts/wine/mingw-posix.txt" --buildtype release --prefix "$dlls" \
-        --bindir x64 --libdir x64 -Denable_d3d9=false
-fi
-ninja -C "$dlls/meson" -j "${DXVK_JOBS:-$(nproc)}"
-ninja -C "$dlls/meson" install >/dev/null
-printf 'source %s\ntag %s\n' "$dxvk_src" "$dxvk_tag" > "$dlls/SOURCE"
-echo "wine dxvk: DXVK $dxvk_tag's Windows DLLs in $dlls/x64 ($(($(date +%s) - start)) s so far)"
-
-if [ "$wow64" -eq 1 ]; then
-    # The 32-bit DLLs: DXVK's build-win32.txt, MinGW-w64's i686 posix-thread compilers.
-    if [ ! -f "$dlls/meson32/build.ninja" ]; then
-        meson setup "$dlls/meson32" "$dxvk_src" --cross-file "$dxvk_src/build-win32.txt" \
-            --cross-file "$root/scripts/wine/mingw-posix32.txt" --buildtype release --prefix "$dlls" \
-            --bindir x32 --libdir x32 -Denable_d3d9=false
+# build_dlls MESON_DIR CROSS_FILE POSIX_FILE ARCH: DXVK's three DLLs into $dlls/ARCH (meson's folder
+# MESON_DIR; a second run rebuilds only what changed).
+build_dlls() {
+    if [ ! -f "$1/build.ninja" ]; then
+        meson setup "$1" "$dxvk_src" --cross-file "$dxvk_src/$2" --cross-file "$root/scripts/wine/$3" \
+            --buildtype release --prefix "$dlls" --bindir "$4" --libdir "$4" -Denable_d3d9=false
     fi
-    ninja -C "$dlls/meson32" -j "${DXVK_JOBS:-$(nproc)}"
-    ninja -C "$dlls/meson32" install >/dev/null
-    echo "wine dxvk: DXVK $dxvk_tag's 32-bit DLLs in $dlls/x32 ($(($(date +%s) - start)) s so far)"
-    out=$root/build/wine/dxvk-tests-wow64
-    rm -rf "$out"
-    mkdir -p "$out/dxvk-logs"
-    wine_build_programs "$out" 32
-    scripts/wine/wow64.sh "$root/scripts/wine/dxvk.sh" --run "$out" "$root/build/wine/dxvk-prefix-wow64" 32
-elif [ "$wine10" -eq 1 ]; then
-    out=$root/build/wine/dxvk-tests-10.0
-    rm -rf "$out"
-    mkdir -p "$out/dxvk-logs"
-    wine_build_programs "$out"
-    # The system's own OCL_ICD_VENDORS (its PoCL); the rest of the environment goes in with it.
-    scripts/wine/trixie.sh "$root/scripts/wine/dxvk.sh" --run "$out" "$root/build/wine/dxvk-prefix-10.0"
+    ninja -C "$1" -j "${DXVK_JOBS:-$(nproc)}"
+    ninja -C "$1" install >/dev/null
+    printf 'source %s\ntag %s\n' "$dxvk_src" "$dxvk_tag" > "$dlls/SOURCE"
+    echo "wine dxvk: DXVK $dxvk_tag's Windows DLLs in $dlls/$4 ($(($(date +%s) - start)) s so far)"
+}
+
+# The DLLs, the programs, then the run: here, in the Debian 13 system, or in the new-mode one.
+suffix="" bits=64
+if [ "$wow64" -eq 1 ]; then
+    # 32-bit: DXVK's build-win32.txt, MinGW-w64's i686 posix-thread compilers.
+    build_dlls "$dlls/meson32" build-win32.txt mingw-posix32.txt x32
+    suffix=-wow64 bits=32
 else
-    out=$root/build/wine/dxvk-tests
-    rm -rf "$out"
-    mkdir -p "$out/dxvk-logs"
-    wine_build_programs "$out"
-    run_tests "$out" "$root/build/wine/dxvk-prefix"
+    build_dlls "$dlls/meson" build-win64.txt mingw-posix.txt x64
+    [ "$wine10" -eq 0 ] || suffix=-10.0
+fi
+out=$root/build/wine/dxvk-tests$suffix
+prefix=$root/build/wine/dxvk-prefix$suffix
+rm -rf "$out"
+mkdir -p "$out/dxvk-logs"
+wine_build_programs "$out" "$bits"
+if [ "$wow64" -eq 1 ]; then
+    scripts/wine/wow64.sh "$root/scripts/wine/dxvk.sh" --run "$out" "$prefix" 32
+elif [ "$wine10" -eq 1 ]; then
+    # The system's own OCL_ICD_VENDORS (its PoCL); the rest of the environment goes in with it.
+    scripts/wine/trixie.sh "$root/scripts/wine/dxvk.sh" --run "$out" "$prefix"
+else
+    run_tests "$out" "$prefix"
 fi
 echo "wine dxvk: passed ($(($(date +%s) - start)) s in all)"
