@@ -26,6 +26,12 @@ named() { case " $what " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 if want probe; then "$g/bin/probe" > "$out/probe.log" 2>&1; grep RESULT "$out/probe.log"; fi
 # What makes clFinish slow once semaphores are in use, and whether a separate queue avoids it.
 if want semfloor; then "$g/bin/probe" semfloor > "$out/semfloor.log" 2>&1; grep -E "RESULT|FAIL" "$out/semfloor.log"; fi
+# What one API's first copy costs right after the other's, with no dxcl (asked for by name): the
+# staging hand-off's four copies on each kind of Vulkan queue, against each API alone.
+if named crossing; then
+    for f in graphics compute transfer; do "$g/bin/probe" crossing "$f"; done > "$out/crossing.log" 2>&1
+    grep -E "RESULT|FAIL|family" "$out/crossing.log"
+fi
 if want info; then "$g/bin/dxcl" info 2>&1 | tee "$out/info.log"; fi
 if want demo; then "$g/bin/dxcl" demo --size 2048 --out "$out/demo.png" 2>&1 | tee "$out/demo.log"; fi
 # The whole suite, every program, then the data-path ones again with the staging strategy. Run

@@ -64,6 +64,8 @@ static uint32_t queue_family;
 static VkCommandPool pool;
 static uint8_t vk_uuid[16];
 static int quiet; /* lifecycle rounds print only their result */
+/* The queue family vk_init takes: 0, or (crossing) the first of the asked kind. */
+static VkQueueFlags family_has, family_lacks;
 
 static uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags want) {
     VkPhysicalDeviceMemoryProperties mp;
@@ -102,6 +104,11 @@ static void vk_init(void) {
     VkQueueFamilyProperties qf[16];
     vkGetPhysicalDeviceQueueFamilyProperties(phys, &qn, qf);
     queue_family = 0;
+    for (uint32_t i = 0; family_has && i < qn; i++)
+        if ((qf[i].queueFlags & family_has) == family_has && !(qf[i].queueFlags & family_lacks)) {
+            queue_family = i;
+            break;
+        }
     float prio = 1;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueFamilyIndex = queue_family, .queueCount = 1, .pQueuePriorities = &prio};
@@ -276,6 +283,7 @@ static int semfloor(void);
 static int teardown(int rounds, int hold_queue);
 static int releases(int rounds, int mode);
 static int overlap(int mib);
+static int crossing(const char *family);
 
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "overlap"))
@@ -288,6 +296,8 @@ int main(int argc, char **argv) {
         return lifecycle(atoi(argv[2]), argv[3]);
     if (argc == 2 && !strcmp(argv[1], "semfloor"))
         return semfloor();
+    if (argc == 3 && !strcmp(argv[1], "crossing"))
+        return crossing(argv[2]);
     vk_init();
     cl_platform_id plat = NULL;
     cl_device_id cldev = match_cl_device(&plat);
@@ -1313,5 +1323,146 @@ static int overlap(int mib) {
     clReleaseCommandQueue(q2);
     clReleaseContext(ctx);
     vkFreeCommandBuffers(dev, pool, 1, &cb);
+    return 0;
+}
+
+/* ---- crossing: what the first command of one API costs right after the other's ------------ */
+/* A staging hand-off's four copies with no dxcl: Vulkan copies a device buffer out to host memory,
+ * OpenCL writes those bytes into its buffer and finishes, reads them back and finishes, Vulkan
+ * copies them in again; each timed with its wait. Against the same copies with the other API left
+ * out. FAMILY picks the Vulkan queue: graphics (family 0), compute (a compute family without
+ * graphics), transfer (a transfer family without graphics and compute). */
+static double cr_p(double *v, int n, double q) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return v[(int)(q * (n - 1))];
+}
+
+static void cr_vk_copy(VkCommandBuffer cb, VkFence fence) {
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VK(vkQueueSubmit(queue, 1, &si, fence));
+    VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+    VK(vkResetFences(dev, 1, &fence));
+}
+
+static VkCommandBuffer cr_record(VkBuffer from, VkBuffer to, VkDeviceSize size) {
+    VkCommandBuffer cb;
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+    VK(vkAllocateCommandBuffers(dev, &ai, &cb));
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VK(vkBeginCommandBuffer(cb, &bi));
+    VkBufferCopy region = {.size = size};
+    vkCmdCopyBuffer(cb, from, to, 1, &region);
+    VK(vkEndCommandBuffer(cb));
+    return cb;
+}
+
+static int crossing(const char *family) {
+    enum { ROUNDS = 300 };
+    if (!strcmp(family, "compute")) {
+        family_has = VK_QUEUE_COMPUTE_BIT;
+        family_lacks = VK_QUEUE_GRAPHICS_BIT;
+    } else if (!strcmp(family, "transfer")) {
+        family_has = VK_QUEUE_TRANSFER_BIT;
+        family_lacks = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
+    }
+    quiet = 1;
+    vk_init();
+    printf("crossing: Vulkan queue family %u (%s)\n", queue_family, family);
+    cl_platform_id plat = NULL;
+    cl_device_id cldev = match_cl_device(&plat);
+    if (!cldev) {
+        printf("RESULT crossing: no CL device matches the Vulkan device's UUID\n");
+        return 1;
+    }
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
+    CHECK_CL(err, "clCreateContext");
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, cldev, NULL, &err);
+    CHECK_CL(err, "clCreateCommandQueue");
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    VK(vkCreateFence(dev, &fci, NULL, &fence));
+    size_t sizes[] = {4 << 10, 16 << 10, 32 << 10, 64 << 10, 256 << 10, 1 << 20};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t size = sizes[k];
+        vk_buffer res = vk_buffer_new(size, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        vk_buffer host = vk_buffer_new(size, 0, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+        void *mapped;
+        VK(vkMapMemory(dev, host.mem, 0, VK_WHOLE_SIZE, 0, &mapped));
+        VkCommandBuffer out = cr_record(res.buf, host.buf, size), in = cr_record(host.buf, res.buf, size);
+        cl_mem mem = clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+        CHECK_CL(err, "clCreateBuffer");
+        cl_mem pin = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, NULL, &err);
+        CHECK_CL(err, "clCreateBuffer pinned");
+        void *pinned = clEnqueueMapBuffer(q, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, NULL, NULL, &err);
+        CHECK_CL(err, "clEnqueueMapBuffer");
+        char *heap = malloc(size);
+        memset(heap, 0x5a, size);
+        for (int pinned_side = 0; pinned_side < 2; pinned_side++) {
+            void *shadow = pinned_side ? pinned : heap;
+            /* 0..3: the four copies in a hand-off's order; 4..7: each alone, its API only. */
+            double t[8][ROUNDS];
+            for (int r = 0; r < ROUNDS; r++) {
+                double t0 = now_us();
+                cr_vk_copy(out, fence);
+                memcpy(shadow, mapped, size);
+                double t1 = now_us();
+                CHECK_CL(clEnqueueWriteBuffer(q, mem, CL_FALSE, 0, size, shadow, 0, NULL, NULL), "write");
+                CHECK_CL(clFinish(q), "clFinish");
+                double t2 = now_us();
+                CHECK_CL(clEnqueueReadBuffer(q, mem, CL_FALSE, 0, size, shadow, 0, NULL, NULL), "read");
+                CHECK_CL(clFinish(q), "clFinish");
+                double t3 = now_us();
+                memcpy(mapped, shadow, size);
+                cr_vk_copy(in, fence);
+                double t4 = now_us();
+                t[0][r] = t1 - t0, t[1][r] = t2 - t1, t[2][r] = t3 - t2, t[3][r] = t4 - t3;
+            }
+            for (int r = 0; r < ROUNDS; r++) {
+                double t0 = now_us();
+                cr_vk_copy(out, fence);
+                double t1 = now_us();
+                cr_vk_copy(in, fence);
+                double t2 = now_us();
+                t[4][r] = t1 - t0, t[7][r] = t2 - t1;
+            }
+            for (int r = 0; r < ROUNDS; r++) {
+                double t0 = now_us();
+                CHECK_CL(clEnqueueWriteBuffer(q, mem, CL_FALSE, 0, size, shadow, 0, NULL, NULL), "write");
+                CHECK_CL(clFinish(q), "clFinish");
+                double t1 = now_us();
+                CHECK_CL(clEnqueueReadBuffer(q, mem, CL_FALSE, 0, size, shadow, 0, NULL, NULL), "read");
+                CHECK_CL(clFinish(q), "clFinish");
+                double t2 = now_us();
+                t[5][r] = t1 - t0, t[6][r] = t2 - t1;
+            }
+            const char *names[4] = {"vk out", "cl write", "cl read", "vk in"};
+            printf("RESULT crossing %s %zu KiB %s shadow: median (p90) us, in a hand-off's order | alone:", family,
+                   size >> 10, pinned_side ? "pinned" : "heap");
+            double m[8], p[8];
+            for (int c = 0; c < 8; c++) {
+                m[c] = cr_p(t[c], ROUNDS, 0.5);
+                p[c] = cr_p(t[c], ROUNDS, 0.9);
+            }
+            for (int c = 0; c < 4; c++) printf(" %s %.1f (%.1f) | %.1f (%.1f);", names[c], m[c], p[c], m[c + 4], p[c + 4]);
+            printf(" sum %.1f | %.1f\n", m[0] + m[1] + m[2] + m[3], m[4] + m[5] + m[6] + m[7]);
+        }
+        free(heap);
+        clEnqueueUnmapMemObject(q, pin, pinned, 0, NULL, NULL);
+        clFinish(q);
+        clReleaseMemObject(pin);
+        clReleaseMemObject(mem);
+        VkCommandBuffer cbs[2] = {out, in};
+        vkFreeCommandBuffers(dev, pool, 2, cbs);
+        vkUnmapMemory(dev, host.mem);
+        vkDestroyBuffer(dev, res.buf, NULL);
+        vkFreeMemory(dev, res.mem, NULL);
+        vkDestroyBuffer(dev, host.buf, NULL);
+        vkFreeMemory(dev, host.mem, NULL);
+    }
+    vkDestroyFence(dev, fence, NULL);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
     return 0;
 }
