@@ -110,7 +110,8 @@ impl VulkanBackend {
         let info = vk::BufferCreateInfo::default()
             .size(size)
             .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .sharing_mode(self.sharing_mode())
+            .queue_family_indices(&self.families)
             .push_next(&mut external);
         // SAFETY: the device is alive; `info` and its chain outlive the call.
         let buffer = unsafe { self.device.create_buffer(&info, None) }
@@ -206,8 +207,8 @@ impl VulkanBackend {
         }
     }
 
-    /// `Backend::read_to_host` into registered memory: one submission per region, then a wait
-    /// for each in turn.
+    /// `Backend::read_to_host` into registered memory: one submission per region (on the copy
+    /// lane where there is one), then a wait for each in turn.
     ///
     /// # Safety
     /// As `Backend::read_to_host`.
@@ -228,8 +229,10 @@ impl VulkanBackend {
         let mut values = Vec::with_capacity(regions.len());
         for r in regions {
             let dst = t.at + packed_offset(r, t.row, t.slice, texel);
+            // A copy engine copies between an image and a buffer at offsets of 4 bytes.
+            let lane = m.image.is_none() || dst.is_multiple_of(4);
             let mut q = lock(&self.queue);
-            match &m.image {
+            let value = self.copy_batch(&mut q, lane, |q| match &m.image {
                 None => {
                     let copies = row_copies(
                         src.layout.region_offset(subresource, r),
@@ -240,7 +243,7 @@ impl VulkanBackend {
                         r.h,
                         r.d,
                     );
-                    self.record_copy(&mut q, m.buffer, t.buffer, &copies, &[m])?;
+                    self.record_copy(q, m.buffer, t.buffer, &copies, &[m])
                 }
                 Some(si) => {
                     let copy = image::buffer_image_copy(
@@ -252,7 +255,7 @@ impl VulkanBackend {
                         t.slice,
                         texel as u32,
                     );
-                    self.record_transfer(&mut q, &[m], Some(t.buffer), |cmd| {
+                    self.record_transfer(q, &[m], Some(t.buffer), |cmd| {
                         // SAFETY: `cmd` is recording; the image is alive and in GENERAL, the
                         // region lies in the subresource (trait contract) and its packed bytes
                         // inside the imported buffer (the registered range holds the whole
@@ -266,11 +269,10 @@ impl VulkanBackend {
                                 &[copy],
                             )
                         }
-                    })?;
+                    })
                 }
-            }
-            // Each piece its own batch, so its end can be waited for alone.
-            let value = self.submit(&mut q, None, None)?;
+            })?;
+            // Each piece is its own batch, so its end can be waited for alone.
             values.push(value.max(q.floor));
         }
         if let Some(&last) = values.last() {
@@ -285,7 +287,8 @@ impl VulkanBackend {
     }
 
     /// `Backend::write_from_host` from registered memory: the device reads it directly, as an
-    /// upload's band; waits for the copy (the caller may reuse the memory at once).
+    /// upload's band (on the copy lane where there is one); waits for the copy (the caller may
+    /// reuse the memory at once).
     ///
     /// # Safety
     /// As `Backend::write_from_host`. Returns `Ok(false)` when `host` is not registered.
@@ -302,8 +305,10 @@ impl VulkanBackend {
             let mut q = lock(&self.queue);
             // The registered range holds the subresource tightly packed from `at`, as an upload
             // band does.
-            self.record_upload(&mut q, &t.memory, dst, subresource, &t.full, t.buffer, t.at)?;
-            let value = self.submit(&mut q, None, None)?;
+            let lane = t.memory.image.is_none() || t.at.is_multiple_of(4);
+            let value = self.copy_batch(&mut q, lane, |q| {
+                self.record_upload(q, &t.memory, dst, subresource, &t.full, t.buffer, t.at)
+            })?;
             value.max(q.floor)
         };
         self.mark_host_use(t.key, value);

@@ -288,7 +288,8 @@ impl VulkanBackend {
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(plan.usage)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .sharing_mode(self.sharing_mode())
+            .queue_family_indices(&self.families)
             .initial_layout(vk::ImageLayout::UNDEFINED)
             .push_next(&mut external);
         // SAFETY: the device is alive; the plan was checked against the device's limits for

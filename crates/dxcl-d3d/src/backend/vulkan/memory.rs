@@ -66,7 +66,8 @@ impl VulkanBackend {
         let info = vk::BufferCreateInfo::default()
             .size(size)
             .usage(RESOURCE_USAGE)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .sharing_mode(self.sharing_mode())
+            .queue_family_indices(&self.families)
             .push_next(&mut external);
         // SAFETY: the device is alive; `info` and its chain outlive the call.
         let buffer = unsafe { self.device.create_buffer(&info, None) }

@@ -15,7 +15,8 @@
 //! - `operations`: the [`Backend`] trait on Vulkan (allocation, map, copies, updates, host
 //!   memory, fences, shared semaphores);
 //! - `memory`: a resource's memory, its allocation, export and destruction; `image`: the
-//!   optimal-tiled images of textures; `host_import`: application memory imported for copies;
+//!   optimal-tiled images of textures; `host_import`: application memory imported for copies,
+//!   which run on the copy lane (`lane`, a copy engine's queue) where the device has one;
 //! - `record`: commands recorded into the batch; `compute_copy`: copies run as a compute
 //!   shader; `queue`: the batch, its submission and what it retires; `timeline`: the
 //!   timeline's values, waits and device loss; `staging`: the host-visible buffers copies and
@@ -25,6 +26,7 @@
 mod compute_copy;
 mod host_import;
 mod image;
+mod lane;
 mod memory;
 mod operations;
 mod queue;
@@ -61,6 +63,9 @@ pub struct Options {
     pub linear_textures: bool,
     /// Shader copies on a CPU device too (tests; `DXCL_COMPUTE_COPY` decides where it is set).
     pub shader_copies_on_cpu: bool,
+    /// A copy lane on a CPU device too (tests): the queue itself, with a pool of its own, where
+    /// the device has no transfer-only family.
+    pub copy_lane_on_cpu: bool,
 }
 
 /// One Vulkan device.
@@ -80,6 +85,9 @@ pub struct VulkanBackend {
     force_staging: bool,
     dedicated_only: bool,
     timeline: vk::Semaphore,
+    /// The queue families that use resources: the queue's, and the copy lane's where there is
+    /// one (resources are then shared by both, `VK_SHARING_MODE_CONCURRENT`).
+    families: Vec<u32>,
     queue: Mutex<Queue>,
     memories: Mutex<HashMap<u64, Arc<Memory>>>,
     semaphores: Mutex<HashMap<u64, SharedSemaphore>>,
@@ -142,9 +150,22 @@ pub fn enumerate(options: Options) -> Vec<VulkanBackend> {
 impl VulkanBackend {
     fn open(instance: Arc<Instance>, c: DeviceChoice, options: Options) -> Option<VulkanBackend> {
         let priorities = [1.0f32];
-        let queues = [vk::DeviceQueueCreateInfo::default()
-            .queue_family_index(c.queue_family)
-            .queue_priorities(&priorities)];
+        // The copy lane on a GPU only: a CPU device's copies are the CPU's either way.
+        let copy_family = match c.cpu {
+            false => c.copy_family,
+            true => options
+                .copy_lane_on_cpu
+                .then(|| c.copy_family.unwrap_or(c.queue_family)),
+        }
+        .filter(|_| lane::wanted());
+        let queues: Vec<vk::DeviceQueueCreateInfo> = std::iter::once(c.queue_family)
+            .chain(copy_family.filter(|&f| f != c.queue_family))
+            .map(|family| {
+                vk::DeviceQueueCreateInfo::default()
+                    .queue_family_index(family)
+                    .queue_priorities(&priorities)
+            })
+            .collect();
         let mut extensions = vec![ash::khr::external_memory_fd::NAME.as_ptr()];
         if c.semaphore_export {
             extensions.push(ash::khr::external_semaphore_fd::NAME.as_ptr());
@@ -199,6 +220,24 @@ impl VulkanBackend {
         };
         // SAFETY: queue 0 of the family was requested at creation.
         let raw_queue = unsafe { device.get_device_queue(c.queue_family, 0) };
+        let lane = copy_family.and_then(|family| {
+            let info = vk::CommandPoolCreateInfo::default()
+                .queue_family_index(family)
+                .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+            // SAFETY: the device is alive and has a queue of `family` (requested above); the
+            // info outlives the call. Without a pool there is no lane: copies stay on the queue.
+            let pool = unsafe { device.create_command_pool(&info, None) }.ok()?;
+            // SAFETY: queue 0 of the family was requested at creation.
+            let raw = unsafe { device.get_device_queue(family, 0) };
+            Some(lane::Lane::new(raw, family, pool))
+        });
+        let families: Vec<u32> = std::iter::once(c.queue_family)
+            .chain(
+                lane.as_ref()
+                    .map(|l| l.family)
+                    .filter(|&f| f != c.queue_family),
+            )
+            .collect();
         let compute_copy = shader_copies
             .then(|| compute_copy::ComputeCopy::new(&instance.raw, &device))
             .flatten();
@@ -213,7 +252,8 @@ impl VulkanBackend {
             force_staging: options.force_staging,
             dedicated_only: c.dedicated_only,
             timeline,
-            queue: Mutex::new(Queue::new(raw_queue, pool)),
+            families,
+            queue: Mutex::new(Queue::new(raw_queue, pool, lane)),
             memories: Mutex::new(HashMap::new()),
             semaphores: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
@@ -248,6 +288,16 @@ impl VulkanBackend {
         }
     }
 
+    /// How resources and imported host memory are shared between the queue families that use
+    /// them ([`VulkanBackend::families`]).
+    fn sharing_mode(&self) -> vk::SharingMode {
+        if self.families.len() > 1 {
+            vk::SharingMode::CONCURRENT
+        } else {
+            vk::SharingMode::EXCLUSIVE
+        }
+    }
+
     fn memory(&self, a: &Allocation) -> Option<Arc<Memory>> {
         lock(&self.memories).get(&a.handle).cloned()
     }
@@ -264,6 +314,7 @@ impl Drop for VulkanBackend {
         let ring = q.ring.take().map(|r| r.staging);
         let retired: Vec<_> = q.retired.drain(..).map(|(_, r)| r).collect();
         let pool = q.pool;
+        let lane_pool = q.lane.as_ref().map(|l| l.pool);
         let staging = batches.into_iter().flat_map(|b| b.staging);
         for s in staging.chain(recorded).chain(spares).chain(ring) {
             self.destroy_staging(s);
@@ -291,6 +342,9 @@ impl Drop for VulkanBackend {
                 c.destroy(&self.device);
             }
             self.device.destroy_command_pool(pool, None);
+            if let Some(p) = lane_pool {
+                self.device.destroy_command_pool(p, None);
+            }
             self.device.destroy_device(None);
         }
     }

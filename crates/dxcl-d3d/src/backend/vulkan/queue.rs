@@ -12,6 +12,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::image::{self, Image};
+use super::lane::Lane;
 use super::staging::{SparePool, Staging, UploadRing};
 use super::{Memory, VulkanBackend};
 use crate::backend::BackendError;
@@ -48,6 +49,12 @@ pub struct Queue {
     /// What was freed while the device may still use it, destroyed once the timeline reaches
     /// each value (in no particular order).
     pub retired: Vec<(u64, Retired)>,
+    /// The copy lane (`lane.rs`), where the device has a transfer-only family.
+    pub lane: Option<Lane>,
+    /// `recording` is a lane command buffer: transfers only, no compute stages.
+    pub on_lane: bool,
+    /// The value of the last lane batch the main queue's next batch has not waited for yet.
+    pub lane_value: u64,
 }
 
 /// Something `free` (or a replaced upload ring) left for the device to finish with.
@@ -57,7 +64,7 @@ pub enum Retired {
 }
 
 impl Queue {
-    pub fn new(raw: vk::Queue, pool: vk::CommandPool) -> Queue {
+    pub fn new(raw: vk::Queue, pool: vk::CommandPool, lane: Option<Lane>) -> Queue {
         Queue {
             raw,
             pool,
@@ -71,6 +78,9 @@ impl Queue {
             ring: None,
             spare: SparePool::default(),
             retired: Vec::new(),
+            lane,
+            on_lane: false,
+            lane_value: 0,
         }
     }
 }
@@ -109,15 +119,17 @@ impl VulkanBackend {
     }
 
     /// Orders a transfer or a shader copy after earlier ones on the same buffers and images
-    /// (writes before reads and writes). Images stay in GENERAL.
+    /// (writes before reads and writes). Images stay in GENERAL. `transfers_only`: the command
+    /// buffer is the copy lane's, whose queue has no compute stage.
     pub(super) fn transfer_barrier(
         &self,
         cmd: vk::CommandBuffer,
         buffers: &[vk::Buffer],
         images: &[Image],
+        transfers_only: bool,
     ) {
         // Shader copies (compute_copy.rs) read and write as the transfers do.
-        let (stages, src, dst) = if self.compute_copy.is_some() {
+        let (stages, src, dst) = if self.compute_copy.is_some() && !transfers_only {
             (
                 vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER,
                 vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE,
@@ -192,34 +204,22 @@ impl VulkanBackend {
         self.check_lost()?;
         let cmd = q.recording.take();
         if let Some(cmd) = cmd {
-            // Transfer writes become visible to the host (maps wait for the timeline first).
-            let to_host = vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .dst_access_mask(vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE);
-            // SAFETY: `cmd` is recording; ending it makes it executable.
-            let ended = unsafe {
-                self.device.cmd_pipeline_barrier(
-                    cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &[to_host],
-                    &[],
-                    &[],
-                );
-                self.device.end_command_buffer(cmd)
-            };
-            if ended.is_err() {
+            if self.end_for_host(cmd).is_err() {
                 return Err(self.lose());
             }
         }
         let value = q.next_value;
         let cmds: Vec<vk::CommandBuffer> = cmd.into_iter().collect();
-        let waits: Vec<vk::Semaphore> = wait.into_iter().chain(q.waits.drain(..)).collect();
-        let wait_values = vec![0u64; waits.len()];
+        let mut waits: Vec<vk::Semaphore> = wait.into_iter().chain(q.waits.drain(..)).collect();
+        // Binary semaphores ignore their value.
+        let mut wait_values = vec![0u64; waits.len()];
+        if q.lane_value > 0 {
+            // After the copy lane's last batch (lane.rs): its writes are this batch's to read.
+            waits.push(self.timeline);
+            wait_values.push(std::mem::take(&mut q.lane_value));
+        }
         let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; waits.len()];
         let mut signals: Vec<vk::Semaphore> = signal.into_iter().collect();
-        // Binary semaphores ignore their value.
         let mut signal_values = vec![0u64; signals.len()];
         signals.push(self.timeline);
         signal_values.push(value);
@@ -257,14 +257,42 @@ impl VulkanBackend {
         Ok(value)
     }
 
+    /// Ends a recorded command buffer after a barrier that makes its transfer writes visible to
+    /// the host (maps and host copies wait for the timeline first).
+    pub(super) fn end_for_host(&self, cmd: vk::CommandBuffer) -> Result<(), vk::Result> {
+        let to_host = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE);
+        // SAFETY: `cmd` is recording (caller); ending it makes it executable.
+        unsafe {
+            self.device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[to_host],
+                &[],
+                &[],
+            );
+            self.device.end_command_buffer(cmd)
+        }
+    }
+
     /// Gives back what completed batches held: command buffers, staging buffers (kept as spares
     /// where there is room), bands of the upload ring, and what was freed while in use.
     pub(super) fn reclaim(&self, q: &mut Queue) {
         let ring_busy = q.ring.as_ref().is_some_and(|r| r.alloc.oldest().is_some());
-        if q.in_flight.is_empty() && q.retired.is_empty() && !ring_busy {
+        if q.in_flight.is_empty()
+            && q.retired.is_empty()
+            && !ring_busy
+            && !q.lane.as_ref().is_some_and(Lane::has_busy)
+        {
             return;
         }
         let done = self.completed();
+        if let Some(lane) = q.lane.as_mut() {
+            lane.reclaim(done);
+        }
         while q.in_flight.front().is_some_and(|b| b.value <= done) {
             let Some(b) = q.in_flight.pop_front() else {
                 break;
@@ -297,12 +325,117 @@ impl VulkanBackend {
         }
     }
 
+    /// Runs `record` (which records transfers through [`VulkanBackend::recording`]) as one batch:
+    /// on the copy lane where there is one and `lane` allows it (a copy engine takes image
+    /// copies at buffer offsets of 4 bytes only), else on the main queue. Returns the batch's
+    /// timeline value.
+    pub(super) fn copy_batch(
+        &self,
+        q: &mut Queue,
+        lane: bool,
+        record: impl FnOnce(&mut Queue) -> Result<(), BackendError>,
+    ) -> Result<u64, BackendError> {
+        if q.lane.is_none() || !lane {
+            record(q)?;
+            return self.submit(q, None, None);
+        }
+        // Whatever the main queue holds goes first: the lane batch waits for its value.
+        if q.recording.is_some() || !q.waits.is_empty() {
+            self.submit(q, None, None)?;
+        }
+        let cmd = self.lane_command(q)?;
+        q.recording = Some(cmd);
+        q.on_lane = true;
+        let recorded = record(q);
+        q.on_lane = false;
+        let cmd = q.recording.take().unwrap_or(cmd);
+        let ended =
+            recorded.and_then(|()| self.end_for_host(cmd).map_err(|_| BackendError::DeviceLost));
+        let lane = q.lane.as_mut().ok_or(BackendError::DeviceLost)?;
+        if let Err(e) = ended {
+            // SAFETY: the buffer is the lane pool's and no batch holds it; resetting it makes it
+            // reusable whatever state recording left it in.
+            let reset = unsafe {
+                self.device
+                    .reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())
+            };
+            if reset.is_ok() {
+                lane.spare.push(cmd);
+            }
+            return Err(e);
+        }
+        let value = q.next_value;
+        let waits = [self.timeline];
+        let wait_values = [value - 1];
+        let stages = [vk::PipelineStageFlags::TRANSFER];
+        let signals = [self.timeline];
+        let signal_values = [value];
+        let cmds = [cmd];
+        let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&signal_values);
+        let submit = vk::SubmitInfo::default()
+            .wait_semaphores(&waits)
+            .wait_dst_stage_mask(&stages)
+            .command_buffers(&cmds)
+            .signal_semaphores(&signals)
+            .push_next(&mut timeline);
+        // SAFETY: the lane's queue is used only under the queue lock the caller holds (`q`); the
+        // command buffer is executable; the arrays outlive the call. The signalled value is the
+        // next of the timeline, and the batch waits for the one before it, which the main queue
+        // has submitted (flushed above), so values are signalled in increasing order; the main
+        // queue's next batch waits for this one (`lane_value`) before it signals a larger one.
+        let result = unsafe {
+            self.device
+                .queue_submit(lane.raw, &[submit], vk::Fence::null())
+        };
+        self.counters
+            .submissions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if result.is_err() {
+            return Err(self.lose());
+        }
+        lane.busy.push_back((value, cmd));
+        q.lane_value = value;
+        q.next_value += 1;
+        Ok(value)
+    }
+
+    /// A command buffer of the lane's pool, begun.
+    fn lane_command(&self, q: &mut Queue) -> Result<vk::CommandBuffer, BackendError> {
+        self.check_lost()?;
+        let lane = q.lane.as_mut().ok_or(BackendError::DeviceLost)?;
+        let cmd = match lane.spare.pop() {
+            Some(c) => c,
+            None => {
+                let info = vk::CommandBufferAllocateInfo::default()
+                    .command_pool(lane.pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1);
+                // SAFETY: the lane's pool is this device's and only used under the queue lock,
+                // which the caller holds (`q`).
+                let cmds = unsafe { self.device.allocate_command_buffers(&info) }
+                    .map_err(|_| self.lose())?;
+                cmds[0]
+            }
+        };
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: `cmd` is the lane pool's, not recording and not pending (spare ones completed;
+        // RESET_COMMAND_BUFFER lets begin reset it).
+        if unsafe { self.device.begin_command_buffer(cmd, &begin) }.is_err() {
+            return Err(self.lose());
+        }
+        Ok(cmd)
+    }
+
     /// Marks the device lost and returns the error to report.
     pub(super) fn lose(&self) -> BackendError {
         self.mark_lost();
         // Whatever was submitted finishes (or fails) before anything is freed: from now on
         // `completed` reports everything done.
-        // SAFETY: callers hold the queue lock, the only queue of this device.
+        // SAFETY: callers hold the queue lock, under which alone the queue and the copy lane are
+        // used.
         let _ = unsafe { self.device.device_wait_idle() };
         BackendError::DeviceLost
     }

@@ -87,7 +87,7 @@ impl VulkanBackend {
             buffers.push(b);
         }
         let images: Vec<Image> = users.iter().filter_map(|m| m.image).collect();
-        self.transfer_barrier(cmd, &buffers, &images);
+        self.transfer_barrier(cmd, &buffers, &images, q.on_lane);
         record(cmd);
         for m in users {
             m.last_use.store(q.next_value, Ordering::Release);

@@ -41,6 +41,8 @@ pub struct DeviceChoice {
     pub physical: vk::PhysicalDevice,
     pub adapter: AdapterDesc,
     pub queue_family: u32,
+    /// A transfer-only family (a copy engine) for the copy lane (`lane.rs`).
+    pub copy_family: Option<u32>,
     pub memory: vk::PhysicalDeviceMemoryProperties,
     /// A CPU device (lavapipe): host-visible memory is as fast as any, so Map goes direct.
     pub cpu: bool,
@@ -155,6 +157,24 @@ unsafe fn choose(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<Dev
         .position(|f| f.queue_count > 0 && f.queue_flags.intersects(wanted))?
         as u32;
 
+    let copy_family = families
+        .iter()
+        .position(|f| {
+            f.queue_count > 0
+                && f.queue_flags.contains(vk::QueueFlags::TRANSFER)
+                && !f
+                    .queue_flags
+                    .intersects(vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE)
+                // Any texel of an image can be copied (no coarser transfer granularity).
+                && f.min_image_transfer_granularity
+                    == (vk::Extent3D {
+                        width: 1,
+                        height: 1,
+                        depth: 1,
+                    })
+        })
+        .map(|i| i as u32);
+
     let group = super::compute_copy::GROUP;
     let compute_copy = families[queue_family as usize]
         .queue_flags
@@ -223,6 +243,7 @@ unsafe fn choose(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<Dev
             software: cpu,
         },
         queue_family,
+        copy_family,
         memory,
         cpu,
         dedicated_only,

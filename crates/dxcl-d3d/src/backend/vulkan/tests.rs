@@ -41,20 +41,25 @@ fn backend(force_staging: bool) -> VulkanBackend {
         force_staging,
         linear_textures: false,
         shader_copies_on_cpu: false,
+        copy_lane_on_cpu: false,
     })
 }
 
-/// The device with staging maps forced and linear textures, and as it is (textures as images
-/// where it can; a CPU device maps everything else directly, others their STAGING and DYNAMIC
-/// resources where they can).
+/// The device with staging maps forced and linear textures, as it is (textures as images where
+/// it can; a CPU device maps everything else directly, others their STAGING and DYNAMIC resources
+/// where they can), and with a copy lane (`lane.rs`; on a CPU device, the queue itself).
 fn backends() -> Vec<VulkanBackend> {
     vec![
         backend_with(Options {
             force_staging: true,
             linear_textures: true,
-            shader_copies_on_cpu: false,
+            ..Options::default()
         }),
         backend(false),
+        backend_with(Options {
+            copy_lane_on_cpu: true,
+            ..Options::default()
+        }),
     ]
 }
 
@@ -610,11 +615,14 @@ fn large_uploads_go_in_pieces() {
 #[test]
 fn host_copies_through_registered_memory() {
     let _serial = serial();
+    let mut laned = 0;
     for b in backends() {
         if b.host_import.is_none() {
             eprintln!("host_copies_through_registered_memory: no VK_EXT_external_memory_host");
             continue;
         }
+        let lane = lock(&b.queue).lane.is_some();
+        laned += lane as u32;
         let (d, l) = texture(61, 37, 2);
         let mut a = b.allocate(&d, &l).unwrap();
         let sub = 1; // mip 1 of layer 0: 30x18
@@ -653,6 +661,10 @@ fn host_copies_through_registered_memory() {
             std::ptr::copy_nonoverlapping(changed.as_ptr(), at, len);
             b.write_from_host(&a, sub, at).unwrap();
         }
+        if lane {
+            // Copies went to the lane: the queue's next batch waits for the last of them.
+            assert!(lock(&b.queue).lane_value > 0, "no copy ran on the lane");
+        }
         let rows = read_rows(&b, &a, sub);
         assert_eq!(rows.concat(), changed, "written from registered memory");
         assert_eq!(b.unregister_host(at), Ok(()));
@@ -671,6 +683,9 @@ fn host_copies_through_registered_memory() {
         );
         // SAFETY: `a` is `b`'s and unused from here.
         unsafe { b.free(&mut a) };
+    }
+    if std::env::var("DXCL_COPY_QUEUE").as_deref() != Ok("0") {
+        assert_eq!(laned, 1, "the copy lane was not tested");
     }
 }
 

@@ -1,0 +1,65 @@
+//! The copy lane: a queue of a transfer-only family (a copy engine) for the copies between
+//! resources and registered host memory (`read_to_host`, `write_from_host`).
+//!
+//! Why: on NVIDIA the first OpenCL command after Vulkan work on the graphics or compute engine,
+//! and the first Vulkan command after OpenCL's, waits about 150 µs for that engine to switch
+//! between the two contexts where the platform runs a small copy there (from heap memory up to
+//! 64 KiB, from pinned memory up to 16 KiB). A staging hand-off crosses twice: a 4 KiB buffer took
+//! 227 µs against 18 µs for the platform's own copies. A copy engine never makes that engine
+//! switch: `probe crossing` on an H200 (docs/gpu.md) measured a 4 KiB hand-off's four copies at
+//! 422.8 µs from the graphics queue, 407.5 µs from a compute queue, 90.9 µs from a transfer one.
+//!
+//! Its batches are made by `VulkanBackend::copy_batch` (`queue.rs`). The lane shares the
+//! backend's timeline: a lane batch takes the next value, waits on the GPU for every batch before
+//! it and signals its value, and the main queue's next batch waits for it, so the timeline still
+//! orders everything. Resources and imported host memory are shared by both families
+//! (`VK_SHARING_MODE_CONCURRENT`). `DXCL_COPY_QUEUE=0` turns the lane off.
+
+use std::collections::VecDeque;
+
+use ash::vk;
+
+/// The lane's queue and its command buffers.
+pub struct Lane {
+    pub raw: vk::Queue,
+    pub family: u32,
+    pub pool: vk::CommandPool,
+    /// Command buffers whose batches completed.
+    pub spare: Vec<vk::CommandBuffer>,
+    /// Submitted command buffers and the timeline value each signals.
+    pub busy: VecDeque<(u64, vk::CommandBuffer)>,
+}
+
+impl Lane {
+    pub fn new(raw: vk::Queue, family: u32, pool: vk::CommandPool) -> Lane {
+        Lane {
+            raw,
+            family,
+            pool,
+            spare: Vec::new(),
+            busy: VecDeque::new(),
+        }
+    }
+
+    /// Whether submitted command buffers wait to be given back.
+    pub fn has_busy(&self) -> bool {
+        !self.busy.is_empty()
+    }
+
+    /// Gives back the command buffers of batches the timeline passed (`done`).
+    pub fn reclaim(&mut self, done: u64) {
+        while let Some(&(v, cmd)) = self.busy.front() {
+            if v > done {
+                break;
+            }
+            self.busy.pop_front();
+            self.spare.push(cmd);
+        }
+    }
+}
+
+/// Whether `DXCL_COPY_QUEUE` lets the backend use a copy lane (anything but `0`). Read once.
+pub fn wanted() -> bool {
+    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WANTED.get_or_init(|| std::env::var("DXCL_COPY_QUEUE").as_deref() != Ok("0"))
+}
