@@ -27,9 +27,10 @@ if want probe; then "$g/bin/probe" > "$out/probe.log" 2>&1; grep RESULT "$out/pr
 # What makes clFinish slow once semaphores are in use, and whether a separate queue avoids it.
 if want semfloor; then "$g/bin/probe" semfloor > "$out/semfloor.log" 2>&1; grep -E "RESULT|FAIL" "$out/semfloor.log"; fi
 # What one API's first copy costs right after the other's, with no dxcl (asked for by name): the
-# staging hand-off's four copies on each kind of Vulkan queue, against each API alone.
+# staging hand-off's four copies on each kind of Vulkan queue, against each API alone; then each
+# way of copying into a small OpenCL buffer right after Vulkan's graphics queue.
 if named crossing; then
-    for f in graphics compute transfer; do "$g/bin/probe" crossing "$f"; done > "$out/crossing.log" 2>&1
+    { for f in graphics compute transfer; do "$g/bin/probe" crossing "$f"; done; "$g/bin/probe" crossing-cl; } > "$out/crossing.log" 2>&1
     grep -E "RESULT|FAIL|family" "$out/crossing.log"
 fi
 if want info; then "$g/bin/dxcl" info 2>&1 | tee "$out/info.log"; fi

@@ -284,6 +284,7 @@ static int teardown(int rounds, int hold_queue);
 static int releases(int rounds, int mode);
 static int overlap(int mib);
 static int crossing(const char *family);
+static int crossing_cl(void);
 
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "overlap"))
@@ -298,6 +299,8 @@ int main(int argc, char **argv) {
         return semfloor();
     if (argc == 3 && !strcmp(argv[1], "crossing"))
         return crossing(argv[2]);
+    if (argc == 2 && !strcmp(argv[1], "crossing-cl"))
+        return crossing_cl();
     vk_init();
     cl_platform_id plat = NULL;
     cl_device_id cldev = match_cl_device(&plat);
@@ -1460,6 +1463,106 @@ static int crossing(const char *family) {
         vkFreeMemory(dev, res.mem, NULL);
         vkDestroyBuffer(dev, host.buf, NULL);
         vkFreeMemory(dev, host.mem, NULL);
+    }
+    vkDestroyFence(dev, fence, NULL);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+    return 0;
+}
+
+/* crossing-cl: which OpenCL copy into a small buffer waits for the engine switch after Vulkan's
+ * work on the graphics queue. Each way of copying host bytes into an OpenCL buffer (and an image,
+ * for contrast), timed with its clFinish right after a Vulkan copy on the graphics queue and its
+ * wait, against the same without the Vulkan copy. */
+enum { CC_HEAP, CC_PINNED, CC_COPY, CC_BLOCKING, CC_MAP, CC_IMAGE, CC_WAYS };
+static const char *cc_names[CC_WAYS] = {"write from heap", "write from pinned", "copy from a pinned buffer",
+                                         "blocking write from heap", "map, memcpy, unmap", "image write from heap"};
+
+static void cc_copy(int way, cl_command_queue q, cl_mem mem, cl_mem pin, void *pinned, void *heap, cl_mem img,
+                    size_t size) {
+    cl_int err = CL_SUCCESS;
+    size_t origin[3] = {0, 0, 0}, region[3] = {size / 4 / 32, 32, 1};
+    switch (way) {
+    case CC_HEAP: err = clEnqueueWriteBuffer(q, mem, CL_FALSE, 0, size, heap, 0, NULL, NULL); break;
+    case CC_PINNED: err = clEnqueueWriteBuffer(q, mem, CL_FALSE, 0, size, pinned, 0, NULL, NULL); break;
+    case CC_COPY: err = clEnqueueCopyBuffer(q, pin, mem, 0, 0, size, 0, NULL, NULL); break;
+    case CC_BLOCKING: err = clEnqueueWriteBuffer(q, mem, CL_TRUE, 0, size, heap, 0, NULL, NULL); break;
+    case CC_MAP: {
+        void *p = clEnqueueMapBuffer(q, mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, size, 0, NULL, NULL, &err);
+        CHECK_CL(err, "map");
+        memcpy(p, heap, size);
+        err = clEnqueueUnmapMemObject(q, mem, p, 0, NULL, NULL);
+        break;
+    }
+    case CC_IMAGE: err = clEnqueueWriteImage(q, img, CL_FALSE, origin, region, 0, 0, heap, 0, NULL, NULL); break;
+    }
+    CHECK_CL(err, cc_names[way]);
+    CHECK_CL(clFinish(q), "clFinish");
+}
+
+static int crossing_cl(void) {
+    enum { ROUNDS = 300 };
+    quiet = 1;
+    vk_init();
+    cl_platform_id plat = NULL;
+    cl_device_id cldev = match_cl_device(&plat);
+    if (!cldev) {
+        printf("RESULT crossing-cl: no CL device matches the Vulkan device's UUID\n");
+        return 1;
+    }
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
+    CHECK_CL(err, "clCreateContext");
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, cldev, NULL, &err);
+    CHECK_CL(err, "clCreateCommandQueue");
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    VK(vkCreateFence(dev, &fci, NULL, &fence));
+    size_t sizes[] = {4 << 10, 16 << 10, 64 << 10};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t size = sizes[k];
+        vk_buffer a = vk_buffer_new(size, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        vk_buffer b = vk_buffer_new(size, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        VkCommandBuffer d3d = cr_record(a.buf, b.buf, size);
+        cl_mem mem = clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+        CHECK_CL(err, "clCreateBuffer");
+        cl_mem pin = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, NULL, &err);
+        CHECK_CL(err, "clCreateBuffer pinned");
+        void *pinned = clEnqueueMapBuffer(q, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, NULL, NULL, &err);
+        CHECK_CL(err, "clEnqueueMapBuffer");
+        cl_image_format f = {CL_RGBA, CL_UNSIGNED_INT8};
+        cl_image_desc idesc = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = size / 4 / 32, .image_height = 32};
+        cl_mem img = clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &idesc, NULL, &err);
+        CHECK_CL(err, "clCreateImage");
+        char *heap = malloc(size);
+        memset(heap, 0x5a, size);
+        for (int way = 0; way < CC_WAYS; way++) {
+            double after[ROUNDS], alone[ROUNDS];
+            for (int r = 0; r < ROUNDS; r++) {
+                cr_vk_copy(d3d, fence);
+                double t0 = now_us();
+                cc_copy(way, q, mem, pin, pinned, heap, img, size);
+                double t1 = now_us();
+                cc_copy(way, q, mem, pin, pinned, heap, img, size);
+                double t2 = now_us();
+                after[r] = t1 - t0, alone[r] = t2 - t1;
+            }
+            printf("RESULT crossing-cl %zu KiB, %s: after Vulkan's graphics queue %.1f us (p90 %.1f), right after "
+                   "itself %.1f us (p90 %.1f)\n",
+                   size >> 10, cc_names[way], cr_p(after, ROUNDS, 0.5), cr_p(after, ROUNDS, 0.9),
+                   cr_p(alone, ROUNDS, 0.5), cr_p(alone, ROUNDS, 0.9));
+        }
+        free(heap);
+        clEnqueueUnmapMemObject(q, pin, pinned, 0, NULL, NULL);
+        clFinish(q);
+        clReleaseMemObject(img);
+        clReleaseMemObject(pin);
+        clReleaseMemObject(mem);
+        vkFreeCommandBuffers(dev, pool, 1, &d3d);
+        vkDestroyBuffer(dev, a.buf, NULL);
+        vkFreeMemory(dev, a.mem, NULL);
+        vkDestroyBuffer(dev, b.buf, NULL);
+        vkFreeMemory(dev, b.mem, NULL);
     }
     vkDestroyFence(dev, fence, NULL);
     clReleaseCommandQueue(q);

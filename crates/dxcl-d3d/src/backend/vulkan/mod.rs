@@ -85,6 +85,8 @@ pub struct VulkanBackend {
     force_staging: bool,
     dedicated_only: bool,
     timeline: vk::Semaphore,
+    /// The largest timeline value a query found reached (`timeline.rs`, `passed`).
+    reached: AtomicU64,
     /// The queue families that use resources: the queue's, and the copy lane's where there is
     /// one (resources are then shared by both, `VK_SHARING_MODE_CONCURRENT`).
     families: Vec<u32>,
@@ -252,6 +254,7 @@ impl VulkanBackend {
             force_staging: options.force_staging,
             dedicated_only: c.dedicated_only,
             timeline,
+            reached: AtomicU64::new(0),
             families,
             queue: Mutex::new(Queue::new(raw_queue, pool, lane)),
             memories: Mutex::new(HashMap::new()),

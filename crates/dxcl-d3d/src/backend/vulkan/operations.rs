@@ -490,7 +490,7 @@ unsafe impl Backend for VulkanBackend {
             }
             target
         };
-        self.completed() < target
+        !self.passed(target)
     }
 
     fn has_pending_work(&self, allocation: &Allocation) -> bool {
@@ -503,7 +503,7 @@ unsafe impl Backend for VulkanBackend {
         };
         // Recorded work (target >= next_value) is not complete either: whoever orders after it
         // submits it with the signal.
-        self.completed() < target
+        !self.passed(target)
     }
 
     unsafe fn export_fd(&self, allocation: &Allocation) -> Result<i32, BackendError> {

@@ -18,6 +18,12 @@ impl VulkanBackend {
         }
     }
 
+    /// Whether the timeline has passed `value`, asking the driver only when no earlier answer
+    /// said so: a status query of work known complete (an idle hand-off's) costs no call.
+    pub(super) fn passed(&self, value: u64) -> bool {
+        value <= self.reached.load(Ordering::Acquire) || self.completed() >= value
+    }
+
     /// The timeline's current value; `u64::MAX` once the device is lost (nothing is pending any
     /// more: waiting for it would never end).
     pub(super) fn completed(&self) -> u64 {
@@ -26,7 +32,10 @@ impl VulkanBackend {
         }
         // SAFETY: the timeline semaphore belongs to this device.
         match unsafe { self.device.get_semaphore_counter_value(self.timeline) } {
-            Ok(v) => v,
+            Ok(v) => {
+                self.reached.fetch_max(v, Ordering::AcqRel);
+                v
+            }
             Err(_) => {
                 self.mark_lost();
                 u64::MAX
