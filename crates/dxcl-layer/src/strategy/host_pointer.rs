@@ -57,7 +57,7 @@ use opencl_sys::{
     CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE3D,
 };
 
-use super::{Decision, HandOff, Made, Request, SharingStrategy};
+use super::{external, Decision, Failure, HandOff, Make, Request, Shared, SharingStrategy};
 use crate::cl::copy::Region;
 use crate::cl::{events, info};
 use crate::core::signal::Signal;
@@ -84,12 +84,17 @@ pub(super) struct HostPointer {
     defers: bool,
 }
 
-impl HostPointer {
-    pub(super) fn create(
+/// Makes [`HostPointer`]s.
+pub(super) struct Maker;
+
+impl Make for Maker {
+    fn make(
+        &self,
         req: &Request,
         interop: Option<&Interop>,
+        _context: &external::Context,
         decision: Decision,
-    ) -> Made<Self> {
+    ) -> Result<Shared, Failure> {
         let invalid = req.version.invalid_resource();
         let i = interop.ok_or(invalid)?;
         let (base, _) = i.host_memory().ok_or(invalid)?;
@@ -122,20 +127,21 @@ impl HostPointer {
             None => Region::Buffer { offset: 0, len: w },
         };
         let defers = i.defers;
-        Ok((
+        let strategy = HostPointer {
+            decision,
+            defers,
+            // SAFETY: the memory object's entry holds the counted reference to the resource
+            // for as long as this strategy lives.
+            interop: unsafe { i.com.clone().into_borrowed() },
+            host: ptr as usize,
+            extent,
+            copies,
+            last: Mutex::new(None),
+        };
+        Ok(Shared {
             mem,
-            HostPointer {
-                decision,
-                defers,
-                // SAFETY: the memory object's entry holds the counted reference to the resource
-                // for as long as this strategy lives.
-                interop: unsafe { i.com.clone().into_borrowed() },
-                host: ptr as usize,
-                extent,
-                copies,
-                last: Mutex::new(None),
-            },
-        ))
+            strategy: Arc::new(strategy),
+        })
     }
 }
 

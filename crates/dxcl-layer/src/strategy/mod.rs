@@ -20,6 +20,7 @@ use std::sync::Arc;
 use opencl_sys::{cl_event, cl_int, cl_mem};
 
 use crate::core::signal::Signal;
+use crate::d3d::interop::Interop;
 use facts::Facts;
 
 mod decision;
@@ -112,17 +113,29 @@ pub(crate) struct Shared {
     pub strategy: Arc<dyn SharingStrategy>,
 }
 
-impl Shared {
-    fn of((mem, strategy): (cl_mem, impl SharingStrategy + 'static)) -> Shared {
-        Shared {
-            mem,
-            strategy: Arc::new(strategy),
-        }
-    }
+/// How one strategy makes the memory object: each strategy's `Maker`, the one the decision
+/// names found by [`maker`]. `interop` is the resource's interop object, `context` what the
+/// context offers the external strategies ([`Facts`]).
+pub(crate) trait Make: Sync {
+    fn make(
+        &self,
+        req: &Request,
+        interop: Option<&Interop>,
+        context: &external::Context,
+        decision: Decision,
+    ) -> Result<Shared, Failure>;
 }
 
-/// What a strategy's `create` gives: the memory object and the strategy itself.
-type Made<S> = Result<(cl_mem, S), Failure>;
+/// The maker of `strategy`.
+fn maker(strategy: Strategy) -> &'static dyn Make {
+    match strategy {
+        Strategy::HostPointer => &host_pointer::Maker,
+        Strategy::StagingCopy => &staging::Maker,
+        Strategy::ExternalMemory => &external_memory::Maker,
+        Strategy::ExternalCopy => &external_copy::Maker,
+        Strategy::ShadowCopy => &shadow_copy::Maker,
+    }
+}
 
 /// Chooses the strategy for `req` and makes the memory object with it: the facts first, then
 /// the pure decision, then the strategy; one that cannot make the object after all gives way
@@ -132,7 +145,9 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
     let mut decision = choose_with(&facts.inputs, facts.external.as_ref());
     loop {
         log_once("clCreateFromD3D resource", decision);
-        match make(req, decision, &facts) {
+        let made =
+            maker(decision.strategy).make(req, facts.interop.as_ref(), &facts.context, decision);
+        match made {
             Ok(shared) => return Ok(shared),
             Err(Failure::Error(e)) => return Err(e),
             Err(Failure::Fallback(reason)) if decision.strategy != Strategy::StagingCopy => {
@@ -144,24 +159,4 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
             Err(Failure::Fallback(_)) => return Err(opencl_sys::CL_OUT_OF_RESOURCES),
         }
     }
-}
-
-/// Makes the memory object with the strategy `decision` names.
-fn make(req: &Request, decision: Decision, facts: &Facts) -> Result<Shared, Failure> {
-    let (interop, context) = (facts.interop.as_ref(), &facts.context);
-    Ok(match decision.strategy {
-        Strategy::HostPointer => {
-            Shared::of(host_pointer::HostPointer::create(req, interop, decision)?)
-        }
-        Strategy::ExternalMemory => Shared::of(external_memory::ExternalMemory::create(
-            req, interop, context, decision,
-        )?),
-        Strategy::ExternalCopy => {
-            Shared::of(external_copy::ExternalCopy::create(req, context, decision)?)
-        }
-        Strategy::ShadowCopy => {
-            Shared::of(shadow_copy::ShadowCopy::create(req, context, decision)?)
-        }
-        Strategy::StagingCopy => Shared::of(staging::StagingCopy::create(req, interop, decision)?),
-    })
 }

@@ -23,10 +23,7 @@ use opencl_sys::{cl_event, cl_int, cl_mem, CL_COMPLETE, CL_INVALID_VALUE};
 
 use super::external;
 use super::staging::staging_resource::{Place, Staging};
-use super::{
-    external_memory::ExternalMemory, host_pointer::HostPointer, Decision, Failure, HandOff, Made,
-    Request, SharingStrategy,
-};
+use super::{maker, Decision, Failure, HandOff, Make, Request, Shared, SharingStrategy, Strategy};
 use crate::cl::events;
 use crate::core::signal::Signal;
 use crate::core::tokens::ResourceKind;
@@ -60,9 +57,18 @@ struct PendingCopyBack {
     ended: Option<usize>,
 }
 
-impl ShadowCopy {
+/// Makes [`ShadowCopy`]s.
+pub(super) struct Maker;
+
+impl Make for Maker {
     /// `ext`: what the context's devices import of DXVK's GPU (none on a CPU device).
-    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made<Self> {
+    fn make(
+        &self,
+        req: &Request,
+        _interop: Option<&Interop>,
+        ext: &external::Context,
+        decision: Decision,
+    ) -> Result<Shared, Failure> {
         let fallback = || Failure::Fallback(NO_SHADOW);
         let staging = Staging::new(
             req.version,
@@ -98,29 +104,34 @@ impl ShadowCopy {
             host_unified: req.host_unified,
             device: req.device,
         };
-        let inner: Made<Arc<dyn SharingStrategy>> = if i.host_memory().is_some() {
-            HostPointer::create(&sub, Some(&i), decision).map(|(m, s)| (m, Arc::new(s) as _))
-        } else {
-            ExternalMemory::create(&sub, Some(&i), ext, decision)
-                .map(|(m, s)| (m, Arc::new(s) as _))
+        // The shadow is shared as dxcl's own resources are.
+        let inner = match i.host_memory() {
+            Some(_) => Strategy::HostPointer,
+            None => Strategy::ExternalMemory,
         };
-        let (mem, inner) = inner.map_err(|e| match e {
-            Failure::Error(e) if e != CL_INVALID_VALUE => Failure::Error(e),
-            _ => fallback(),
-        })?;
-        Ok((
+        let Shared { mem, strategy } =
+            maker(inner)
+                .make(&sub, Some(&i), ext, decision)
+                .map_err(|e| match e {
+                    Failure::Error(e) if e != CL_INVALID_VALUE => Failure::Error(e),
+                    _ => fallback(),
+                })?;
+        let strategy = ShadowCopy {
+            decision,
+            inner: strategy,
+            interop: i.com,
+            _shadow_resource: shadow,
+            shadow: Arc::new(Mutex::new(staging)),
+            pending: Mutex::new(None),
+        };
+        Ok(Shared {
             mem,
-            ShadowCopy {
-                decision,
-                inner,
-                interop: i.com,
-                _shadow_resource: shadow,
-                shadow: Arc::new(Mutex::new(staging)),
-                pending: Mutex::new(None),
-            },
-        ))
+            strategy: Arc::new(strategy),
+        })
     }
+}
 
+impl ShadowCopy {
     fn shadow(&self) -> MutexGuard<'_, Staging> {
         self.shadow.lock().unwrap_or_else(|p| p.into_inner())
     }

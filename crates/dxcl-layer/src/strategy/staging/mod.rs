@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use opencl_sys::{cl_command_queue, cl_event, cl_int, cl_mem, CL_COMPLETE, CL_OUT_OF_RESOURCES};
 
-use super::{Decision, HandOff, Made, Request, SharingStrategy};
+use super::{external, Decision, Failure, HandOff, Make, Request, Shared, SharingStrategy};
 use crate::cl::copy::Region;
 use crate::cl::{events, reaper};
 use crate::core::tokens::ResourceKind;
@@ -173,12 +173,17 @@ impl Drop for WriteBack {
     }
 }
 
-impl StagingCopy {
-    pub(super) fn create(
+/// Makes [`StagingCopy`]s.
+pub(super) struct Maker;
+
+impl Make for Maker {
+    fn make(
+        &self,
         req: &Request,
         interop: Option<&Interop>,
+        _context: &external::Context,
         decision: Decision,
-    ) -> Made<Self> {
+    ) -> Result<Shared, Failure> {
         let mem = req.create_plain(None)?;
         let staging = Staging::new(
             req.version,
@@ -199,27 +204,30 @@ impl StagingCopy {
             d3d: staging,
             pin: shadow::wants_pinned(req.host_unified, len),
         };
-        Ok((
+        let strategy = StagingCopy {
+            decision,
+            kind: req.kind,
+            copy: Arc::new(Copy {
+                device: side.d3d.device_lock(),
+                staging: Mutex::new(side),
+                write_back: Mutex::new(None),
+                releases: AtomicU64::new(0),
+                queued: AtomicBool::new(false),
+            }),
+            // SAFETY: the memory object's entry holds the counted reference to the resource
+            // for as long as this strategy lives (the write-back's pending work does not use
+            // it); the specs let the memory object add exactly one reference.
+            interop: interop.map(|i| unsafe { i.com.clone().into_borrowed() }),
+            last_upload: Mutex::new(None),
+        };
+        Ok(Shared {
             mem,
-            StagingCopy {
-                decision,
-                kind: req.kind,
-                copy: Arc::new(Copy {
-                    device: side.d3d.device_lock(),
-                    staging: Mutex::new(side),
-                    write_back: Mutex::new(None),
-                    releases: AtomicU64::new(0),
-                    queued: AtomicBool::new(false),
-                }),
-                // SAFETY: the memory object's entry holds the counted reference to the resource
-                // for as long as this strategy lives (the write-back's pending work does not use
-                // it); the specs let the memory object add exactly one reference.
-                interop: interop.map(|i| unsafe { i.com.clone().into_borrowed() }),
-                last_upload: Mutex::new(None),
-            },
-        ))
+            strategy: Arc::new(strategy),
+        })
     }
+}
 
+impl StagingCopy {
     fn last_upload(&self) -> MutexGuard<'_, Option<usize>> {
         self.last_upload.lock().unwrap_or_else(|p| p.into_inner())
     }
