@@ -53,7 +53,7 @@ impl Make for Maker {
         if external::import::fd_memory(&i) != Some(FdMemory::Image) {
             return Err(Failure::Fallback(NO_SHADOW));
         }
-        let mem = ext.import(req, &i.com)?;
+        let mem = ext.import_memory(req, &i.com)?;
         let strategy = ExternalCopy {
             decision,
             shadow: Mutex::new(shadow),

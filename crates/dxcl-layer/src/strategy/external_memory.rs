@@ -40,7 +40,7 @@ impl Make for Maker {
     ) -> Result<Shared, Failure> {
         let i = interop.ok_or(req.version.invalid_resource())?;
         let defers = i.defers;
-        let mem = ext.import(req, &i.com)?;
+        let mem = ext.import_memory(req, &i.com)?;
         let flush = if defers {
             None
         } else {

@@ -32,7 +32,7 @@ impl Context {
     /// Imports `resource`'s memory whole, as the request's buffer or image (an image: mip 0
     /// of one slice, the request's extent), and opens the context's semaphore pool with it. A
     /// failed import gives way to staging copies, saying why.
-    pub fn import(
+    pub fn import_memory(
         &self,
         req: &Request,
         resource: &ComPtr<IDxclInteropResource>,
