@@ -1,16 +1,17 @@
 //! How a Direct3D resource is shared with an OpenCL context: one seam.
 //!
 //! A strategy is chosen once per memory object ([`share`]: the request's facts, then the pure
-//! [`choose_with`] decision, then the strategy) and kept with it as a [`SharingStrategy`]: it
-//! creates the OpenCL object, carries out each acquire and release through a [`HandOff`],
-//! describes itself, and is destroyed (dropped) with the memory object. `api/` calls nothing else
-//! of it.
+//! [`choose_with`] decision, then the strategy's [`Make`]r, the one seam where it is chosen) and
+//! kept with it as a [`SharingStrategy`]: its maker creates the OpenCL object; it carries out each
+//! acquire and release through a [`HandOff`], describes itself, and is destroyed (dropped) with
+//! the memory object. `api/` calls nothing else of it.
 //!
 //! - [`request`]: what one create call asks for, and the plain OpenCL object of its size.
 //! - [`facts`]: what the decision and the strategies need to know, asked once.
 //! - [`decision`]: the pure decision, public so `dxcl info` can describe it without creating
 //!   anything.
-//! - [`host_pointer`], [`staging`], [`external_memory`], [`external_copy`]: the four strategies.
+//! - [`host_pointer`], [`staging`], [`external_memory`], [`external_copy`], [`shadow_copy`]: the
+//!   five strategies, each with its `Maker`.
 //! - [`hand_off`]: one acquire or release call, with what strategies do together in it.
 //! - [`external`]: the platform's external memory and semaphores, shared by the two external
 //!   strategies.
