@@ -9,7 +9,9 @@ use opencl_sys::{cl_event, cl_int, cl_mem};
 
 use super::external;
 use super::staging::staging_resource::{Place, Staging};
-use super::{Decision, Failure, FdMemory, HandOff, Make, Request, Shared, SharingStrategy};
+use super::{
+    Decision, Failure, FdMemory, HandOff, Made, Make, Materials, Request, SharingStrategy,
+};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::Interop;
 use dxcl_abi::interop::IDxclInteropResource;
@@ -29,13 +31,8 @@ pub(super) struct ExternalCopy {
 pub(super) struct Maker;
 
 impl Make for Maker {
-    fn make(
-        &self,
-        req: &Request,
-        _interop: Option<&Interop>,
-        ext: &external::Context,
-        decision: Decision,
-    ) -> Result<Shared, Failure> {
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made {
+        let ext = with.context;
         const NO_SHADOW: &str =
             "the GPU shadow texture could not be made or imported: staging copy instead";
         let shadow = Staging::new(
@@ -63,10 +60,7 @@ impl Make for Maker {
             acquired_on: Default::default(),
             fns: ext.support.memory,
         };
-        Ok(Shared {
-            mem,
-            strategy: Arc::new(strategy),
-        })
+        Ok((mem, Arc::new(strategy)))
     }
 }
 

@@ -8,9 +8,8 @@ use opencl_sys::{cl_event, cl_int, cl_mem};
 
 use super::external;
 use super::external::dxvk_semaphores::DxvkFlush;
-use super::{Decision, Failure, HandOff, Make, Request, Shared, SharingStrategy};
+use super::{Decision, HandOff, Made, Make, Materials, Request, SharingStrategy};
 use crate::d3d::com::ComPtr;
-use crate::d3d::interop::Interop;
 use dxcl_abi::interop::IDxclInteropResource;
 
 pub(super) struct ExternalMemory {
@@ -31,13 +30,8 @@ pub(super) struct ExternalMemory {
 pub(super) struct Maker;
 
 impl Make for Maker {
-    fn make(
-        &self,
-        req: &Request,
-        interop: Option<&Interop>,
-        ext: &external::Context,
-        decision: Decision,
-    ) -> Result<Shared, Failure> {
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made {
+        let (interop, ext) = (with.interop, with.context);
         let i = interop.ok_or(req.version.invalid_resource())?;
         let defers = i.defers;
         let mem = ext.import_memory(req, &i.com)?;
@@ -56,10 +50,7 @@ impl Make for Maker {
             defers,
             flush,
         };
-        Ok(Shared {
-            mem,
-            strategy: Arc::new(strategy),
-        })
+        Ok((mem, Arc::new(strategy)))
     }
 }
 

@@ -57,12 +57,12 @@ use opencl_sys::{
     CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE3D,
 };
 
-use super::{external, Decision, Failure, HandOff, Make, Request, Shared, SharingStrategy};
+use super::{Decision, HandOff, Made, Make, Materials, Request, SharingStrategy};
 use crate::cl::copy::Region;
 use crate::cl::{events, info};
 use crate::core::signal::Signal;
 use crate::d3d::com::ComPtr;
-use crate::d3d::interop::{self, Interop};
+use crate::d3d::interop;
 use dxcl_abi::interop::IDxclInteropResource;
 
 pub(super) struct HostPointer {
@@ -88,13 +88,8 @@ pub(super) struct HostPointer {
 pub(super) struct Maker;
 
 impl Make for Maker {
-    fn make(
-        &self,
-        req: &Request,
-        interop: Option<&Interop>,
-        _context: &external::Context,
-        decision: Decision,
-    ) -> Result<Shared, Failure> {
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made {
+        let interop = with.interop;
         let invalid = req.version.invalid_resource();
         let i = interop.ok_or(invalid)?;
         let (base, _) = i.host_memory().ok_or(invalid)?;
@@ -138,10 +133,7 @@ impl Make for Maker {
             copies,
             last: Mutex::new(None),
         };
-        Ok(Shared {
-            mem,
-            strategy: Arc::new(strategy),
-        })
+        Ok((mem, Arc::new(strategy)))
     }
 }
 

@@ -114,17 +114,21 @@ pub(crate) struct Shared {
     pub strategy: Arc<dyn SharingStrategy>,
 }
 
+/// What a strategy makes the memory object from besides the request: the resource's interop
+/// object and what the context offers the external strategies (both found by [`Facts`]).
+#[derive(Clone, Copy)]
+struct Materials<'a> {
+    interop: Option<&'a Interop>,
+    context: &'a external::Context,
+}
+
+/// What a maker gives: the memory object and the strategy it keeps.
+type Made = Result<(cl_mem, Arc<dyn SharingStrategy>), Failure>;
+
 /// How one strategy makes the memory object: each strategy's `Maker`, the one the decision
-/// names found by [`maker`]. `interop` is the resource's interop object, `context` what the
-/// context offers the external strategies ([`Facts`]).
-pub(crate) trait Make: Sync {
-    fn make(
-        &self,
-        req: &Request,
-        interop: Option<&Interop>,
-        context: &external::Context,
-        decision: Decision,
-    ) -> Result<Shared, Failure>;
+/// names found by [`maker`].
+trait Make: Sync {
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made;
 }
 
 /// The maker of `strategy`.
@@ -144,12 +148,14 @@ fn maker(strategy: Strategy) -> &'static dyn Make {
 pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
     let facts = Facts::gather(req);
     let mut decision = choose_with(&facts.inputs, facts.external.as_ref());
+    let with = Materials {
+        interop: facts.interop.as_ref(),
+        context: &facts.context,
+    };
     loop {
         log_once("clCreateFromD3D resource", decision);
-        let made =
-            maker(decision.strategy).make(req, facts.interop.as_ref(), &facts.context, decision);
-        match made {
-            Ok(shared) => return Ok(shared),
+        match maker(decision.strategy).make(req, with, decision) {
+            Ok((mem, strategy)) => return Ok(Shared { mem, strategy }),
             Err(Failure::Error(e)) => return Err(e),
             Err(Failure::Fallback(reason)) if decision.strategy != Strategy::StagingCopy => {
                 decision = Decision {

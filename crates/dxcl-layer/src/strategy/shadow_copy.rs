@@ -21,9 +21,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use opencl_sys::{cl_event, cl_int, cl_mem, CL_COMPLETE, CL_INVALID_VALUE};
 
-use super::external;
 use super::staging::staging_resource::{Place, Staging};
-use super::{maker, Decision, Failure, HandOff, Make, Request, Shared, SharingStrategy, Strategy};
+use super::{
+    maker, Decision, Failure, HandOff, Made, Make, Materials, Request, SharingStrategy, Strategy,
+};
 use crate::cl::events;
 use crate::core::signal::Signal;
 use crate::core::tokens::ResourceKind;
@@ -61,14 +62,8 @@ struct PendingCopyBack {
 pub(super) struct Maker;
 
 impl Make for Maker {
-    /// `ext`: what the context's devices import of DXVK's GPU (none on a CPU device).
-    fn make(
-        &self,
-        req: &Request,
-        _interop: Option<&Interop>,
-        ext: &external::Context,
-        decision: Decision,
-    ) -> Result<Shared, Failure> {
+    /// `with.context`: what the context's devices import of DXVK's GPU (none on a CPU device).
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made {
         let fallback = || Failure::Fallback(NO_SHADOW);
         let staging = Staging::new(
             req.version,
@@ -109,25 +104,25 @@ impl Make for Maker {
             Some(_) => Strategy::HostPointer,
             None => Strategy::ExternalMemory,
         };
-        let Shared { mem, strategy } =
-            maker(inner)
-                .make(&sub, Some(&i), ext, decision)
-                .map_err(|e| match e {
-                    Failure::Error(e) if e != CL_INVALID_VALUE => Failure::Error(e),
-                    _ => fallback(),
-                })?;
+        let shadow_with = Materials {
+            interop: Some(&i),
+            ..with
+        };
+        let (mem, inner) = maker(inner)
+            .make(&sub, shadow_with, decision)
+            .map_err(|e| match e {
+                Failure::Error(e) if e != CL_INVALID_VALUE => Failure::Error(e),
+                _ => fallback(),
+            })?;
         let strategy = ShadowCopy {
             decision,
-            inner: strategy,
+            inner,
             interop: i.com,
             _shadow_resource: shadow,
             shadow: Arc::new(Mutex::new(staging)),
             pending: Mutex::new(None),
         };
-        Ok(Shared {
-            mem,
-            strategy: Arc::new(strategy),
-        })
+        Ok((mem, Arc::new(strategy)))
     }
 }
 

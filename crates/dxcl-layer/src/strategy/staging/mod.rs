@@ -28,13 +28,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use opencl_sys::{cl_command_queue, cl_event, cl_int, cl_mem, CL_COMPLETE, CL_OUT_OF_RESOURCES};
 
-use super::{external, Decision, Failure, HandOff, Make, Request, Shared, SharingStrategy};
+use super::{Decision, HandOff, Made, Make, Materials, Request, SharingStrategy};
 use crate::cl::copy::Region;
 use crate::cl::{events, reaper};
 use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::device_lock::DeviceLock;
-use crate::d3d::interop::{self, Interop};
+use crate::d3d::interop;
 use packed::Piece;
 use shadow::Shadow;
 use staging_resource::{Place, Staging};
@@ -177,13 +177,8 @@ impl Drop for WriteBack {
 pub(super) struct Maker;
 
 impl Make for Maker {
-    fn make(
-        &self,
-        req: &Request,
-        interop: Option<&Interop>,
-        _context: &external::Context,
-        decision: Decision,
-    ) -> Result<Shared, Failure> {
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made {
+        let interop = with.interop;
         let mem = req.create_plain(None)?;
         let staging = Staging::new(
             req.version,
@@ -220,10 +215,7 @@ impl Make for Maker {
             interop: interop.map(|i| unsafe { i.com.clone().into_borrowed() }),
             last_upload: Mutex::new(None),
         };
-        Ok(Shared {
-            mem,
-            strategy: Arc::new(strategy),
-        })
+        Ok((mem, Arc::new(strategy)))
     }
 }
 
