@@ -11,4 +11,5 @@ pub(crate) mod interop;
 pub(crate) mod multithread;
 pub(crate) mod resource;
 pub(crate) mod shared_texture;
+pub(crate) mod vk_loader;
 pub(crate) mod vulkan;

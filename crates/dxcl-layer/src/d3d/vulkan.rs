@@ -9,10 +9,10 @@
 //! adapter as software and, where the driver reports no LUID (Linux), invents one, so neither can
 //! pair it with OpenCL devices.
 //!
-//! The functions come from the Vulkan loader the runtime already loaded (`libvulkan.so.1`, found
-//! with `RTLD_NOLOAD` first), through `vkGetInstanceProcAddr` on the runtime's own instance.
+//! The functions come from the Vulkan loader the runtime already loaded ([`super::vk_loader`]),
+//! through `vkGetInstanceProcAddr` on the runtime's own instance.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_char;
 
 use ash::vk::{self, Handle};
 use dxcl_abi::IDXGIAdapter;
@@ -54,40 +54,6 @@ pub(crate) fn from_physical_device(ty: vk::PhysicalDeviceType, uuid: [u8; 16]) -
     }
 }
 
-/// `vkGetInstanceProcAddr` of the process's Vulkan loader.
-pub(crate) fn loader_proc_addr() -> Option<vk::PFN_vkGetInstanceProcAddr> {
-    let name = c"libvulkan.so.1";
-    // SAFETY: dlopen with a valid C string; RTLD_NOLOAD only looks the library up. A handle we
-    // get is never closed: the loader stays mapped for the process's life.
-    let mut lib = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
-    if lib.is_null() {
-        // SAFETY: as above; loads the system's Vulkan loader.
-        lib = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-    }
-    if lib.is_null() {
-        return None;
-    }
-    // SAFETY: a live handle and a valid C string.
-    let sym = unsafe { libc::dlsym(lib, c"vkGetInstanceProcAddr".as_ptr()) };
-    // SAFETY: the loader exports vkGetInstanceProcAddr with exactly this signature.
-    (!sym.is_null())
-        .then(|| unsafe { std::mem::transmute::<*mut c_void, vk::PFN_vkGetInstanceProcAddr>(sym) })
-}
-
-/// Looks up `name` through `get` (`vkGetInstanceProcAddr` or `vkGetDeviceProcAddr`) and casts it
-/// to `F`.
-///
-/// # Safety
-/// `F` is the function pointer type of `name`; `get` answers for `handle`.
-pub(crate) unsafe fn load<F, H: Copy>(
-    get: unsafe extern "system" fn(H, *const c_char) -> vk::PFN_vkVoidFunction,
-    handle: H,
-    name: &std::ffi::CStr,
-) -> Option<F> {
-    // SAFETY: caller's contract.
-    unsafe { get(handle, name.as_ptr()).map(|f| std::mem::transmute_copy(&f)) }
-}
-
 /// The adapter's Vulkan physical device, when the adapter is DXVK's: `Software` for a CPU device,
 /// `Uuid` for any other.
 pub(crate) fn from_dxgi_adapter(adapter: &ComPtr<IDXGIAdapter>) -> Option<AdapterId> {
@@ -108,7 +74,7 @@ pub(crate) fn physical_device_id(
     if instance.is_null() || physical.is_null() {
         return None;
     }
-    let gipa = loader_proc_addr()?;
+    let gipa = super::vk_loader::loader_proc_addr()?;
     let name: *const c_char = c"vkGetPhysicalDeviceProperties2".as_ptr();
     // SAFETY: the runtime's live instance; a valid C string. DXVK requires Vulkan 1.3, so the core
     // 1.1 function exists.

@@ -3,13 +3,15 @@
 //! imported as in external memory, and acquire/release copy between it and the subresource on
 //! Direct3D's queue: GPU-side, no host round trip.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use opencl_sys::{cl_event, cl_int, cl_mem};
 
-use super::external::{self, import_failure};
+use super::external;
 use super::staging::staging_resource::{Place, Staging};
-use super::{Decision, Failure, FdMemory, HandOff, Made, Request, SharingStrategy};
+use super::{
+    Decision, Failure, FdMemory, HandOff, Made, Make, Materials, Request, SharingStrategy,
+};
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::Interop;
 use dxcl_abi::interop::IDxclInteropResource;
@@ -25,8 +27,12 @@ pub(super) struct ExternalCopy {
     fns: Option<external::cl::MemoryFns>,
 }
 
-impl ExternalCopy {
-    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made<Self> {
+/// Makes [`ExternalCopy`]s.
+pub(super) struct Maker;
+
+impl Make for Maker {
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made {
+        let ext = with.context;
         const NO_SHADOW: &str =
             "the GPU shadow texture could not be made or imported: staging copy instead";
         let shadow = Staging::new(
@@ -44,24 +50,21 @@ impl ExternalCopy {
         if external::import::fd_memory(&i) != Some(FdMemory::Image) {
             return Err(Failure::Fallback(NO_SHADOW));
         }
-        let mem = ext
-            .import(req, &i.com)
-            .map_err(|e| Failure::Fallback(import_failure(e)))?;
-        ext.open_pool(req);
-        Ok((
-            mem,
-            ExternalCopy {
-                decision,
-                shadow: Mutex::new(shadow),
-                // SAFETY: `shadow` holds the counted reference to the shadow texture, and lives
-                // as long as this interface (both in this strategy).
-                interop: unsafe { i.com.into_borrowed() },
-                acquired_on: Default::default(),
-                fns: ext.support.memory,
-            },
-        ))
+        let mem = ext.import_memory(req, &i.com)?;
+        let strategy = ExternalCopy {
+            decision,
+            shadow: Mutex::new(shadow),
+            // SAFETY: `shadow` holds the counted reference to the shadow texture, and lives
+            // as long as this interface (both in this strategy).
+            interop: unsafe { i.com.into_borrowed() },
+            acquired_on: Default::default(),
+            fns: ext.support.memory,
+        };
+        Ok((mem, Arc::new(strategy)))
     }
+}
 
+impl ExternalCopy {
     fn shadow(&self) -> std::sync::MutexGuard<'_, Staging> {
         self.shadow.lock().unwrap_or_else(|p| p.into_inner())
     }

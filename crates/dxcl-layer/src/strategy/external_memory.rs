@@ -2,13 +2,14 @@
 //! as a buffer or an image; acquire and release are `clEnqueueAcquire/ReleaseExternalMemObjectsKHR`,
 //! ordered against Direct3D by shared semaphores where both sides have them. O(1) in size.
 
+use std::sync::Arc;
+
 use opencl_sys::{cl_event, cl_int, cl_mem};
 
+use super::external;
 use super::external::dxvk_semaphores::DxvkFlush;
-use super::external::{self, import_failure};
-use super::{Decision, Failure, HandOff, Made, Request, SharingStrategy};
+use super::{Decision, HandOff, Made, Make, Materials, Request, SharingStrategy};
 use crate::d3d::com::ComPtr;
-use crate::d3d::interop::Interop;
 use dxcl_abi::interop::IDxclInteropResource;
 
 pub(super) struct ExternalMemory {
@@ -25,37 +26,31 @@ pub(super) struct ExternalMemory {
     flush: Option<DxvkFlush>,
 }
 
-impl ExternalMemory {
-    pub(super) fn create(
-        req: &Request,
-        interop: Option<&Interop>,
-        ext: &external::Context,
-        decision: Decision,
-    ) -> Made<Self> {
+/// Makes [`ExternalMemory`]s.
+pub(super) struct Maker;
+
+impl Make for Maker {
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made {
+        let (interop, ext) = (with.interop, with.context);
         let i = interop.ok_or(req.version.invalid_resource())?;
         let defers = i.defers;
-        let mem = ext
-            .import(req, &i.com)
-            .map_err(|e| Failure::Fallback(import_failure(e)))?;
-        ext.open_pool(req);
+        let mem = ext.import_memory(req, &i.com)?;
         let flush = if defers {
             None
         } else {
             DxvkFlush::of(req.device)
         };
-        Ok((
-            mem,
-            ExternalMemory {
-                decision,
-                // SAFETY: the memory object's entry holds the counted reference to the resource
-                // for as long as this strategy lives.
-                interop: unsafe { i.com.clone().into_borrowed() },
-                acquired_on: Default::default(),
-                fns: ext.support.memory,
-                defers,
-                flush,
-            },
-        ))
+        let strategy = ExternalMemory {
+            decision,
+            // SAFETY: the memory object's entry holds the counted reference to the resource
+            // for as long as this strategy lives.
+            interop: unsafe { i.com.clone().into_borrowed() },
+            acquired_on: Default::default(),
+            fns: ext.support.memory,
+            defers,
+            flush,
+        };
+        Ok((mem, Arc::new(strategy)))
     }
 }
 

@@ -1,11 +1,12 @@
-//! What the decision and the strategies need to know of one request, asked of Direct3D and the
-//! context once, in one place, before anything is decided or made.
+//! What the decision and the strategies need to know of one request, asked once, in one place,
+//! before anything is decided or made: of Direct3D ([`device::sharing`]), then of the OpenCL
+//! context ([`import::context_support`]).
 
 use super::external::{self, import};
 use super::{covers_whole_image, forced_staging_from_env, External, FdResource, Inputs, Request};
-use crate::core::tokens::{D3dVersion, ResourceKind};
+use crate::core::tokens::ResourceKind;
+use crate::d3d::device;
 use crate::d3d::interop::Interop;
-use dxcl_abi::interop::IDxclInteropDevice;
 
 /// D3D1x_USAGE_DYNAMIC and D3D1x_USAGE_STAGING (the same values in both SDKs): CPU-mapped
 /// resources, which dxcl's Vulkan backend keeps in host-visible memory.
@@ -27,36 +28,22 @@ pub(super) struct Facts {
 
 impl Facts {
     pub fn gather(req: &Request) -> Facts {
-        let interop = Interop::query(&req.resource.com);
+        let d3d = device::sharing(req.device, &req.resource.com, req.version, req.kind);
+        let interop = d3d.interop;
         let d = req.resource.desc;
-        let dxvk = interop.is_none() && crate::d3d::vulkan::is_dxvk_device(req.device);
-        // A DXVK texture a shadow may stand for: D3D11 only (DXVK's D3D10 textures have no
-        // shared counterpart).
-        let dxvk_texture =
-            dxvk && req.kind == ResourceKind::Texture2D && req.version == D3dVersion::D3D11;
         // Exportable Vulkan memory: can every context device import it?
         let fd_memory = interop.as_ref().and_then(import::fd_memory);
-        let interop_device = fd_memory.and_then(|_| req.device.query::<IDxclInteropDevice>());
-        // The adapter's UUID: from dxcl's device, or from DXVK's GPU for a DXVK texture made by
-        // dxclCreateSharedTexture2D (an interop object that does not defer) and for a shadow.
-        let uuid = match &interop_device {
-            Some(d) => crate::d3d::device::dxcl_gpu_uuid(d),
-            None => (dxvk_texture
-                || fd_memory.is_some() && interop.as_ref().is_some_and(|i| !i.defers))
-            .then(|| crate::d3d::vulkan::dxvk_gpu_uuid(req.device))
-            .flatten(),
-        };
-        let support = import::context_support(req.context, uuid);
+        let support = import::context_support(req.context, d3d.gpu_uuid);
         let inputs = Inputs {
             interop_resource: interop.is_some(),
             host_memory: interop.as_ref().is_some_and(|i| i.host_memory().is_some()),
             devices_host_unified: req.host_unified,
             forced_staging: forced_staging_from_env(),
-            dxvk,
+            dxvk: d3d.dxvk,
             // A shadow on a CPU device (no UUID) is host memory for host-unified devices; on a
             // GPU, memory its devices import. Whether it can be made is found out by making it.
-            dxvk_shadow: dxvk_texture
-                && match uuid {
+            dxvk_shadow: d3d.dxvk_texture
+                && match d3d.gpu_uuid {
                     None => req.host_unified,
                     Some(_) => support.memory.is_some(),
                 },
@@ -79,7 +66,7 @@ impl Facts {
             external,
             context: external::Context {
                 support,
-                device: interop_device,
+                device: d3d.interop_device,
             },
         }
     }

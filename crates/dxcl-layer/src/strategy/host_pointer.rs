@@ -57,12 +57,12 @@ use opencl_sys::{
     CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE3D,
 };
 
-use super::{Decision, HandOff, Made, Request, SharingStrategy};
+use super::{Decision, HandOff, Made, Make, Materials, Request, SharingStrategy};
 use crate::cl::copy::Region;
 use crate::cl::{events, info};
 use crate::core::signal::Signal;
 use crate::d3d::com::ComPtr;
-use crate::d3d::interop::{self, Interop};
+use crate::d3d::interop;
 use dxcl_abi::interop::IDxclInteropResource;
 
 pub(super) struct HostPointer {
@@ -84,12 +84,12 @@ pub(super) struct HostPointer {
     defers: bool,
 }
 
-impl HostPointer {
-    pub(super) fn create(
-        req: &Request,
-        interop: Option<&Interop>,
-        decision: Decision,
-    ) -> Made<Self> {
+/// Makes [`HostPointer`]s.
+pub(super) struct Maker;
+
+impl Make for Maker {
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made {
+        let interop = with.interop;
         let invalid = req.version.invalid_resource();
         let i = interop.ok_or(invalid)?;
         let (base, _) = i.host_memory().ok_or(invalid)?;
@@ -122,20 +122,18 @@ impl HostPointer {
             None => Region::Buffer { offset: 0, len: w },
         };
         let defers = i.defers;
-        Ok((
-            mem,
-            HostPointer {
-                decision,
-                defers,
-                // SAFETY: the memory object's entry holds the counted reference to the resource
-                // for as long as this strategy lives.
-                interop: unsafe { i.com.clone().into_borrowed() },
-                host: ptr as usize,
-                extent,
-                copies,
-                last: Mutex::new(None),
-            },
-        ))
+        let strategy = HostPointer {
+            decision,
+            defers,
+            // SAFETY: the memory object's entry holds the counted reference to the resource
+            // for as long as this strategy lives.
+            interop: unsafe { i.com.clone().into_borrowed() },
+            host: ptr as usize,
+            extent,
+            copies,
+            last: Mutex::new(None),
+        };
+        Ok((mem, Arc::new(strategy)))
     }
 }
 

@@ -1,16 +1,17 @@
 //! How a Direct3D resource is shared with an OpenCL context: one seam.
 //!
 //! A strategy is chosen once per memory object ([`share`]: the request's facts, then the pure
-//! [`choose_with`] decision, then the strategy) and kept with it as a [`SharingStrategy`]: it
-//! creates the OpenCL object, carries out each acquire and release through a [`HandOff`],
-//! describes itself, and is destroyed (dropped) with the memory object. `api/` calls nothing else
-//! of it.
+//! [`choose_with`] decision, then the strategy's [`Make`]r, the one seam where it is chosen) and
+//! kept with it as a [`SharingStrategy`]: its maker creates the OpenCL object; it carries out each
+//! acquire and release through a [`HandOff`], describes itself, and is destroyed (dropped) with
+//! the memory object. `api/` calls nothing else of it.
 //!
 //! - [`request`]: what one create call asks for, and the plain OpenCL object of its size.
 //! - [`facts`]: what the decision and the strategies need to know, asked once.
 //! - [`decision`]: the pure decision, public so `dxcl info` can describe it without creating
 //!   anything.
-//! - [`host_pointer`], [`staging`], [`external_memory`], [`external_copy`]: the four strategies.
+//! - [`host_pointer`], [`staging`], [`external_memory`], [`external_copy`], [`shadow_copy`]: the
+//!   five strategies, each with its `Maker`.
 //! - [`hand_off`]: one acquire or release call, with what strategies do together in it.
 //! - [`external`]: the platform's external memory and semaphores, shared by the two external
 //!   strategies.
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use opencl_sys::{cl_event, cl_int, cl_mem};
 
 use crate::core::signal::Signal;
+use crate::d3d::interop::Interop;
 use facts::Facts;
 
 mod decision;
@@ -112,17 +114,33 @@ pub(crate) struct Shared {
     pub strategy: Arc<dyn SharingStrategy>,
 }
 
-impl Shared {
-    fn of((mem, strategy): (cl_mem, impl SharingStrategy + 'static)) -> Shared {
-        Shared {
-            mem,
-            strategy: Arc::new(strategy),
-        }
-    }
+/// What a strategy makes the memory object from besides the request: the resource's interop
+/// object and what the context offers the external strategies (both found by [`Facts`]).
+#[derive(Clone, Copy)]
+struct Materials<'a> {
+    interop: Option<&'a Interop>,
+    context: &'a external::Context,
 }
 
-/// What a strategy's `create` gives: the memory object and the strategy itself.
-type Made<S> = Result<(cl_mem, S), Failure>;
+/// What a maker gives: the memory object and the strategy it keeps.
+type Made = Result<(cl_mem, Arc<dyn SharingStrategy>), Failure>;
+
+/// How one strategy makes the memory object: each strategy's `Maker`, the one the decision
+/// names found by [`maker`].
+trait Make: Sync {
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made;
+}
+
+/// The maker of `strategy`.
+fn maker(strategy: Strategy) -> &'static dyn Make {
+    match strategy {
+        Strategy::HostPointer => &host_pointer::Maker,
+        Strategy::StagingCopy => &staging::Maker,
+        Strategy::ExternalMemory => &external_memory::Maker,
+        Strategy::ExternalCopy => &external_copy::Maker,
+        Strategy::ShadowCopy => &shadow_copy::Maker,
+    }
+}
 
 /// Chooses the strategy for `req` and makes the memory object with it: the facts first, then
 /// the pure decision, then the strategy; one that cannot make the object after all gives way
@@ -130,10 +148,14 @@ type Made<S> = Result<(cl_mem, S), Failure>;
 pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
     let facts = Facts::gather(req);
     let mut decision = choose_with(&facts.inputs, facts.external.as_ref());
+    let with = Materials {
+        interop: facts.interop.as_ref(),
+        context: &facts.context,
+    };
     loop {
         log_once("clCreateFromD3D resource", decision);
-        match make(req, decision, &facts) {
-            Ok(shared) => return Ok(shared),
+        match maker(decision.strategy).make(req, with, decision) {
+            Ok((mem, strategy)) => return Ok(Shared { mem, strategy }),
             Err(Failure::Error(e)) => return Err(e),
             Err(Failure::Fallback(reason)) if decision.strategy != Strategy::StagingCopy => {
                 decision = Decision {
@@ -144,24 +166,4 @@ pub(crate) fn share(req: &Request) -> Result<Shared, cl_int> {
             Err(Failure::Fallback(_)) => return Err(opencl_sys::CL_OUT_OF_RESOURCES),
         }
     }
-}
-
-/// Makes the memory object with the strategy `decision` names.
-fn make(req: &Request, decision: Decision, facts: &Facts) -> Result<Shared, Failure> {
-    let (interop, context) = (facts.interop.as_ref(), &facts.context);
-    Ok(match decision.strategy {
-        Strategy::HostPointer => {
-            Shared::of(host_pointer::HostPointer::create(req, interop, decision)?)
-        }
-        Strategy::ExternalMemory => Shared::of(external_memory::ExternalMemory::create(
-            req, interop, context, decision,
-        )?),
-        Strategy::ExternalCopy => {
-            Shared::of(external_copy::ExternalCopy::create(req, context, decision)?)
-        }
-        Strategy::ShadowCopy => {
-            Shared::of(shadow_copy::ShadowCopy::create(req, context, decision)?)
-        }
-        Strategy::StagingCopy => Shared::of(staging::StagingCopy::create(req, interop, decision)?),
-    })
 }

@@ -21,11 +21,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use opencl_sys::{cl_event, cl_int, cl_mem, CL_COMPLETE, CL_INVALID_VALUE};
 
-use super::external;
 use super::staging::staging_resource::{Place, Staging};
 use super::{
-    external_memory::ExternalMemory, host_pointer::HostPointer, Decision, Failure, HandOff, Made,
-    Request, SharingStrategy,
+    maker, Decision, Failure, HandOff, Made, Make, Materials, Request, SharingStrategy, Strategy,
 };
 use crate::cl::events;
 use crate::core::signal::Signal;
@@ -60,9 +58,12 @@ struct PendingCopyBack {
     ended: Option<usize>,
 }
 
-impl ShadowCopy {
-    /// `ext`: what the context's devices import of DXVK's GPU (none on a CPU device).
-    pub(super) fn create(req: &Request, ext: &external::Context, decision: Decision) -> Made<Self> {
+/// Makes [`ShadowCopy`]s.
+pub(super) struct Maker;
+
+impl Make for Maker {
+    /// `with.context`: what the context's devices import of DXVK's GPU (none on a CPU device).
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made {
         let fallback = || Failure::Fallback(NO_SHADOW);
         let staging = Staging::new(
             req.version,
@@ -98,29 +99,34 @@ impl ShadowCopy {
             host_unified: req.host_unified,
             device: req.device,
         };
-        let inner: Made<Arc<dyn SharingStrategy>> = if i.host_memory().is_some() {
-            HostPointer::create(&sub, Some(&i), decision).map(|(m, s)| (m, Arc::new(s) as _))
-        } else {
-            ExternalMemory::create(&sub, Some(&i), ext, decision)
-                .map(|(m, s)| (m, Arc::new(s) as _))
+        // The shadow is shared as dxcl's own resources are.
+        let inner = match i.host_memory() {
+            Some(_) => Strategy::HostPointer,
+            None => Strategy::ExternalMemory,
         };
-        let (mem, inner) = inner.map_err(|e| match e {
-            Failure::Error(e) if e != CL_INVALID_VALUE => Failure::Error(e),
-            _ => fallback(),
-        })?;
-        Ok((
-            mem,
-            ShadowCopy {
-                decision,
-                inner,
-                interop: i.com,
-                _shadow_resource: shadow,
-                shadow: Arc::new(Mutex::new(staging)),
-                pending: Mutex::new(None),
-            },
-        ))
+        let shadow_with = Materials {
+            interop: Some(&i),
+            ..with
+        };
+        let (mem, inner) = maker(inner)
+            .make(&sub, shadow_with, decision)
+            .map_err(|e| match e {
+                Failure::Error(e) if e != CL_INVALID_VALUE => Failure::Error(e),
+                _ => fallback(),
+            })?;
+        let strategy = ShadowCopy {
+            decision,
+            inner,
+            interop: i.com,
+            _shadow_resource: shadow,
+            shadow: Arc::new(Mutex::new(staging)),
+            pending: Mutex::new(None),
+        };
+        Ok((mem, Arc::new(strategy)))
     }
+}
 
+impl ShadowCopy {
     fn shadow(&self) -> MutexGuard<'_, Staging> {
         self.shadow.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -15,7 +15,7 @@ use dxcl_abi::interop::{
 use dxcl_abi::*;
 
 use super::memory::{Allocation, Vk};
-use crate::d3d::vulkan::load;
+use crate::d3d::vk_loader::load;
 
 /// The Vulkan format and texel size of the DXGI formats a shared texture may have: those OpenCL
 /// images have (the layer's `core/format.rs`), in the same bit layout.
@@ -81,7 +81,7 @@ impl Fns {
         device: vk::Device,
         queue: vk::Queue,
     ) -> Option<Fns> {
-        let gipa = crate::d3d::vulkan::loader_proc_addr()?;
+        let gipa = crate::d3d::vk_loader::loader_proc_addr()?;
         // SAFETY: each load is of DXVK's live instance or device (caller's contract) with its
         // name's function type; DXVK requires Vulkan 1.3, so the 1.1 core functions exist.
         unsafe {

@@ -33,7 +33,7 @@ use dxcl_abi::*;
 
 use crate::d3d::com::{query_one, ComPtr};
 use crate::d3d::dxvk_com::{IDXGIVkInteropDevice1, VulkanHandles};
-use crate::d3d::vulkan::load;
+use crate::d3d::vk_loader::load;
 
 /// How long destroying waits for our submissions on a semaphore before it leaks the semaphore
 /// instead (a wait whose signal never came).
@@ -134,7 +134,7 @@ impl Fns {
         if instance.is_null() || physical.is_null() || device.is_null() || queue.is_null() {
             return None;
         }
-        let gipa = crate::d3d::vulkan::loader_proc_addr()?;
+        let gipa = crate::d3d::vk_loader::loader_proc_addr()?;
         // SAFETY: each load is of DXVK's live instance or device (caller's contract) with its
         // name's function type; DXVK requires Vulkan 1.3, so the 1.1 and 1.2 core functions
         // exist. vkGetSemaphoreFdKHR exists only where the device enabled its extension.

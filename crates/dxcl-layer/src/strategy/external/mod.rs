@@ -12,7 +12,7 @@
 
 use opencl_sys::{cl_command_queue, cl_int, cl_mem};
 
-use super::Request;
+use super::{Failure, Request};
 use crate::d3d::com::ComPtr;
 use dxcl_abi::interop::{IDxclInteropDevice, IDxclInteropResource};
 
@@ -30,28 +30,32 @@ pub(crate) struct Context {
 
 impl Context {
     /// Imports `resource`'s memory whole, as the request's buffer or image (an image: mip 0
-    /// of one slice, the request's extent).
-    pub fn import(
+    /// of one slice, the request's extent), and opens the context's semaphore pool with it. A
+    /// failed import gives way to staging copies, saying why.
+    pub fn import_memory(
         &self,
         req: &Request,
         resource: &ComPtr<IDxclInteropResource>,
-    ) -> Result<cl_mem, cl_int> {
+    ) -> Result<cl_mem, Failure> {
         let desc = req.image_desc(None);
         let format = req.image.map(|(f, _)| f);
-        import::import(
+        let mem = import::import(
             req.context,
             req.flags,
             resource,
             req.extent.0 as usize,
             format.as_ref().zip(desc.as_ref()),
         )
+        .map_err(|e| Failure::Fallback(import_failure(e)))?;
+        self.open_pool(req);
+        Ok(mem)
     }
 
     /// Opens the context's semaphore pool with its first external-memory object, when GPU-side
     /// sync is on and both sides have semaphores: on dxcl's interop device, else on DXVK's
     /// device made one here (its textures are shared through memory it cannot export or through
     /// dxcl's memory on it: shared semaphores on its queue order the hand-offs on the GPU).
-    pub fn open_pool(&self, req: &Request) {
+    fn open_pool(&self, req: &Request) {
         let fns = self
             .support
             .semaphores
@@ -67,7 +71,7 @@ impl Context {
 }
 
 /// Why an import the strategy chose failed (the object then falls back to staging copies).
-pub(crate) fn import_failure(e: cl_int) -> &'static str {
+fn import_failure(e: cl_int) -> &'static str {
     match e {
         opencl_sys::CL_INVALID_OPERATION => {
             "external-memory import failed (no fd or entry point): staging copy instead"

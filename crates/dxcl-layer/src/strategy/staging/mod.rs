@@ -28,13 +28,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use opencl_sys::{cl_command_queue, cl_event, cl_int, cl_mem, CL_COMPLETE, CL_OUT_OF_RESOURCES};
 
-use super::{Decision, HandOff, Made, Request, SharingStrategy};
+use super::{Decision, HandOff, Made, Make, Materials, Request, SharingStrategy};
 use crate::cl::copy::Region;
 use crate::cl::{events, reaper};
 use crate::core::tokens::ResourceKind;
 use crate::d3d::com::ComPtr;
 use crate::d3d::device_lock::DeviceLock;
-use crate::d3d::interop::{self, Interop};
+use crate::d3d::interop;
 use packed::Piece;
 use shadow::Shadow;
 use staging_resource::{Place, Staging};
@@ -173,12 +173,12 @@ impl Drop for WriteBack {
     }
 }
 
-impl StagingCopy {
-    pub(super) fn create(
-        req: &Request,
-        interop: Option<&Interop>,
-        decision: Decision,
-    ) -> Made<Self> {
+/// Makes [`StagingCopy`]s.
+pub(super) struct Maker;
+
+impl Make for Maker {
+    fn make(&self, req: &Request, with: Materials<'_>, decision: Decision) -> Made {
+        let interop = with.interop;
         let mem = req.create_plain(None)?;
         let staging = Staging::new(
             req.version,
@@ -199,27 +199,27 @@ impl StagingCopy {
             d3d: staging,
             pin: shadow::wants_pinned(req.host_unified, len),
         };
-        Ok((
-            mem,
-            StagingCopy {
-                decision,
-                kind: req.kind,
-                copy: Arc::new(Copy {
-                    device: side.d3d.device_lock(),
-                    staging: Mutex::new(side),
-                    write_back: Mutex::new(None),
-                    releases: AtomicU64::new(0),
-                    queued: AtomicBool::new(false),
-                }),
-                // SAFETY: the memory object's entry holds the counted reference to the resource
-                // for as long as this strategy lives (the write-back's pending work does not use
-                // it); the specs let the memory object add exactly one reference.
-                interop: interop.map(|i| unsafe { i.com.clone().into_borrowed() }),
-                last_upload: Mutex::new(None),
-            },
-        ))
+        let strategy = StagingCopy {
+            decision,
+            kind: req.kind,
+            copy: Arc::new(Copy {
+                device: side.d3d.device_lock(),
+                staging: Mutex::new(side),
+                write_back: Mutex::new(None),
+                releases: AtomicU64::new(0),
+                queued: AtomicBool::new(false),
+            }),
+            // SAFETY: the memory object's entry holds the counted reference to the resource
+            // for as long as this strategy lives (the write-back's pending work does not use
+            // it); the specs let the memory object add exactly one reference.
+            interop: interop.map(|i| unsafe { i.com.clone().into_borrowed() }),
+            last_upload: Mutex::new(None),
+        };
+        Ok((mem, Arc::new(strategy)))
     }
+}
 
+impl StagingCopy {
     fn last_upload(&self) -> MutexGuard<'_, Option<usize>> {
         self.last_upload.lock().unwrap_or_else(|p| p.into_inner())
     }
