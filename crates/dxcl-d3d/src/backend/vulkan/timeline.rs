@@ -51,6 +51,25 @@ impl VulkanBackend {
             .semaphores(&semaphores)
             .values(&values);
         self.counters.cpu_waits.fetch_add(1, Ordering::Relaxed);
+        let spin = spin_us();
+        if spin > 0 {
+            let until = std::time::Instant::now() + std::time::Duration::from_micros(spin);
+            loop {
+                self.check_lost()?;
+                // SAFETY: as below; a zero timeout only polls.
+                match unsafe { self.device.wait_semaphores(&info, 0) } {
+                    Ok(()) => return Ok(()),
+                    Err(vk::Result::TIMEOUT) if std::time::Instant::now() < until => {
+                        std::hint::spin_loop()
+                    }
+                    Err(vk::Result::TIMEOUT) => break,
+                    Err(_) => {
+                        self.mark_lost();
+                        return Err(BackendError::DeviceLost);
+                    }
+                }
+            }
+        }
         loop {
             self.check_lost()?;
             // SAFETY: the timeline semaphore belongs to this device; `info` outlives the call.
@@ -81,4 +100,16 @@ impl VulkanBackend {
         self.reclaim(&mut lock(&self.queue));
         Ok(())
     }
+}
+
+/// How long a wait polls the timeline before it sleeps (`DXCL_WAIT_SPIN_US`, microseconds; 0, the
+/// default, sleeps at once). Read once per process.
+fn spin_us() -> u64 {
+    static SPIN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SPIN.get_or_init(|| {
+        std::env::var("DXCL_WAIT_SPIN_US")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    })
 }
