@@ -234,7 +234,8 @@ impl VulkanBackend {
             .push_next(&mut timeline);
         // SAFETY: the queue is used only under the lock the caller holds; the command buffer is
         // executable; every array outlives the call; the timeline value is larger than any
-        // signalled before (values only grow, one per batch).
+        // signalled before: values only grow, one per batch, and the batch waits for the copy
+        // lane's last one (`lane_value`, lane.rs) before it signals.
         let result = unsafe {
             self.device
                 .queue_submit(q.raw, &[submit], vk::Fence::null())
@@ -346,9 +347,18 @@ impl VulkanBackend {
         let cmd = self.lane_command(q)?;
         q.recording = Some(cmd);
         q.on_lane = true;
-        let recorded = record(q);
+        // A panic while recording (a caller's bug) must not leave the lane's command buffer as
+        // the queue's recording: the queue would submit a buffer of another family's pool.
+        let recorded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| record(&mut *q)));
         q.on_lane = false;
         let cmd = q.recording.take().unwrap_or(cmd);
+        let recorded = match recorded {
+            Ok(r) => r,
+            Err(panic) => {
+                // Unrecorded and never submitted: the buffer is not returned, the pool frees it.
+                std::panic::resume_unwind(panic)
+            }
+        };
         let ended =
             recorded.and_then(|()| self.end_for_host(cmd).map_err(|_| BackendError::DeviceLost));
         let lane = q.lane.as_mut().ok_or(BackendError::DeviceLost)?;
@@ -381,10 +391,13 @@ impl VulkanBackend {
             .signal_semaphores(&signals)
             .push_next(&mut timeline);
         // SAFETY: the lane's queue is used only under the queue lock the caller holds (`q`); the
-        // command buffer is executable; the arrays outlive the call. The signalled value is the
-        // next of the timeline, and the batch waits for the one before it, which the main queue
-        // has submitted (flushed above), so values are signalled in increasing order; the main
+        // command buffer is executable and of the lane family's pool; the arrays outlive the
+        // call. Every value below `next_value` has been submitted (on the queue or the lane; the
+        // queue's recording and waits were flushed above), and this batch waits for the largest
+        // of them before it signals the next, so values are signalled in increasing order; the
         // queue's next batch waits for this one (`lane_value`) before it signals a larger one.
+        // The resources it copies are shared by both families (CONCURRENT): no ownership
+        // transfer is needed.
         let result = unsafe {
             self.device
                 .queue_submit(lane.raw, &[submit], vk::Fence::null())
@@ -424,6 +437,7 @@ impl VulkanBackend {
         // SAFETY: `cmd` is the lane pool's, not recording and not pending (spare ones completed;
         // RESET_COMMAND_BUFFER lets begin reset it).
         if unsafe { self.device.begin_command_buffer(cmd, &begin) }.is_err() {
+            lane.spare.push(cmd);
             return Err(self.lose());
         }
         Ok(cmd)

@@ -162,9 +162,15 @@ unsafe fn choose(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<Dev
         .position(|f| {
             f.queue_count > 0
                 && f.queue_flags.contains(vk::QueueFlags::TRANSFER)
-                && !f
-                    .queue_flags
-                    .intersects(vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE)
+                // A copy engine's family: no graphics or compute, and none of the video or
+                // optical-flow families some drivers also mark TRANSFER.
+                && !f.queue_flags.intersects(
+                    vk::QueueFlags::GRAPHICS
+                        | vk::QueueFlags::COMPUTE
+                        | vk::QueueFlags::VIDEO_DECODE_KHR
+                        | vk::QueueFlags::VIDEO_ENCODE_KHR
+                        | vk::QueueFlags::OPTICAL_FLOW_NV,
+                )
                 // Any texel of an image can be copied (no coarser transfer granularity).
                 && f.min_image_transfer_granularity
                     == (vk::Extent3D {

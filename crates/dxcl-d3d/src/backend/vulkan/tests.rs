@@ -615,14 +615,17 @@ fn large_uploads_go_in_pieces() {
 #[test]
 fn host_copies_through_registered_memory() {
     let _serial = serial();
-    let mut laned = 0;
-    for b in backends() {
+    for (i, b) in backends().into_iter().enumerate() {
         if b.host_import.is_none() {
             eprintln!("host_copies_through_registered_memory: no VK_EXT_external_memory_host");
             continue;
         }
         let lane = lock(&b.queue).lane.is_some();
-        laned += lane as u32;
+        // The third backend asked for a lane, which a CPU device makes on its own queue.
+        if i == 2 && b.adapter().software && std::env::var("DXCL_COPY_QUEUE").as_deref() != Ok("0")
+        {
+            assert!(lane, "the copy lane was not made: nothing tests it");
+        }
         let (d, l) = texture(61, 37, 2);
         let mut a = b.allocate(&d, &l).unwrap();
         let sub = 1; // mip 1 of layer 0: 30x18
@@ -683,9 +686,6 @@ fn host_copies_through_registered_memory() {
         );
         // SAFETY: `a` is `b`'s and unused from here.
         unsafe { b.free(&mut a) };
-    }
-    if std::env::var("DXCL_COPY_QUEUE").as_deref() != Ok("0") {
-        assert_eq!(laned, 1, "the copy lane was not tested");
     }
 }
 

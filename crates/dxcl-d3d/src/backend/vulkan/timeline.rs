@@ -58,7 +58,10 @@ impl VulkanBackend {
                 self.check_lost()?;
                 // SAFETY: as below; a zero timeout only polls.
                 match unsafe { self.device.wait_semaphores(&info, 0) } {
-                    Ok(()) => return Ok(()),
+                    Ok(()) => {
+                        self.reached.fetch_max(value, Ordering::AcqRel);
+                        return Ok(());
+                    }
                     Err(vk::Result::TIMEOUT) if std::time::Instant::now() < until => {
                         std::hint::spin_loop()
                     }
