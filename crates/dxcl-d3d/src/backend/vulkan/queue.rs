@@ -92,28 +92,7 @@ impl VulkanBackend {
         if let Some(cmd) = q.recording {
             return Ok(cmd);
         }
-        let cmd = match q.spare_cmds.pop() {
-            Some(c) => c,
-            None => {
-                let info = vk::CommandBufferAllocateInfo::default()
-                    .command_pool(q.pool)
-                    .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(1);
-                // SAFETY: the pool is this device's and only used under the queue lock, which
-                // the caller holds (`q`).
-                let cmds = unsafe { self.device.allocate_command_buffers(&info) }
-                    .map_err(|_| self.lose())?;
-                cmds[0]
-            }
-        };
-        let begin = vk::CommandBufferBeginInfo::default()
-            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: `cmd` is not pending (new, or its batch completed) and its pool allows resets,
-        // which begin performs implicitly.
-        if unsafe { self.device.begin_command_buffer(cmd, &begin) }.is_err() {
-            q.spare_cmds.push(cmd);
-            return Err(self.lose());
-        }
+        let cmd = self.begin_command(q.pool, &mut q.spare_cmds)?;
         q.recording = Some(cmd);
         Ok(cmd)
     }
@@ -327,16 +306,16 @@ impl VulkanBackend {
     }
 
     /// Runs `record` (which records transfers through [`VulkanBackend::recording`]) as one batch:
-    /// on the copy lane where there is one and `lane` allows it (a copy engine takes image
+    /// on the copy lane where there is one and the copy `fits_lane` (a copy engine takes image
     /// copies at buffer offsets of 4 bytes only), else on the main queue. Returns the batch's
     /// timeline value.
     pub(super) fn copy_batch(
         &self,
         q: &mut Queue,
-        lane: bool,
+        fits_lane: bool,
         record: impl FnOnce(&mut Queue) -> Result<(), BackendError>,
     ) -> Result<u64, BackendError> {
-        if q.lane.is_none() || !lane {
+        if q.lane.is_none() || !fits_lane {
             record(q)?;
             return self.submit(q, None, None);
         }
@@ -352,13 +331,8 @@ impl VulkanBackend {
         let recorded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| record(&mut *q)));
         q.on_lane = false;
         let cmd = q.recording.take().unwrap_or(cmd);
-        let recorded = match recorded {
-            Ok(r) => r,
-            Err(panic) => {
-                // Unrecorded and never submitted: the buffer is not returned, the pool frees it.
-                std::panic::resume_unwind(panic)
-            }
-        };
+        // After a panic the buffer is neither returned nor submitted: the pool frees it.
+        let recorded = recorded.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let ended =
             recorded.and_then(|()| self.end_for_host(cmd).map_err(|_| BackendError::DeviceLost));
         let lane = q.lane.as_mut().ok_or(BackendError::DeviceLost)?;
@@ -418,15 +392,26 @@ impl VulkanBackend {
     fn lane_command(&self, q: &mut Queue) -> Result<vk::CommandBuffer, BackendError> {
         self.check_lost()?;
         let lane = q.lane.as_mut().ok_or(BackendError::DeviceLost)?;
-        let cmd = match lane.spare.pop() {
+        self.begin_command(lane.pool, &mut lane.spare)
+    }
+
+    /// A command buffer of `pool` (the queue's or the lane's), begun for one submission: one of
+    /// its `spare` buffers, whose batches completed, or a new one. Callers hold the queue lock,
+    /// under which alone either pool is used.
+    fn begin_command(
+        &self,
+        pool: vk::CommandPool,
+        spare: &mut Vec<vk::CommandBuffer>,
+    ) -> Result<vk::CommandBuffer, BackendError> {
+        let cmd = match spare.pop() {
             Some(c) => c,
             None => {
                 let info = vk::CommandBufferAllocateInfo::default()
-                    .command_pool(lane.pool)
+                    .command_pool(pool)
                     .level(vk::CommandBufferLevel::PRIMARY)
                     .command_buffer_count(1);
-                // SAFETY: the lane's pool is this device's and only used under the queue lock,
-                // which the caller holds (`q`).
+                // SAFETY: the pool is this device's and only used under the queue lock, which
+                // the caller holds.
                 let cmds = unsafe { self.device.allocate_command_buffers(&info) }
                     .map_err(|_| self.lose())?;
                 cmds[0]
@@ -434,10 +419,10 @@ impl VulkanBackend {
         };
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: `cmd` is the lane pool's, not recording and not pending (spare ones completed;
-        // RESET_COMMAND_BUFFER lets begin reset it).
+        // SAFETY: `cmd` is not pending (new, or its batch completed) and its pool allows resets
+        // (RESET_COMMAND_BUFFER), which begin performs implicitly.
         if unsafe { self.device.begin_command_buffer(cmd, &begin) }.is_err() {
-            lane.spare.push(cmd);
+            spare.push(cmd);
             return Err(self.lose());
         }
         Ok(cmd)
