@@ -161,6 +161,11 @@ static vk_buffer vk_buffer_new(VkDeviceSize size, int exportable, VkMemoryProper
     return b;
 }
 
+static void vk_buffer_free(vk_buffer b) {
+    vkDestroyBuffer(dev, b.buf, NULL);
+    vkFreeMemory(dev, b.mem, NULL);
+}
+
 static VkCommandBuffer begin(void) {
     VkCommandBuffer cb;
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = pool,
@@ -713,8 +718,7 @@ static int lifecycle(int rounds, const char *flags) {
         }
         if (fin) clFinish(q);
         if (vk_first) {
-            vkDestroyBuffer(dev, b.buf, NULL);
-            vkFreeMemory(dev, b.mem, NULL);
+            vk_buffer_free(b);
         }
         clReleaseMemObject(m);
         clReleaseCommandQueue(q);
@@ -724,8 +728,7 @@ static int lifecycle(int rounds, const char *flags) {
         double dt = now_us() - t0;
         if (ev && hold) clReleaseEvent(ev);
         if (!vk_first) {
-            vkDestroyBuffer(dev, b.buf, NULL);
-            vkFreeMemory(dev, b.mem, NULL);
+            vk_buffer_free(b);
         }
         total += dt;
         if (dt > worst) worst = dt;
@@ -951,8 +954,7 @@ static int semfloor(void) {
         vkDestroySemaphore(dev, sf_to_cl, NULL);
         vkDestroySemaphore(dev, sf_to_vk, NULL);
         vkDestroySemaphore(dev, sf_timeline, NULL);
-        vkDestroyBuffer(dev, b.buf, NULL);
-        vkFreeMemory(dev, b.mem, NULL);
+        vk_buffer_free(b);
     }
     return 0;
 }
@@ -1360,6 +1362,49 @@ static VkCommandBuffer cr_record(VkBuffer from, VkBuffer to, VkDeviceSize size) 
     return cb;
 }
 
+/* What both crossing probes open: the Vulkan device, the OpenCL context and queue of the same GPU,
+ * a fence for Vulkan's copies. */
+typedef struct {
+    cl_context ctx;
+    cl_command_queue q;
+    VkFence fence;
+} cr_session;
+
+static int cr_open(const char *name, cr_session *s) {
+    quiet = 1;
+    vk_init();
+    cl_platform_id plat = NULL;
+    cl_device_id cldev = match_cl_device(&plat);
+    if (!cldev) {
+        printf("RESULT %s: no CL device matches the Vulkan device's UUID\n", name);
+        return 0;
+    }
+    cl_int err;
+    s->ctx = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
+    CHECK_CL(err, "clCreateContext");
+    s->q = clCreateCommandQueueWithProperties(s->ctx, cldev, NULL, &err);
+    CHECK_CL(err, "clCreateCommandQueue");
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK(vkCreateFence(dev, &fci, NULL, &s->fence));
+    return 1;
+}
+
+static void cr_close(cr_session *s) {
+    vkDestroyFence(dev, s->fence, NULL);
+    clReleaseCommandQueue(s->q);
+    clReleaseContext(s->ctx);
+}
+
+/* A pinned OpenCL buffer of `size` bytes, mapped into *host (unmapped by clEnqueueUnmapMemObject). */
+static cl_mem cr_pinned(cr_session *s, size_t size, void **host) {
+    cl_int err;
+    cl_mem pin = clCreateBuffer(s->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, NULL, &err);
+    CHECK_CL(err, "clCreateBuffer pinned");
+    *host = clEnqueueMapBuffer(s->q, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, NULL, NULL, &err);
+    CHECK_CL(err, "clEnqueueMapBuffer");
+    return pin;
+}
+
 static int crossing(const char *family) {
     enum { ROUNDS = 300 };
     if (!strcmp(family, "compute")) {
@@ -1369,23 +1414,13 @@ static int crossing(const char *family) {
         family_has = VK_QUEUE_TRANSFER_BIT;
         family_lacks = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
     }
-    quiet = 1;
-    vk_init();
+    cr_session ss;
+    if (!cr_open("crossing", &ss)) return 1;
     printf("crossing: Vulkan queue family %u (%s)\n", queue_family, family);
-    cl_platform_id plat = NULL;
-    cl_device_id cldev = match_cl_device(&plat);
-    if (!cldev) {
-        printf("RESULT crossing: no CL device matches the Vulkan device's UUID\n");
-        return 1;
-    }
+    cl_context ctx = ss.ctx;
+    cl_command_queue q = ss.q;
+    VkFence fence = ss.fence;
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
-    CHECK_CL(err, "clCreateContext");
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, cldev, NULL, &err);
-    CHECK_CL(err, "clCreateCommandQueue");
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    VK(vkCreateFence(dev, &fci, NULL, &fence));
     size_t sizes[] = {4 << 10, 16 << 10, 32 << 10, 64 << 10, 256 << 10, 1 << 20};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         size_t size = sizes[k];
@@ -1396,10 +1431,8 @@ static int crossing(const char *family) {
         VkCommandBuffer out = cr_record(res.buf, host.buf, size), in = cr_record(host.buf, res.buf, size);
         cl_mem mem = clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
         CHECK_CL(err, "clCreateBuffer");
-        cl_mem pin = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, NULL, &err);
-        CHECK_CL(err, "clCreateBuffer pinned");
-        void *pinned = clEnqueueMapBuffer(q, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, NULL, NULL, &err);
-        CHECK_CL(err, "clEnqueueMapBuffer");
+        void *pinned;
+        cl_mem pin = cr_pinned(&ss, size, &pinned);
         char *heap = malloc(size);
         memset(heap, 0x5a, size);
         for (int pinned_side = 0; pinned_side < 2; pinned_side++) {
@@ -1459,14 +1492,10 @@ static int crossing(const char *family) {
         VkCommandBuffer cbs[2] = {out, in};
         vkFreeCommandBuffers(dev, pool, 2, cbs);
         vkUnmapMemory(dev, host.mem);
-        vkDestroyBuffer(dev, res.buf, NULL);
-        vkFreeMemory(dev, res.mem, NULL);
-        vkDestroyBuffer(dev, host.buf, NULL);
-        vkFreeMemory(dev, host.mem, NULL);
+        vk_buffer_free(res);
+        vk_buffer_free(host);
     }
-    vkDestroyFence(dev, fence, NULL);
-    clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
+    cr_close(&ss);
     return 0;
 }
 
@@ -1502,22 +1531,12 @@ static void cc_copy(int way, cl_command_queue q, cl_mem mem, cl_mem pin, void *p
 
 static int crossing_cl(void) {
     enum { ROUNDS = 300 };
-    quiet = 1;
-    vk_init();
-    cl_platform_id plat = NULL;
-    cl_device_id cldev = match_cl_device(&plat);
-    if (!cldev) {
-        printf("RESULT crossing-cl: no CL device matches the Vulkan device's UUID\n");
-        return 1;
-    }
+    cr_session ss;
+    if (!cr_open("crossing-cl", &ss)) return 1;
+    cl_context ctx = ss.ctx;
+    cl_command_queue q = ss.q;
+    VkFence fence = ss.fence;
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
-    CHECK_CL(err, "clCreateContext");
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, cldev, NULL, &err);
-    CHECK_CL(err, "clCreateCommandQueue");
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    VK(vkCreateFence(dev, &fci, NULL, &fence));
     size_t sizes[] = {4 << 10, 16 << 10, 64 << 10};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         size_t size = sizes[k];
@@ -1526,10 +1545,8 @@ static int crossing_cl(void) {
         VkCommandBuffer d3d = cr_record(a.buf, b.buf, size);
         cl_mem mem = clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
         CHECK_CL(err, "clCreateBuffer");
-        cl_mem pin = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, NULL, &err);
-        CHECK_CL(err, "clCreateBuffer pinned");
-        void *pinned = clEnqueueMapBuffer(q, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, NULL, NULL, &err);
-        CHECK_CL(err, "clEnqueueMapBuffer");
+        void *pinned;
+        cl_mem pin = cr_pinned(&ss, size, &pinned);
         cl_image_format f = {CL_RGBA, CL_UNSIGNED_INT8};
         cl_image_desc idesc = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = size / 4 / 32, .image_height = 32};
         cl_mem img = clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &idesc, NULL, &err);
@@ -1559,13 +1576,9 @@ static int crossing_cl(void) {
         clReleaseMemObject(pin);
         clReleaseMemObject(mem);
         vkFreeCommandBuffers(dev, pool, 1, &d3d);
-        vkDestroyBuffer(dev, a.buf, NULL);
-        vkFreeMemory(dev, a.mem, NULL);
-        vkDestroyBuffer(dev, b.buf, NULL);
-        vkFreeMemory(dev, b.mem, NULL);
+        vk_buffer_free(a);
+        vk_buffer_free(b);
     }
-    vkDestroyFence(dev, fence, NULL);
-    clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
+    cr_close(&ss);
     return 0;
 }
