@@ -12,7 +12,7 @@ use ash::vk;
 
 use std::sync::Arc;
 
-use super::{image, lock, row_copies, Dedicated, Memory, VulkanBackend};
+use super::{image, lock, row_copies, Dedicated, Engine, Memory, VulkanBackend};
 use crate::backend::{Allocation, BackendError};
 use crate::core::BlockRegion;
 
@@ -255,7 +255,8 @@ impl VulkanBackend {
                         t.slice,
                         texel as u32,
                     );
-                    self.record_transfer(q, &[m], Some(t.buffer), |cmd| {
+                    let engine = Engine::for_image_copy(dst);
+                    self.record_transfer(q, engine, &[m], Some(t.buffer), |cmd| {
                         // SAFETY: `cmd` is recording; the image is alive and in GENERAL, the
                         // region lies in the subresource (trait contract) and its packed bytes
                         // inside the imported buffer (the registered range holds the whole

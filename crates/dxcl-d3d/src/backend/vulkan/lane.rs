@@ -1,19 +1,25 @@
-//! The copy lane: a queue of a transfer-only family (a copy engine) for the copies between
-//! resources and registered host memory (`read_to_host`, `write_from_host`).
+//! The copy lane: a queue of a transfer-only family (a copy engine) for the runtime's copies:
+//! between resources, from uploads, and between resources and registered host memory.
 //!
 //! Why: on NVIDIA the first OpenCL command after Vulkan work on the graphics or compute engine,
 //! and the first Vulkan command after OpenCL's, waits about 150 µs for that engine to switch
 //! between the two contexts where the platform runs a small copy there (from heap memory up to
-//! 64 KiB, from pinned memory up to 16 KiB). A staging hand-off crosses twice: a 4 KiB buffer took
-//! 227 µs against 18 µs for the platform's own copies. A copy engine never makes that engine
-//! switch: `probe crossing` on an H200 (docs/gpu.md) measured a 4 KiB hand-off's four copies at
-//! 422.8 µs from the graphics queue, 407.5 µs from a compute queue, 90.9 µs from a transfer one.
+//! 64 KiB, from pinned memory up to 16 KiB) or any kernel. A staging hand-off crosses twice: a
+//! 4 KiB buffer took 227 µs against 18 µs for the platform's own copies. A copy engine never makes
+//! that engine switch: `probe crossing` on an H200 (docs/gpu.md) measured a 4 KiB hand-off's four
+//! copies at 422.8 µs from the graphics queue, 407.5 µs from a compute queue, 90.9 µs from a
+//! transfer one.
 //!
-//! Its batches are made by `VulkanBackend::copy_batch` (`queue.rs`). The lane shares the
-//! backend's timeline: a lane batch takes the next value, waits on the GPU for every batch before
-//! it and signals its value, and the main queue's next batch waits for it, so the timeline still
-//! orders everything. Resources and imported host memory are shared by both families
-//! (`VK_SHARING_MODE_CONCURRENT`). `DXCL_COPY_QUEUE=0` turns the lane off.
+//! So a batch begun with a copy is recorded on the lane (`VulkanBackend::recording_on`,
+//! `queue.rs`) and submitted there; what needs the main queue's family (a shader copy, an image's
+//! first layout and clear, an image copy at a buffer offset that is no multiple of 4) goes to the
+//! main queue, the lane's open batch submitted first. Copies to and from registered host memory
+//! are batches of their own (`VulkanBackend::copy_batch`), each waited for alone. The lane shares
+//! the backend's timeline: a lane batch takes the next value, waits on the GPU for every batch
+//! before it and signals its value, and the main queue's next batch waits for it, so the timeline
+//! still orders everything. Resources, staging buffers and imported host memory are shared by
+//! both families (`VK_SHARING_MODE_CONCURRENT`). `DXCL_COPY_QUEUE=0` turns the lane off
+//! ([`setting`]).
 
 use std::collections::VecDeque;
 
@@ -58,8 +64,20 @@ impl Lane {
     }
 }
 
-/// Whether `DXCL_COPY_QUEUE` lets the backend use a copy lane (anything but `0`). Read once.
+/// `DXCL_COPY_QUEUE`, read once: `0` turns the lane off, `all` makes one on a CPU device too
+/// (its one queue family's queue, so that the suites exercise the lane's batches where no GPU
+/// is), anything else leaves it to GPUs with a transfer-only family.
+fn setting() -> &'static str {
+    static SETTING: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SETTING.get_or_init(|| std::env::var("DXCL_COPY_QUEUE").unwrap_or_default())
+}
+
+/// Whether the backend may use a copy lane.
 pub fn wanted() -> bool {
-    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WANTED.get_or_init(|| std::env::var("DXCL_COPY_QUEUE").as_deref() != Ok("0"))
+    setting() != "0"
+}
+
+/// Whether a CPU device gets a lane too (`DXCL_COPY_QUEUE=all`).
+pub fn on_cpu() -> bool {
+    setting() == "all"
 }

@@ -49,7 +49,7 @@ use crate::core::flags::{USAGE_DEFAULT, USAGE_DYNAMIC, USAGE_STAGING};
 use crate::core::{BlockRegion, LayoutRules, ResourceDesc, ResourceLayout};
 use image::Image;
 use memory::{Dedicated, Memory};
-use queue::{Queue, Retired};
+use queue::{Engine, Queue, Retired};
 use record::row_copies;
 use setup::{memory_type, DeviceChoice, Instance, OPAQUE_FD, RESOURCE_USAGE};
 use staging::{Staging, Upload};
@@ -155,8 +155,7 @@ impl VulkanBackend {
         // The copy lane on a GPU only: a CPU device's copies are the CPU's either way.
         let copy_family = match c.cpu {
             false => c.copy_family,
-            true => options
-                .copy_lane_on_cpu
+            true => (options.copy_lane_on_cpu || lane::on_cpu())
                 .then(|| c.copy_family.unwrap_or(c.queue_family)),
         }
         .filter(|_| lane::wanted());

@@ -206,7 +206,14 @@ unsafe impl Backend for VulkanBackend {
                     (&s, si, src_subresource, src_region),
                     bytes,
                 );
-                let recorded = self.record_transfer(&mut q, &[&s, &d], None, |cmd| match plan {
+                // A shader copy needs the main queue's family; vkCmdCopyImage a copy engine takes.
+                let engine = if plan.is_some() {
+                    Engine::Main
+                } else {
+                    Engine::Copy
+                };
+                let on = &[&*s, &*d];
+                let recorded = self.record_transfer(&mut q, engine, on, None, |cmd| match plan {
                     Some((copier, shader, src_view, dst_view)) => {
                         let at = |r: &BlockRegion| [r.x as i32, r.y as i32];
                         // SAFETY: `cmd` is recording on the device's queue, whose family
@@ -268,19 +275,25 @@ unsafe impl Backend for VulkanBackend {
                     depth,
                     bytes,
                 );
-                self.record_transfer(&mut q, &[&s, &d], None, |cmd| {
-                    // SAFETY: as above; the buffer region lies in the source's memory, its
-                    // pitches are whole texels and rows.
-                    unsafe {
-                        self.device.cmd_copy_buffer_to_image(
-                            cmd,
-                            s.buffer,
-                            di.raw,
-                            vk::ImageLayout::GENERAL,
-                            &[copy],
-                        )
-                    }
-                })
+                self.record_transfer(
+                    &mut q,
+                    Engine::for_image_copy(off),
+                    &[&s, &d],
+                    None,
+                    |cmd| {
+                        // SAFETY: as above; the buffer region lies in the source's memory, its
+                        // pitches are whole texels and rows.
+                        unsafe {
+                            self.device.cmd_copy_buffer_to_image(
+                                cmd,
+                                s.buffer,
+                                di.raw,
+                                vk::ImageLayout::GENERAL,
+                                &[copy],
+                            )
+                        }
+                    },
+                )
             }
             (None, Some(si)) => {
                 let (off, row, depth) =
@@ -294,18 +307,24 @@ unsafe impl Backend for VulkanBackend {
                     depth,
                     bytes,
                 );
-                self.record_transfer(&mut q, &[&s, &d], None, |cmd| {
-                    // SAFETY: as above.
-                    unsafe {
-                        self.device.cmd_copy_image_to_buffer(
-                            cmd,
-                            si.raw,
-                            vk::ImageLayout::GENERAL,
-                            d.buffer,
-                            &[copy],
-                        )
-                    }
-                })
+                self.record_transfer(
+                    &mut q,
+                    Engine::for_image_copy(off),
+                    &[&s, &d],
+                    None,
+                    |cmd| {
+                        // SAFETY: as above.
+                        unsafe {
+                            self.device.cmd_copy_image_to_buffer(
+                                cmd,
+                                si.raw,
+                                vk::ImageLayout::GENERAL,
+                                d.buffer,
+                                &[copy],
+                            )
+                        }
+                    },
+                )
             }
         };
     }

@@ -51,7 +51,8 @@ pub struct Queue {
     pub retired: Vec<(u64, Retired)>,
     /// The copy lane (`lane.rs`), where the device has a transfer-only family.
     pub lane: Option<Lane>,
-    /// `recording` is a lane command buffer: transfers only, no compute stages.
+    /// `recording` is a lane command buffer: transfers only, no compute stages; it is submitted
+    /// on the lane.
     pub on_lane: bool,
     /// The value of the last lane batch the main queue's next batch has not waited for yet.
     pub lane_value: u64,
@@ -85,14 +86,60 @@ impl Queue {
     }
 }
 
+/// The engine a recorded command needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// A transfer a copy engine takes (buffer offsets of image copies a multiple of 4): a new
+    /// batch of them goes to the copy lane where there is one.
+    Copy,
+    /// The main queue's family: shader copies, clears, an image's first layout.
+    Main,
+}
+
+impl Engine {
+    /// A copy between an image and a buffer at `buffer_offset`: a copy engine takes it at
+    /// offsets of 4 bytes only.
+    pub fn for_image_copy(buffer_offset: u64) -> Engine {
+        if buffer_offset.is_multiple_of(4) {
+            Engine::Copy
+        } else {
+            Engine::Main
+        }
+    }
+}
+
 impl VulkanBackend {
-    /// The command buffer being recorded, begun if there is none.
+    /// The command buffer being recorded, for a command of the main queue's family: a batch
+    /// being recorded on the copy lane is submitted first.
     pub(super) fn recording(&self, q: &mut Queue) -> Result<vk::CommandBuffer, BackendError> {
+        self.recording_on(q, Engine::Main)
+    }
+
+    /// The command buffer being recorded, begun for `engine` if there is none: a new batch of
+    /// copies goes to the copy lane, so that Direct3D's copies never take the engine the
+    /// platform's OpenCL copies and kernels run on (lane.rs says what that costs). A batch
+    /// already open takes copies as it is; a lane batch cannot take main-queue work and is
+    /// submitted first (the timeline orders the two).
+    pub(super) fn recording_on(
+        &self,
+        q: &mut Queue,
+        engine: Engine,
+    ) -> Result<vk::CommandBuffer, BackendError> {
         self.check_lost()?;
         if let Some(cmd) = q.recording {
-            return Ok(cmd);
+            if !(q.on_lane && engine == Engine::Main) {
+                return Ok(cmd);
+            }
+            self.submit(q, None, None)?;
         }
-        let cmd = self.begin_command(q.pool, &mut q.spare_cmds)?;
+        let cmd = match q.lane.as_mut() {
+            Some(lane) if engine == Engine::Copy => {
+                let cmd = self.begin_command(lane.pool, &mut lane.spare)?;
+                q.on_lane = true;
+                cmd
+            }
+            _ => self.begin_command(q.pool, &mut q.spare_cmds)?,
+        };
         q.recording = Some(cmd);
         Ok(cmd)
     }
@@ -173,7 +220,8 @@ impl VulkanBackend {
 
     /// Submits the recorded batch (or an empty one) with an optional binary-semaphore wait
     /// (at all stages), the waits deferred to it (`Queue::waits`) and an optional signal; the
-    /// batch signals the timeline. Returns its value.
+    /// batch signals the timeline. Returns its value. A batch recorded on the copy lane goes
+    /// there, after every batch before it.
     pub(super) fn submit(
         &self,
         q: &mut Queue,
@@ -182,6 +230,7 @@ impl VulkanBackend {
     ) -> Result<u64, BackendError> {
         self.check_lost()?;
         let cmd = q.recording.take();
+        let on_lane = std::mem::take(&mut q.on_lane) && cmd.is_some();
         if let Some(cmd) = cmd {
             if self.end_for_host(cmd).is_err() {
                 return Err(self.lose());
@@ -192,7 +241,12 @@ impl VulkanBackend {
         let mut waits: Vec<vk::Semaphore> = wait.into_iter().chain(q.waits.drain(..)).collect();
         // Binary semaphores ignore their value.
         let mut wait_values = vec![0u64; waits.len()];
-        if q.lane_value > 0 {
+        if on_lane {
+            // Every batch before this one, on either queue, signals a smaller value once it
+            // completed and all before it did.
+            waits.push(self.timeline);
+            wait_values.push(value - 1);
+        } else if q.lane_value > 0 {
             // After the copy lane's last batch (lane.rs): its writes are this batch's to read.
             waits.push(self.timeline);
             wait_values.push(std::mem::take(&mut q.lane_value));
@@ -211,14 +265,18 @@ impl VulkanBackend {
             .command_buffers(&cmds)
             .signal_semaphores(&signals)
             .push_next(&mut timeline);
-        // SAFETY: the queue is used only under the lock the caller holds; the command buffer is
-        // executable; every array outlives the call; the timeline value is larger than any
-        // signalled before: values only grow, one per batch, and the batch waits for the copy
-        // lane's last one (`lane_value`, lane.rs) before it signals.
-        let result = unsafe {
-            self.device
-                .queue_submit(q.raw, &[submit], vk::Fence::null())
+        let raw = match (&q.lane, on_lane) {
+            (Some(lane), true) => lane.raw,
+            _ => q.raw,
         };
+        // SAFETY: both queues are used only under the lock the caller holds; the command buffer
+        // is executable and of the pool of the queue it goes to (`on_lane` says which, set with
+        // the recording); every array outlives the call; the timeline value is larger than any
+        // signalled before: values only grow, one per batch, a lane batch waits for the value
+        // before its own and a main batch for the lane's last one (`lane_value`) before it
+        // signals. Resources, staging buffers and imported host memory are shared by both
+        // families (CONCURRENT): no ownership transfer is needed.
+        let result = unsafe { self.device.queue_submit(raw, &[submit], vk::Fence::null()) };
         self.counters.submissions.fetch_add(1, Ordering::Relaxed);
         let staging = std::mem::take(&mut q.staging);
         if result.is_err() {
@@ -228,6 +286,16 @@ impl VulkanBackend {
             }
             return Err(self.lose());
         }
+        let cmd = match (q.lane.as_mut(), on_lane, cmd) {
+            (Some(lane), true, Some(cmd)) => {
+                // The lane gives its command buffers back itself; the main queue's next batch
+                // waits for this one.
+                lane.busy.push_back((value, cmd));
+                q.lane_value = value;
+                None
+            }
+            (_, _, cmd) => cmd,
+        };
         q.in_flight.push_back(Batch {
             value,
             cmd,
@@ -305,94 +373,22 @@ impl VulkanBackend {
         }
     }
 
-    /// Runs `record` (which records transfers through [`VulkanBackend::recording`]) as one batch:
-    /// on the copy lane where there is one and the copy `fits_lane` (a copy engine takes image
-    /// copies at buffer offsets of 4 bytes only), else on the main queue. Returns the batch's
-    /// timeline value.
+    /// Runs `record` (which records transfers through [`VulkanBackend::recording_on`]) as one
+    /// batch of its own, submitted at once: on the copy lane where there is one and the copy
+    /// `fits_lane` (a copy engine takes image copies at buffer offsets of 4 bytes only), joining
+    /// the lane batch being recorded; a batch open on the main queue goes first. Returns the
+    /// batch's timeline value.
     pub(super) fn copy_batch(
         &self,
         q: &mut Queue,
         fits_lane: bool,
         record: impl FnOnce(&mut Queue) -> Result<(), BackendError>,
     ) -> Result<u64, BackendError> {
-        if q.lane.is_none() || !fits_lane {
-            record(q)?;
-            return self.submit(q, None, None);
-        }
-        // Whatever the main queue holds goes first: the lane batch waits for its value.
-        if q.recording.is_some() || !q.waits.is_empty() {
+        if q.lane.is_some() && fits_lane && q.recording.is_some() && !q.on_lane {
             self.submit(q, None, None)?;
         }
-        let cmd = self.lane_command(q)?;
-        q.recording = Some(cmd);
-        q.on_lane = true;
-        // A panic while recording (a caller's bug) must not leave the lane's command buffer as
-        // the queue's recording: the queue would submit a buffer of another family's pool.
-        let recorded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| record(&mut *q)));
-        q.on_lane = false;
-        let cmd = q.recording.take().unwrap_or(cmd);
-        // After a panic the buffer is neither returned nor submitted: the pool frees it.
-        let recorded = recorded.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        let ended =
-            recorded.and_then(|()| self.end_for_host(cmd).map_err(|_| BackendError::DeviceLost));
-        let lane = q.lane.as_mut().ok_or(BackendError::DeviceLost)?;
-        if let Err(e) = ended {
-            // SAFETY: the buffer is the lane pool's and no batch holds it; resetting it makes it
-            // reusable whatever state recording left it in.
-            let reset = unsafe {
-                self.device
-                    .reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())
-            };
-            if reset.is_ok() {
-                lane.spare.push(cmd);
-            }
-            return Err(e);
-        }
-        let value = q.next_value;
-        let waits = [self.timeline];
-        let wait_values = [value - 1];
-        let stages = [vk::PipelineStageFlags::TRANSFER];
-        let signals = [self.timeline];
-        let signal_values = [value];
-        let cmds = [cmd];
-        let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
-            .wait_semaphore_values(&wait_values)
-            .signal_semaphore_values(&signal_values);
-        let submit = vk::SubmitInfo::default()
-            .wait_semaphores(&waits)
-            .wait_dst_stage_mask(&stages)
-            .command_buffers(&cmds)
-            .signal_semaphores(&signals)
-            .push_next(&mut timeline);
-        // SAFETY: the lane's queue is used only under the queue lock the caller holds (`q`); the
-        // command buffer is executable and of the lane family's pool; the arrays outlive the
-        // call. Every value below `next_value` has been submitted (on the queue or the lane; the
-        // queue's recording and waits were flushed above), and this batch waits for the largest
-        // of them before it signals the next, so values are signalled in increasing order; the
-        // queue's next batch waits for this one (`lane_value`) before it signals a larger one.
-        // The resources it copies are shared by both families (CONCURRENT): no ownership
-        // transfer is needed.
-        let result = unsafe {
-            self.device
-                .queue_submit(lane.raw, &[submit], vk::Fence::null())
-        };
-        self.counters
-            .submissions
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if result.is_err() {
-            return Err(self.lose());
-        }
-        lane.busy.push_back((value, cmd));
-        q.lane_value = value;
-        q.next_value += 1;
-        Ok(value)
-    }
-
-    /// A command buffer of the lane's pool, begun.
-    fn lane_command(&self, q: &mut Queue) -> Result<vk::CommandBuffer, BackendError> {
-        self.check_lost()?;
-        let lane = q.lane.as_mut().ok_or(BackendError::DeviceLost)?;
-        self.begin_command(lane.pool, &mut lane.spare)
+        record(q)?;
+        self.submit(q, None, None)
     }
 
     /// A command buffer of `pool` (the queue's or the lane's), begun for one submission: one of

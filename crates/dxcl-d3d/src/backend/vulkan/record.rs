@@ -68,15 +68,17 @@ impl VulkanBackend {
 
     /// Records a transfer command, or a shader copy (`compute_copy.rs`), (`record`) after the
     /// barriers it needs on the resources it touches (`users`) and on other buffers (staging), and
-    /// marks the resources used by the batch being recorded.
+    /// marks the resources used by the batch being recorded. `engine`: what the command needs
+    /// ([`Engine::Copy`] for a transfer a copy engine takes, see [`Engine::for_image_copy`]).
     pub(super) fn record_transfer(
         &self,
         q: &mut Queue,
+        engine: Engine,
         users: &[&Memory],
         staging: Option<vk::Buffer>,
         record: impl FnOnce(vk::CommandBuffer),
     ) -> Result<(), BackendError> {
-        let cmd = self.recording(q)?;
+        let cmd = self.recording_on(q, engine)?;
         let mut buffers: Vec<vk::Buffer> = Vec::with_capacity(users.len() + 1);
         for m in users {
             if m.image.is_none() {
@@ -134,7 +136,7 @@ impl VulkanBackend {
                     slice_bytes,
                     dst.layout.block.2,
                 );
-                self.record_transfer(q, &[d], Some(buffer), |cmd| {
+                self.record_transfer(q, Engine::for_image_copy(at), &[d], Some(buffer), |cmd| {
                     // SAFETY: `cmd` is recording; the staging space holds the region tightly
                     // packed from `at`, a multiple of the texel size (bands are aligned to it and
                     // pieces are whole rows); the image is alive, in GENERAL, and the region lies
@@ -168,7 +170,7 @@ impl VulkanBackend {
         let extra = [src, dst]
             .into_iter()
             .find(|b| !users.iter().any(|m| m.buffer == *b));
-        self.record_transfer(q, users, extra, |cmd| {
+        self.record_transfer(q, Engine::Copy, users, extra, |cmd| {
             // SAFETY: `cmd` is recording; both buffers are alive (their owners outlive the
             // batch: `free` waits for it, staging is freed after it) and the regions lie inside
             // them (trait contract).

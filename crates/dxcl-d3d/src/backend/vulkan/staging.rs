@@ -264,7 +264,9 @@ impl VulkanBackend {
         let info = vk::BufferCreateInfo::default()
             .size(size.max(4))
             .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+            // Copies on the queue and on the copy lane read and write it.
+            .sharing_mode(self.sharing_mode())
+            .queue_family_indices(&self.families);
         // SAFETY: the device is alive; `info` outlives the call.
         let buffer = unsafe { self.device.create_buffer(&info, None) }
             .map_err(|_| BackendError::OutOfMemory)?;

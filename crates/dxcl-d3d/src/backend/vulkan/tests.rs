@@ -823,3 +823,63 @@ fn shader_copies_are_bit_exact() {
         }
     }
 }
+
+#[test]
+fn copies_start_lane_batches_and_shader_copies_the_queues() {
+    let _serial = serial();
+    if !lane::wanted() {
+        eprintln!("copies_start_lane_batches...: SKIPPED, NOTHING TESTED: DXCL_COPY_QUEUE=0");
+        return;
+    }
+    let b = backend_with(Options {
+        shader_copies_on_cpu: true,
+        copy_lane_on_cpu: true,
+        ..Options::default()
+    });
+    let shader = b.compute_copy.is_some();
+    let (w, h) = (600u32, 500u32);
+    let (d, l) = texture_of(28, w, h, 1, USAGE_DEFAULT, 0);
+    let mut a = b.allocate(&d, &l).unwrap();
+    let mut c = b.allocate(&d, &l).unwrap();
+    // The zero-fills are main-queue work (an image's first layout and clear).
+    assert!(!lock(&b.queue).on_lane);
+    b.flush();
+    let row = w as usize * 4;
+    let full = l.full_region(0).unwrap();
+    let first: Vec<u8> = (0..row * h as usize).map(|i| (i * 5) as u8).collect();
+    // SAFETY: `a` is `b`'s; `first` holds `h` rows of `row` bytes.
+    unsafe { b.write_region(&a, 0, &full, first.as_ptr(), row, row * h as usize) };
+    {
+        let q = lock(&b.queue);
+        assert!(
+            q.recording.is_some() && q.on_lane,
+            "an upload began no lane batch"
+        );
+    }
+    // A copy between images: a shader copy (main queue) where the device runs them, else a
+    // transfer that joins the lane batch.
+    // SAFETY: whole subresources of two resources of one layout.
+    unsafe { b.copy_region(&c, 0, &full, &a, 0, &full) };
+    {
+        let q = lock(&b.queue);
+        assert_eq!(q.on_lane, !shader, "the copy went to the wrong queue");
+        if shader {
+            assert!(q.lane_value > 0, "the lane batch was not submitted first");
+        }
+    }
+    // A second upload into `a` after the copy read it: ordered after it on either queue.
+    let second: Vec<u8> = first.iter().map(|v| !v).collect();
+    // SAFETY: as above.
+    unsafe { b.write_region(&a, 0, &full, second.as_ptr(), row, row * h as usize) };
+    assert_eq!(
+        read_rows(&b, &c, 0).concat(),
+        first,
+        "the copy read the first upload"
+    );
+    assert_eq!(read_rows(&b, &a, 0).concat(), second, "the second upload");
+    // SAFETY: both are `b`'s and unused from here.
+    unsafe {
+        b.free(&mut a);
+        b.free(&mut c);
+    }
+}
