@@ -64,9 +64,11 @@ impl Lane {
     }
 }
 
-/// `DXCL_COPY_QUEUE`, read once: `0` turns the lane off, `all` makes one on a CPU device too
-/// (its one queue family's queue, so that the suites exercise the lane's batches where no GPU
-/// is), anything else leaves it to GPUs with a transfer-only family.
+/// `DXCL_COPY_QUEUE`, read once: `0` turns the lane off; `host` keeps it to the copies between
+/// resources and registered host memory (the other copies on the main queue, to compare);
+/// `all` makes one on a CPU device too (its one queue family's queue, so that the suites
+/// exercise the lane's batches where no GPU is); anything else leaves it to GPUs with a
+/// transfer-only family.
 fn setting() -> &'static str {
     static SETTING: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SETTING.get_or_init(|| std::env::var("DXCL_COPY_QUEUE").unwrap_or_default())
@@ -75,6 +77,11 @@ fn setting() -> &'static str {
 /// Whether the backend may use a copy lane.
 pub fn wanted() -> bool {
     setting() != "0"
+}
+
+/// Whether batches begun with a copy go to the lane (all but `DXCL_COPY_QUEUE=host`).
+pub fn takes_batches() -> bool {
+    setting() != "host"
 }
 
 /// Whether a CPU device gets a lane too (`DXCL_COPY_QUEUE=all`).

@@ -132,15 +132,20 @@ impl VulkanBackend {
             }
             self.submit(q, None, None)?;
         }
-        let cmd = match q.lane.as_mut() {
-            Some(lane) if engine == Engine::Copy => {
-                let cmd = self.begin_command(lane.pool, &mut lane.spare)?;
-                q.on_lane = true;
-                cmd
-            }
-            _ => self.begin_command(q.pool, &mut q.spare_cmds)?,
-        };
+        if engine == Engine::Copy && q.lane.is_some() && super::lane::takes_batches() {
+            return self.begin_on_lane(q);
+        }
+        let cmd = self.begin_command(q.pool, &mut q.spare_cmds)?;
         q.recording = Some(cmd);
+        Ok(cmd)
+    }
+
+    /// Begins the recording on the copy lane (there is none being recorded).
+    fn begin_on_lane(&self, q: &mut Queue) -> Result<vk::CommandBuffer, BackendError> {
+        let lane = q.lane.as_mut().ok_or(BackendError::DeviceLost)?;
+        let cmd = self.begin_command(lane.pool, &mut lane.spare)?;
+        q.recording = Some(cmd);
+        q.on_lane = true;
         Ok(cmd)
     }
 
@@ -384,8 +389,13 @@ impl VulkanBackend {
         fits_lane: bool,
         record: impl FnOnce(&mut Queue) -> Result<(), BackendError>,
     ) -> Result<u64, BackendError> {
-        if q.lane.is_some() && fits_lane && q.recording.is_some() && !q.on_lane {
-            self.submit(q, None, None)?;
+        if q.lane.is_some() && fits_lane {
+            if q.recording.is_some() && !q.on_lane {
+                self.submit(q, None, None)?;
+            }
+            if q.recording.is_none() {
+                self.begin_on_lane(q)?;
+            }
         }
         record(q)?;
         self.submit(q, None, None)
