@@ -51,7 +51,7 @@ impl VulkanBackend {
             .semaphores(&semaphores)
             .values(&values);
         self.counters.cpu_waits.fetch_add(1, Ordering::Relaxed);
-        let spin = spin_us();
+        let spin = self.spin_us();
         if spin > 0 {
             // Polls the counter (a read of the semaphore's value, no wait set up in the driver).
             let until = std::time::Instant::now() + std::time::Duration::from_micros(spin);
@@ -98,14 +98,27 @@ impl VulkanBackend {
     }
 }
 
-/// How long a wait polls the timeline before it sleeps (`DXCL_WAIT_SPIN_US`, microseconds; 0, the
-/// default, sleeps at once). Read once per process.
-fn spin_us() -> u64 {
-    static SPIN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *SPIN.get_or_init(|| {
-        std::env::var("DXCL_WAIT_SPIN_US")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    })
+/// How long a wait polls on a GPU when `DXCL_WAIT_SPIN_US` does not say: on an H200 a staging
+/// hand-off of 256 KiB or 1 MiB took 0.6–0.8× the time of a sleeping wait's (docs/gpu.md), and a
+/// wait is on a thread that has nothing else to do until the copy ends. NVIDIA's OpenCL polls
+/// likewise while the CPU has cores to spare.
+const GPU_SPIN_US: u64 = 60;
+
+impl VulkanBackend {
+    /// How long a wait polls the timeline before it sleeps: `DXCL_WAIT_SPIN_US` (microseconds,
+    /// read once per process; 0 sleeps at once), else [`GPU_SPIN_US`] on a GPU and 0 on a CPU
+    /// device, whose copies run on the CPU a poll would take.
+    fn spin_us(&self) -> u64 {
+        static SPIN: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+        let set = *SPIN.get_or_init(|| {
+            std::env::var("DXCL_WAIT_SPIN_US")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+        });
+        set.unwrap_or(if self.adapter.software {
+            0
+        } else {
+            GPU_SPIN_US
+        })
+    }
 }
