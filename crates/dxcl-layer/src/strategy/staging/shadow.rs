@@ -1,7 +1,7 @@
 //! The staging copy's host shadow: where the bytes wait between Direct3D's staging resource and
 //! the OpenCL memory object.
 //!
-//! On a device without host-unified memory (a discrete GPU) a shadow of 64 KiB or more is pinned:
+//! On a device without host-unified memory (a discrete GPU) a shadow of 4 KiB or more is pinned:
 //! the mapping of a `CL_MEM_ALLOC_HOST_PTR` buffer of the memory object's context, which the
 //! platform copies at the bus's speed, where copies from ordinary (pageable) memory go through
 //! the platform's own bounce buffers at a fraction of it. Elsewhere, and where pinning fails, it
@@ -40,14 +40,14 @@ enum Bytes {
 // through &mut / & as for a Vec.
 unsafe impl Send for Shadow {}
 
-/// From this size on a shadow is pinned by default. On an H200 a staging hand-off of 64 KiB took
-/// 45–70 µs with a pinned shadow against 170–280 µs with a heap one, and 256 KiB 75 µs, 2.95× the
-/// platform's two pinned copies (docs/benchmarks.md). Below it pinning stays off: it costs a
-/// buffer, a queue and a map per object, and on an H200 with DXVK-native, contexts' 256-byte
-/// objects with pinned shadows saw NVIDIA destroy their context late after the application's
-/// last release (docs/gpu.md); a 4 KiB buffer's hand-off was no faster pinned (226 against
-/// 256 µs).
-const PINNED_FROM: usize = 64 << 10;
+/// From this size on a shadow is pinned by default. On an H200, with Direct3D's copies on a copy
+/// engine, a staging hand-off of 4 to 64 KiB took 34–45 µs with a pinned shadow against 43–124 µs
+/// with a heap one (two alternating runs; docs/gpu.md): the platform reads an object back into
+/// heap memory through its own bounce buffer, and writes a small image from it slowly. Below it
+/// pinning stays off: it costs a buffer, a queue and a map per object, and on an H200 with
+/// DXVK-native, contexts' 256-byte objects with pinned shadows saw NVIDIA destroy their context
+/// late after the application's last release (docs/gpu.md).
+const PINNED_FROM: usize = 4 << 10;
 
 /// Whether `DXCL_STAGING_PINNED` or the device asks for a pinned shadow of `len` bytes.
 pub(super) fn wants_pinned(host_unified: bool, len: usize) -> bool {
@@ -211,17 +211,18 @@ fn pinned_buffer(
 mod tests {
     use super::*;
 
-    /// A discrete device's shadow is pinned from 64 KiB up; a host-unified device's never (its
+    /// A discrete device's shadow is pinned from 4 KiB up; a host-unified device's never (its
     /// memory is the host's). `DXCL_STAGING_PINNED` set in the environment decides instead.
     #[test]
-    fn shadows_are_pinned_from_64_kib_on_discrete_devices() {
+    fn shadows_are_pinned_from_4_kib_on_discrete_devices() {
         if std::env::var_os("DXCL_STAGING_PINNED").is_some() {
             return;
         }
+        assert!(wants_pinned(false, 4 << 10));
         assert!(wants_pinned(false, 64 << 10));
         assert!(wants_pinned(false, 256 << 20));
-        assert!(!wants_pinned(false, (64 << 10) - 1));
-        assert!(!wants_pinned(false, 4 << 10));
+        assert!(!wants_pinned(false, (4 << 10) - 1));
+        assert!(!wants_pinned(false, 256));
         assert!(!wants_pinned(true, 256 << 20));
     }
 }
