@@ -243,7 +243,7 @@ impl VulkanBackend {
                         r.h,
                         r.d,
                     );
-                    self.record_copy(q, m.buffer, t.buffer, &copies, &[m])
+                    self.record_copy(q, Engine::Copy, m.buffer, t.buffer, &copies, &[m])
                 }
                 Some(si) => {
                     let copy = image::buffer_image_copy(

@@ -118,7 +118,14 @@ unsafe impl Backend for VulkanBackend {
                         dst_offset: 0,
                         size: s.size,
                     }];
-                    self.record_copy(&mut q, m.buffer, staging.buffer, &region, &[&m])?;
+                    self.record_copy(
+                        &mut q,
+                        Engine::Copy,
+                        m.buffer,
+                        staging.buffer,
+                        &region,
+                        &[&m],
+                    )?;
                     let value = q.next_value;
                     self.submit(&mut q, None, None)?;
                     value.max(q.floor)
@@ -159,7 +166,14 @@ unsafe impl Backend for VulkanBackend {
             size: s.size,
         }];
         if self
-            .record_copy(&mut q, staging.buffer, m.buffer, &region, &[&m])
+            .record_copy(
+                &mut q,
+                Engine::Copy,
+                staging.buffer,
+                m.buffer,
+                &region,
+                &[&m],
+            )
             .is_ok()
         {
             // A spare again once the batch completes.
@@ -183,6 +197,9 @@ unsafe impl Backend for VulkanBackend {
             return;
         };
         let bytes = src.layout.block.2;
+        // Device memory to device memory: a copy engine only while the copy is small.
+        let moved = src_region.w as u64 * src_region.h as u64 * src_region.d as u64 * bytes as u64;
+        let engine = Engine::for_device_copy(moved);
         let mut q = lock(&self.queue);
         // A failure marked the device lost; the copy is dropped with it.
         let _ = match (&d.image, &s.image) {
@@ -198,7 +215,7 @@ unsafe impl Backend for VulkanBackend {
                     src_region.h,
                     src_region.d,
                 );
-                self.record_copy(&mut q, s.buffer, d.buffer, &regions, &[&s, &d])
+                self.record_copy(&mut q, engine, s.buffer, d.buffer, &regions, &[&s, &d])
             }
             (Some(di), Some(si)) => {
                 let plan = self.shader_plan(
@@ -207,11 +224,7 @@ unsafe impl Backend for VulkanBackend {
                     bytes,
                 );
                 // A shader copy needs the main queue's family; vkCmdCopyImage a copy engine takes.
-                let engine = if plan.is_some() {
-                    Engine::Main
-                } else {
-                    Engine::Copy
-                };
+                let engine = if plan.is_some() { Engine::Main } else { engine };
                 let on = &[&*s, &*d];
                 let recorded = self.record_transfer(&mut q, engine, on, None, |cmd| match plan {
                     Some((copier, shader, src_view, dst_view)) => {
@@ -277,7 +290,7 @@ unsafe impl Backend for VulkanBackend {
                 );
                 self.record_transfer(
                     &mut q,
-                    Engine::for_image_copy(off),
+                    engine.and(Engine::for_image_copy(off)),
                     &[&s, &d],
                     None,
                     |cmd| {
@@ -309,7 +322,7 @@ unsafe impl Backend for VulkanBackend {
                 );
                 self.record_transfer(
                     &mut q,
-                    Engine::for_image_copy(off),
+                    engine.and(Engine::for_image_copy(off)),
                     &[&s, &d],
                     None,
                     |cmd| {

@@ -124,7 +124,7 @@ impl VulkanBackend {
                     region.h,
                     region.d,
                 );
-                self.record_copy(q, buffer, d.buffer, &regions, &[d])
+                self.record_copy(q, Engine::Copy, buffer, d.buffer, &regions, &[d])
             }
             Some(di) => {
                 let copy = image::buffer_image_copy(
@@ -159,6 +159,7 @@ impl VulkanBackend {
     pub(super) fn record_copy(
         &self,
         q: &mut Queue,
+        engine: Engine,
         src: vk::Buffer,
         dst: vk::Buffer,
         regions: &[vk::BufferCopy],
@@ -170,7 +171,7 @@ impl VulkanBackend {
         let extra = [src, dst]
             .into_iter()
             .find(|b| !users.iter().any(|m| m.buffer == *b));
-        self.record_transfer(q, Engine::Copy, users, extra, |cmd| {
+        self.record_transfer(q, engine, users, extra, |cmd| {
             // SAFETY: `cmd` is recording; both buffers are alive (their owners outlive the
             // batch: `free` waits for it, staging is freed after it) and the regions lie inside
             // them (trait contract).

@@ -885,3 +885,52 @@ fn copies_start_lane_batches_and_shader_copies_the_queues() {
         b.free(&mut c);
     }
 }
+
+#[test]
+fn copies_between_resources_take_the_lane_only_while_small() {
+    let _serial = serial();
+    assert_eq!(Engine::for_device_copy(4096), Engine::Copy);
+    assert_eq!(Engine::for_device_copy(16 << 20), Engine::Main);
+    assert_eq!(Engine::for_image_copy(6), Engine::Main);
+    assert_eq!(Engine::Copy.and(Engine::Main), Engine::Main);
+    if !lane::wanted() || !lane::takes_batches() {
+        eprintln!("copies_between_resources...: lane part SKIPPED: DXCL_COPY_QUEUE=0 or host");
+        return;
+    }
+    let b = backend_with(Options {
+        copy_lane_on_cpu: true,
+        ..Options::default()
+    });
+    // R16G16B16A16_UNORM, which no shader copy takes: 2048x1024 texels of 8 bytes, 16 MiB.
+    let (d, l) = texture_of(11, 2048, 1024, 1, USAGE_DEFAULT, 0);
+    let mut a = b.allocate(&d, &l).unwrap();
+    let mut c = b.allocate(&d, &l).unwrap();
+    b.flush();
+    let full = l.full_region(0).unwrap();
+    let small = BlockRegion {
+        w: 64,
+        h: 64,
+        ..full
+    };
+    // SAFETY: regions of the subresources of two resources of one layout.
+    unsafe { b.copy_region(&c, 0, &small, &a, 0, &small) };
+    assert!(
+        lock(&b.queue).on_lane,
+        "a 32 KiB copy between resources is not on the lane"
+    );
+    // SAFETY: as above.
+    unsafe { b.copy_region(&c, 0, &full, &a, 0, &full) };
+    {
+        let q = lock(&b.queue);
+        assert!(
+            q.recording.is_some() && !q.on_lane,
+            "a 16 MiB copy went to the lane"
+        );
+    }
+    b.flush();
+    // SAFETY: both are `b`'s and unused from here.
+    unsafe {
+        b.free(&mut a);
+        b.free(&mut c);
+    }
+}
