@@ -288,25 +288,20 @@ unsafe impl Backend for VulkanBackend {
                     depth,
                     bytes,
                 );
-                self.record_transfer(
-                    &mut q,
-                    engine.and(Engine::for_image_copy(off)),
-                    &[&s, &d],
-                    None,
-                    |cmd| {
-                        // SAFETY: as above; the buffer region lies in the source's memory, its
-                        // pitches are whole texels and rows.
-                        unsafe {
-                            self.device.cmd_copy_buffer_to_image(
-                                cmd,
-                                s.buffer,
-                                di.raw,
-                                vk::ImageLayout::GENERAL,
-                                &[copy],
-                            )
-                        }
-                    },
-                )
+                let engine = engine.and(Engine::for_image_copy(off));
+                self.record_transfer(&mut q, engine, &[&s, &d], None, |cmd| {
+                    // SAFETY: as above; the buffer region lies in the source's memory, its
+                    // pitches are whole texels and rows.
+                    unsafe {
+                        self.device.cmd_copy_buffer_to_image(
+                            cmd,
+                            s.buffer,
+                            di.raw,
+                            vk::ImageLayout::GENERAL,
+                            &[copy],
+                        )
+                    }
+                })
             }
             (None, Some(si)) => {
                 let (off, row, depth) =
@@ -320,24 +315,19 @@ unsafe impl Backend for VulkanBackend {
                     depth,
                     bytes,
                 );
-                self.record_transfer(
-                    &mut q,
-                    engine.and(Engine::for_image_copy(off)),
-                    &[&s, &d],
-                    None,
-                    |cmd| {
-                        // SAFETY: as above.
-                        unsafe {
-                            self.device.cmd_copy_image_to_buffer(
-                                cmd,
-                                si.raw,
-                                vk::ImageLayout::GENERAL,
-                                d.buffer,
-                                &[copy],
-                            )
-                        }
-                    },
-                )
+                let engine = engine.and(Engine::for_image_copy(off));
+                self.record_transfer(&mut q, engine, &[&s, &d], None, |cmd| {
+                    // SAFETY: as above.
+                    unsafe {
+                        self.device.cmd_copy_image_to_buffer(
+                            cmd,
+                            si.raw,
+                            vk::ImageLayout::GENERAL,
+                            d.buffer,
+                            &[copy],
+                        )
+                    }
+                })
             }
         };
     }
