@@ -1,5 +1,6 @@
 //! The copy lane: a queue of a transfer-only family (a copy engine) for the runtime's copies:
-//! between resources, from uploads, and between resources and registered host memory.
+//! uploads, read-backs, copies between resources under 16 MiB (`DEVICE_COPY_ON_LANE_BELOW`), and
+//! copies between resources and registered host memory.
 //!
 //! Why: on NVIDIA the first OpenCL command after Vulkan work on the graphics or compute engine,
 //! and the first Vulkan command after OpenCL's, waits about 150 µs for that engine to switch
@@ -12,8 +13,9 @@
 //!
 //! So a batch begun with a copy is recorded on the lane (`VulkanBackend::recording_on`,
 //! `queue.rs`) and submitted there; what needs the main queue's family (a shader copy, an image's
-//! first layout and clear, an image copy at a buffer offset that is no multiple of 4) goes to the
-//! main queue, the lane's open batch submitted first. Copies to and from registered host memory
+//! first layout and clear, an image copy at a buffer offset that is no multiple of 4) or runs
+//! faster there (a large copy between resources) goes to the main queue, the lane's open batch
+//! submitted first. Copies to and from registered host memory
 //! are batches of their own (`VulkanBackend::copy_batch`), each waited for alone. The lane shares
 //! the backend's timeline: a lane batch takes the next value, waits on the GPU for every batch
 //! before it and signals its value, and the main queue's next batch waits for it, so the timeline

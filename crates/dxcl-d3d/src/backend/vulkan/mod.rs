@@ -4,7 +4,8 @@
 //! `VkBuffer` covering it, in the runtime's linear layout (`core::layout`, with
 //! [`LayoutRules::VULKAN`]): another API imports the memory once as a buffer and views
 //! subresources in place. Copies, updates and zero-fills are transfer commands recorded into one
-//! batch on one queue; a batch signals the device's timeline semaphore with its value when it is
+//! batch at a time, on the main queue or, for copies, on a copy engine's queue (the copy lane,
+//! `lane.rs`); a batch signals the device's timeline semaphore with its value when it is
 //! submitted, and fences, event queries and per-resource busy state are timeline values.
 //!
 //! Map goes straight to the memory when it is host-visible and coherent: every resource on a CPU
