@@ -349,7 +349,8 @@ pub const fn unknown_vtbl<T: ComObject, const OFF: usize>() -> IUnknownVtbl {
 /// `GetPrivateData` of face `OFF` of a `T` (D3D11, D3D10 and DXGI faces alike).
 ///
 /// # Safety
-/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::get`].
+/// `this` is face `OFF` of a live `T`; the other arguments follow
+/// [`PrivateData::get`](super::private_data::PrivateData::get).
 pub unsafe extern "system" fn get_private_data<T: ComObject, I, const OFF: usize>(
     this: *mut I,
     guid: *const GUID,
@@ -367,7 +368,8 @@ pub unsafe extern "system" fn get_private_data<T: ComObject, I, const OFF: usize
 /// `SetPrivateData` of face `OFF` of a `T`.
 ///
 /// # Safety
-/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::set`].
+/// `this` is face `OFF` of a live `T`; the other arguments follow
+/// [`PrivateData::set`](super::private_data::PrivateData::set).
 pub unsafe extern "system" fn set_private_data<T: ComObject, I, const OFF: usize>(
     this: *mut I,
     guid: *const GUID,
@@ -385,7 +387,8 @@ pub unsafe extern "system" fn set_private_data<T: ComObject, I, const OFF: usize
 /// `SetPrivateDataInterface` of face `OFF` of a `T`.
 ///
 /// # Safety
-/// `this` is face `OFF` of a live `T`; the other arguments follow [`PrivateData::set_interface`].
+/// `this` is face `OFF` of a live `T`; the other arguments follow
+/// [`PrivateData::set_interface`](super::private_data::PrivateData::set_interface).
 pub unsafe extern "system" fn set_private_data_interface<T: ComObject, I, const OFF: usize>(
     this: *mut I,
     guid: *const GUID,
