@@ -54,16 +54,18 @@ impl VulkanBackend {
         let spin = self.spin_us();
         if spin > 0 {
             // Polls the counter (a read of the semaphore's value, no wait set up in the driver).
+            // A failed read only ends the poll: the sleeping wait below decides about a loss.
             let until = std::time::Instant::now() + std::time::Duration::from_micros(spin);
-            loop {
-                // `completed` records what it saw; a lost device reads as past every value.
-                if self.completed() >= value {
-                    return self.check_lost();
+            while !self.lost.load(Ordering::Acquire) && std::time::Instant::now() < until {
+                // SAFETY: the timeline semaphore belongs to this device.
+                match unsafe { self.device.get_semaphore_counter_value(self.timeline) } {
+                    Ok(v) if v >= value => {
+                        self.reached.fetch_max(v, Ordering::AcqRel);
+                        return Ok(());
+                    }
+                    Ok(_) => std::hint::spin_loop(),
+                    Err(_) => break,
                 }
-                if std::time::Instant::now() >= until {
-                    break;
-                }
-                std::hint::spin_loop();
             }
         }
         loop {
