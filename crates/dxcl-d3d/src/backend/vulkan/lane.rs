@@ -15,11 +15,12 @@
 //! `queue.rs`) and submitted there; what needs the main queue's family (a shader copy, an image's
 //! first layout and clear, an image copy at a buffer offset that is no multiple of 4) or runs
 //! faster there (a large copy between resources) goes to the main queue, the lane's open batch
-//! submitted first. Copies to and from registered host memory
-//! are batches of their own (`VulkanBackend::copy_batch`), each waited for alone. The lane shares
-//! the backend's timeline: a lane batch takes the next value, waits on the GPU for every batch
-//! before it and signals its value, and the main queue's next batch waits for it, so the timeline
-//! still orders everything. Resources, staging buffers and imported host memory are shared by
+//! submitted first. Copies to and from registered host memory are submitted at once
+//! (`VulkanBackend::copy_batch`), each piece in a batch of its own that the host waits for, the
+//! first joining a lane batch left open by the copies before it. The lane shares the backend's
+//! timeline: a lane batch takes the next value, waits on the GPU for every batch before it and
+//! signals its value, and the main queue's next batch waits for it, so the timeline still orders
+//! everything. Resources, staging buffers and imported host memory are shared by
 //! both families (`VK_SHARING_MODE_CONCURRENT`). `DXCL_COPY_QUEUE=0` turns the lane off
 //! ([`setting`]).
 

@@ -37,7 +37,14 @@ unsafe impl Backend for VulkanBackend {
             let mut q = lock(&self.queue);
             // Memory freed earlier goes back before more is held.
             self.reclaim(&mut q);
-            self.recording(&mut q).map(|cmd| {
+            // A buffer's fill is a transfer a copy engine takes (Vulkan 1.1 and later, which
+            // setup requires), so creating a buffer and filling it with data stay on the lane; an
+            // image's first layout and clear need the main queue.
+            let engine = match m.image {
+                Some(_) => Engine::Main,
+                None => Engine::Copy,
+            };
+            self.recording_on(&mut q, engine).map(|cmd| {
                 match &m.image {
                     Some(image) => self.record_image_init(cmd, image),
                     // SAFETY: `cmd` is recording; the buffer is alive; WHOLE_SIZE from 0 is

@@ -135,12 +135,6 @@ impl Engine {
 }
 
 impl VulkanBackend {
-    /// The command buffer being recorded, for a command of the main queue's family: a batch
-    /// being recorded on the copy lane is submitted first.
-    pub(super) fn recording(&self, q: &mut Queue) -> Result<vk::CommandBuffer, BackendError> {
-        self.recording_on(q, Engine::Main)
-    }
-
     /// The command buffer being recorded, begun for `engine` if there is none: a new batch of
     /// copies goes to the copy lane, so that Direct3D's copies never take the engine the
     /// platform's OpenCL copies and kernels run on (lane.rs says what that costs). A batch
@@ -404,11 +398,11 @@ impl VulkanBackend {
         }
     }
 
-    /// Runs `record` (which records transfers through [`VulkanBackend::recording_on`]) as one
-    /// batch of its own, submitted at once: on the copy lane where there is one and the copy
-    /// `fits_lane` (a copy engine takes image copies at buffer offsets of 4 bytes only), joining
-    /// the lane batch being recorded; a batch open on the main queue goes first. Returns the
-    /// batch's timeline value.
+    /// Runs `record` (which records transfers through [`VulkanBackend::recording_on`]) and
+    /// submits at once: on the copy lane where there is one and the copy `fits_lane` (a copy
+    /// engine takes image copies at buffer offsets of 4 bytes only), in the lane batch being
+    /// recorded if there is one (whose copies then end with it); a batch open on the main queue
+    /// goes first. Returns the batch's timeline value.
     pub(super) fn copy_batch(
         &self,
         q: &mut Queue,

@@ -843,7 +843,7 @@ fn copies_start_lane_batches_and_shader_copies_the_queues() {
     let (d, l) = texture_of(28, w, h, 1, USAGE_DEFAULT, 0);
     let mut a = b.allocate(&d, &l).unwrap();
     let mut c = b.allocate(&d, &l).unwrap();
-    // The zero-fills are main-queue work (an image's first layout and clear).
+    // An image's zero-fill is main-queue work (its first layout and clear).
     assert!(!lock(&b.queue).on_lane);
     b.flush();
     let row = w as usize * 4;
@@ -928,9 +928,36 @@ fn copies_between_resources_take_the_lane_only_while_small() {
         );
     }
     b.flush();
-    // SAFETY: both are `b`'s and unused from here.
+    // A buffer's zero-fill is a transfer: a new buffer begins a lane batch.
+    let bd = ResourceDesc {
+        dimension: Dimension::Buffer,
+        width: 4096,
+        height: 1,
+        depth: 1,
+        array_size: 1,
+        mip_levels: 1,
+        format: 0,
+        sample_count: 1,
+        sample_quality: 0,
+        usage: USAGE_DEFAULT,
+        bind: 0,
+        cpu_access: 0,
+        misc: 0,
+        structure_stride: 0,
+    }
+    .validate(false)
+    .unwrap();
+    let bl = ResourceLayout::new(&bd, &LayoutRules::VULKAN).unwrap();
+    let mut buffer = b.allocate(&bd, &bl).unwrap();
+    assert!(
+        lock(&b.queue).on_lane,
+        "a buffer's zero-fill is not on the lane"
+    );
+    assert!(read_rows(&b, &buffer, 0).concat().iter().all(|&x| x == 0));
+    // SAFETY: all are `b`'s and unused from here.
     unsafe {
         b.free(&mut a);
         b.free(&mut c);
+        b.free(&mut buffer);
     }
 }
