@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing dxcl needs on a Debian machine, and nothing when it is all there.
-# Uses sudo only when not root. The Rust toolchain (rustup, Rust >= 1.85) is expected to be present.
+# Uses sudo only when not root. The Rust toolchain (rustup, Rust >= 1.87) is expected to be present.
 set -euo pipefail
 
 # mesa-opencl-icd: Mesa's rusticl, the suite's second OpenCL platform (llvmpipe, RUSTICL_ENABLE=llvmpipe).
@@ -9,6 +9,6 @@ packages=(pocl-opencl-icd mesa-opencl-icd ocl-icd-opencl-dev ocl-icd-libopencl1 
 . "$(dirname "$0")/install-debs.sh"
 install_debs deps "${packages[@]}"
 if ! command -v cargo >/dev/null; then
-    echo "deps: cargo not found; install Rust >= 1.85 with rustup (https://rustup.rs)" >&2
+    echo "deps: cargo not found; install Rust >= 1.87 with rustup (https://rustup.rs)" >&2
     exit 1
 fi
