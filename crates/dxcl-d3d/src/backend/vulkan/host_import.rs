@@ -230,7 +230,7 @@ impl VulkanBackend {
         for r in regions {
             let dst = t.at + packed_offset(r, t.row, t.slice, texel);
             // A copy engine copies between an image and a buffer at offsets of 4 bytes.
-            let fits_lane = m.image.is_none() || dst.is_multiple_of(4);
+            let fits_lane = m.image.is_none() || Engine::for_image_copy(dst) == Engine::Copy;
             let mut q = lock(&self.queue);
             let value = self.copy_batch(&mut q, fits_lane, |q| match &m.image {
                 None => {
@@ -306,7 +306,8 @@ impl VulkanBackend {
             let mut q = lock(&self.queue);
             // The registered range holds the subresource tightly packed from `at`, as an upload
             // band does.
-            let fits_lane = t.memory.image.is_none() || t.at.is_multiple_of(4);
+            let fits_lane =
+                t.memory.image.is_none() || Engine::for_image_copy(t.at) == Engine::Copy;
             let value = self.copy_batch(&mut q, fits_lane, |q| {
                 self.record_upload(q, &t.memory, dst, subresource, &t.full, t.buffer, t.at)
             })?;

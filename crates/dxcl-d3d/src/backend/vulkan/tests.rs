@@ -929,24 +929,9 @@ fn copies_between_resources_take_the_lane_only_while_small() {
     }
     b.flush();
     // A buffer's zero-fill is a transfer: a new buffer begins a lane batch.
-    let bd = ResourceDesc {
-        dimension: Dimension::Buffer,
-        width: 4096,
-        height: 1,
-        depth: 1,
-        array_size: 1,
-        mip_levels: 1,
-        format: 0,
-        sample_count: 1,
-        sample_quality: 0,
-        usage: USAGE_DEFAULT,
-        bind: 0,
-        cpu_access: 0,
-        misc: 0,
-        structure_stride: 0,
-    }
-    .validate(false)
-    .unwrap();
+    let bd = ResourceDesc::buffer(4096, USAGE_DEFAULT, 0, 0, 0, 0)
+        .validate(false)
+        .unwrap();
     let bl = ResourceLayout::new(&bd, &LayoutRules::VULKAN).unwrap();
     let mut buffer = b.allocate(&bd, &bl).unwrap();
     assert!(
