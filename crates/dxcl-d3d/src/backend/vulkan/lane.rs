@@ -20,9 +20,8 @@
 //! first joining a lane batch left open by the copies before it. The lane shares the backend's
 //! timeline: a lane batch takes the next value, waits on the GPU for every batch before it and
 //! signals its value, and the main queue's next batch waits for it, so the timeline still orders
-//! everything. Resources, staging buffers and imported host memory are shared by
-//! both families (`VK_SHARING_MODE_CONCURRENT`). `DXCL_COPY_QUEUE=0` turns the lane off
-//! ([`setting`]).
+//! everything. Resources, staging buffers and imported host memory are shared by both families
+//! (`VK_SHARING_MODE_CONCURRENT`). `DXCL_COPY_QUEUE=0` turns the lane off ([`setting`]).
 
 use std::collections::VecDeque;
 

@@ -41,12 +41,12 @@ enum Bytes {
 unsafe impl Send for Shadow {}
 
 /// From this size on a shadow is pinned by default. On an H200, with Direct3D's copies on a copy
-/// engine, a staging hand-off of 4 or 16 KiB took 34–39 µs with a pinned shadow against 43–124 µs
-/// with a heap one (two alternating runs; docs/gpu.md): the platform copies to and from heap
-/// memory through its own bounce buffer. Below it pinning stays off: it costs a buffer, a queue
-/// and a map per object, and on an H200 with DXVK-native, contexts' 256-byte objects with pinned
-/// shadows saw NVIDIA destroy their context late after the application's last release
-/// (docs/gpu.md).
+/// engine, a staging hand-off of 4 or 16 KiB took 34–39 µs with a pinned shadow against
+/// 43–124 µs with a heap one (two alternating runs; docs/architecture.md): the platform copies to
+/// and from heap memory through its own bounce buffer. Below it pinning stays off: it costs a
+/// buffer, a queue and a map per object, and on an H200 with DXVK-native, contexts' 256-byte
+/// objects with pinned shadows saw NVIDIA destroy their context late after the application's last
+/// release (docs/gpu.md).
 const PINNED_FROM: usize = 4 << 10;
 
 /// Whether `DXCL_STAGING_PINNED` or the device asks for a pinned shadow of `len` bytes.
