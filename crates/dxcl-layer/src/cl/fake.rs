@@ -37,7 +37,7 @@ fn count(call: &'static str, queue: cl_command_queue) {
         .or_default() += 1;
 }
 
-/// How often `call` ("flush", "release", "retain") was made on `queue` ("status": queried of an
+/// How often `call` ("flush", "marker", "release", "retain") was made on `queue` ("status": queried of an
 /// event, "retain_event" and "release_event": an event retained or released, each given as the
 /// queue).
 pub(crate) fn calls(call: &'static str, queue: cl_command_queue) -> usize {
@@ -155,6 +155,25 @@ unsafe extern "C" fn flush(q: cl_command_queue) -> cl_int {
     CL_SUCCESS
 }
 
+/// A marker's event is the event just below its queue (the fake's events belong to the queue one
+/// above them).
+unsafe extern "C" fn marker(
+    q: cl_command_queue,
+    _n: cl_uint,
+    _wait: *const cl_event,
+    ev: *mut cl_event,
+) -> cl_int {
+    if !ours(q as usize) || q as usize == EVENTS {
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    count("marker", q);
+    if !ev.is_null() {
+        // SAFETY: the caller's out pointer (the API's contract).
+        unsafe { *ev = (q as usize - 1) as cl_event };
+    }
+    CL_SUCCESS
+}
+
 unsafe extern "C" fn finish(q: cl_command_queue) -> cl_int {
     match q as usize {
         FINISH_TERMINATED => opencl_sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
@@ -212,6 +231,7 @@ pub(crate) fn install() {
     t.clReleaseEvent = Some(release_event);
     t.clFlush = Some(flush);
     t.clFinish = Some(finish);
+    t.clEnqueueMarkerWithWaitList = Some(marker);
     t.clRetainCommandQueue = Some(retain_queue);
     t.clReleaseCommandQueue = Some(release_queue);
     t.clSetEventCallback = Some(set_event_callback);

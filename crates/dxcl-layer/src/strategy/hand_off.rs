@@ -63,6 +63,9 @@ pub(crate) struct HandOff<'a> {
     left_to_next_access: usize,
     /// Release: the queue's device (`cl::queue_facts`).
     device: Option<cl_device_id>,
+    /// The queue holds commands of the call that another thread may wait for by polling (a
+    /// staging read-back): flushed when the hand-off ends, on this thread, however it ends.
+    flush_due: bool,
 }
 
 impl<'a> HandOff<'a> {
@@ -89,6 +92,7 @@ impl<'a> HandOff<'a> {
             lent: false,
             left_to_next_access: 0,
             device: None,
+            flush_due: false,
         }
     }
 
@@ -144,6 +148,12 @@ impl<'a> HandOff<'a> {
         }
         crate::cl::flush(self.queue);
         true
+    }
+
+    /// The queue is flushed when the hand-off ends (its drop), on this thread, also when the
+    /// call fails after this: one flush for all of the call's commands, after its last.
+    pub fn flush_at_end(&mut self) {
+        self.flush_due = true;
     }
 
     /// The call's event waits for `ev` too; the hand-off owns that reference now.
@@ -217,6 +227,16 @@ impl<'a> HandOff<'a> {
             }
             let ev = self.issue_imported(true)?;
             self.events.push(ev);
+        }
+        // An acquire with an empty wait list whose event nobody wants: its commands are in the
+        // queue already, so an in-order queue runs later work after them, and on an
+        // out-of-order one only a barrier orders later work, which covers them too. A marker
+        // after them would order nothing (a staging acquire spared one marker and one event
+        // release: docs/benchmarks.md). With a wait list the marker stays: a strategy's
+        // commands need not wait for it (a CPU wait enqueues none), and in an in-order queue
+        // the marker makes later work follow the wait list, as it follows the acquire.
+        if !self.releasing && !self.event_wanted && self.wait.is_empty() {
+            return Ok(std::ptr::null_mut());
         }
         let mut all = if self.releasing {
             self.release_wait()
@@ -449,8 +469,85 @@ fn commands_in(wait: &[cl_event]) -> Option<Vec<cl_event>> {
 
 impl Drop for HandOff<'_> {
     fn drop(&mut self) {
+        if self.flush_due {
+            crate::cl::flush(self.queue);
+        }
         for ev in self.prior.take().into_iter().chain(self.events.drain(..)) {
             events::release(ev);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cl::fake::{self, calls, EVENTS};
+
+    /// The fake's queue at `at` (its markers' event is the one just below).
+    fn queue(at: usize) -> cl_command_queue {
+        (EVENTS + at) as cl_command_queue
+    }
+
+    fn context() -> cl_context {
+        fake::CONTEXT as cl_context
+    }
+
+    /// An acquire issues its final marker only where something can follow it: the application
+    /// wants the call's event, or the call has a wait list, which an in-order queue's later work
+    /// follows through the marker. Unwanted with an empty list, the events the marker would
+    /// have waited for are let go of with the hand-off.
+    #[test]
+    fn an_acquire_nobody_can_follow_issues_no_marker() {
+        fake::install();
+        let (quiet, wanted, listed) = (queue(0x42), queue(0x45), queue(0x48));
+        // An event of the queue at 0x4D: the strategy's copy.
+        let copy = (EVENTS + 0x4C) as cl_event;
+        let mut h = HandOff::acquire(quiet, context(), &[], true);
+        h.event_wanted = false;
+        h.wait_for(copy);
+        assert!(h.finish().unwrap().is_null(), "no event");
+        drop(h);
+        assert_eq!(calls("marker", quiet), 0, "no marker");
+        assert_eq!(
+            calls("release_event", copy.cast()),
+            1,
+            "the copy's reference goes with the hand-off"
+        );
+
+        let mut h = HandOff::acquire(wanted, context(), &[], true);
+        let ev = h.finish().unwrap();
+        assert_eq!(ev as usize, EVENTS + 0x44, "the marker's event");
+        assert_eq!(calls("marker", wanted), 1);
+        events::release(ev);
+
+        let list = [(fake::COMPLETE + 0x10) as cl_event];
+        let mut h = HandOff::acquire(listed, context(), &list, true);
+        h.event_wanted = false;
+        let ev = h.finish().unwrap();
+        assert!(!ev.is_null(), "a wait list keeps the marker");
+        assert_eq!(calls("marker", listed), 1);
+        events::release(ev);
+    }
+
+    /// A flush asked for at the end is made once, when the hand-off ends, whether the call got
+    /// to its last command or failed before it; none when nobody asked.
+    #[test]
+    fn a_flush_asked_for_comes_once_at_the_end() {
+        fake::install();
+        let q = queue(0x4F);
+        let facts = crate::cl::QueueFacts {
+            context: context(),
+            device: fake::DEVICE as cl_device_id,
+            in_order: true,
+        };
+        let mut h = HandOff::release(q, facts, &[], true).unwrap();
+        h.flush_at_end();
+        h.flush_at_end();
+        assert_eq!(calls("flush", q), 0, "not before the end");
+        // As a call that fails after it asked.
+        drop(h);
+        assert_eq!(calls("flush", q), 1, "once");
+        drop(HandOff::release(q, facts, &[], true).unwrap());
+        assert_eq!(calls("flush", q), 1, "only when asked");
     }
 }
