@@ -348,7 +348,7 @@ fn release_objects(
     // Not where every object's ordering was left to Direct3D's next access: external memory
     // with semaphores (no rusticl among those platforms), whose access flushes if it must.
     if h.left_to_next_access() < items.len() {
-        crate::cl::flush(queue);
+        h.flush_at_end();
     }
     Ok(ev)
 }
