@@ -37,6 +37,9 @@ pub(crate) unsafe fn enqueue(
     let wait = WaitList::new(wait);
     let (n, list) = wait.raw();
     let mut ev = std::ptr::null_mut();
+    // The platform's time, apart from the strategy's own (a staging hand-off's copies are its
+    // largest CPU cost after the runtime's).
+    let _copy = crate::trace::span(crate::trace::Step::ClEnqueueCopy);
     let r = match region {
         Region::Buffer { offset, len } if to_host => {
             let f = down!(clEnqueueReadBuffer);
@@ -84,6 +87,7 @@ pub(crate) unsafe fn enqueue(
             }
         }
     };
+    drop(_copy);
     check(r)?;
     Ok(events::owned(ev))
 }

@@ -378,7 +378,6 @@ fn copy(
     dir: Direction,
     wait: &[cl_event],
 ) -> Result<cl_event, cl_int> {
-    let _copy = crate::trace::span(crate::trace::Step::ClEnqueueCopy);
     let ptr = host as *mut std::ffi::c_void;
     // The platform's error is the call's: "CL_OUT_OF_RESOURCES if there is a failure to
     // allocate resources required by the OpenCL implementation on the device" and
