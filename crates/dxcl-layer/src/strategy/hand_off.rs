@@ -156,6 +156,15 @@ impl<'a> HandOff<'a> {
         self.flush_due = true;
     }
 
+    /// Whether the call ends with a marker after the events given to [`wait_for`]: a release,
+    /// an acquire whose event the application wants, or one with a wait list (see
+    /// [`finish`](Self::finish)). Where not, a strategy need not take a reference for it.
+    ///
+    /// [`wait_for`]: Self::wait_for
+    pub fn marker_follows(&self) -> bool {
+        self.releasing || self.event_wanted || !self.wait.is_empty()
+    }
+
     /// The call's event waits for `ev` too; the hand-off owns that reference now.
     pub fn wait_for(&mut self, ev: cl_event) {
         self.events.push(ev);
@@ -235,7 +244,7 @@ impl<'a> HandOff<'a> {
         // release: docs/benchmarks.md). With a wait list the marker stays: a strategy's
         // commands need not wait for it (a CPU wait enqueues none), and in an in-order queue
         // the marker makes later work follow the wait list, as it follows the acquire.
-        if !self.releasing && !self.event_wanted && self.wait.is_empty() {
+        if !self.marker_follows() {
             return Ok(std::ptr::null_mut());
         }
         let mut all = if self.releasing {
@@ -504,6 +513,7 @@ mod tests {
         let copy = (EVENTS + 0x4C) as cl_event;
         let mut h = HandOff::acquire(quiet, context(), &[], true);
         h.event_wanted = false;
+        assert!(!h.marker_follows());
         h.wait_for(copy);
         assert!(h.finish().unwrap().is_null(), "no event");
         drop(h);
@@ -515,6 +525,7 @@ mod tests {
         );
 
         let mut h = HandOff::acquire(wanted, context(), &[], true);
+        assert!(h.marker_follows());
         let ev = h.finish().unwrap();
         assert_eq!(ev as usize, EVENTS + 0x44, "the marker's event");
         assert_eq!(calls("marker", wanted), 1);
@@ -523,6 +534,7 @@ mod tests {
         let list = [(fake::COMPLETE + 0x10) as cl_event];
         let mut h = HandOff::acquire(listed, context(), &list, true);
         h.event_wanted = false;
+        assert!(h.marker_follows());
         let ev = h.finish().unwrap();
         assert!(!ev.is_null(), "a wait list keeps the marker");
         assert_eq!(calls("marker", listed), 1);
@@ -541,6 +553,8 @@ mod tests {
             in_order: true,
         };
         let mut h = HandOff::release(q, facts, &[], true).unwrap();
+        h.event_wanted = false;
+        assert!(h.marker_follows(), "a release always ends with one");
         h.flush_at_end();
         h.flush_at_end();
         assert_eq!(calls("flush", q), 0, "not before the end");

@@ -418,9 +418,11 @@ impl SharingStrategy for StagingCopy {
             unsafe { d3d.attach_host(bytes.as_mut_ptr(), bytes.len()) };
             upload_in_pieces(h.queue, mem, self.kind, &mut side, h.wait)?
         };
-        // One reference for the call's event, one kept for the release.
-        events::retain(ev)?;
-        h.wait_for(ev);
+        // One reference for the call's event, if a marker makes it, one kept for the release.
+        if h.marker_follows() {
+            events::retain(ev)?;
+            h.wait_for(ev);
+        }
         // Kept past the call: it pins its queue (events::pin).
         events::pin(ev);
         // The release's read-back waits for this copy, perhaps from another queue: "To use event
