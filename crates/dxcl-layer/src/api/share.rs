@@ -289,9 +289,12 @@ fn each_object(
     after_imports: Option<ObjectStep<'_>>,
 ) -> Result<(), cl_int> {
     if !h.waits_for_unset_user_event() {
-        return items
-            .iter()
-            .try_for_each(|it| trace::time(step, || act(it, h)));
+        return items.iter().try_for_each(|it| {
+            // A staging release's read-back goes out before the next object's step, which may
+            // wait for the device lock or the runtime (see `release_objects`).
+            h.flush_if_due();
+            trace::time(step, || act(it, h))
+        });
     }
     let (first, rest): (Vec<&Item>, Vec<&Item>) = items.iter().partition(|it| it.sharing.imports());
     for it in &first {
@@ -303,8 +306,10 @@ fn each_object(
             trace::time(step, || after(it, h))?;
         }
     }
-    rest.iter()
-        .try_for_each(|it| trace::time(step, || act(it, h)))
+    rest.iter().try_for_each(|it| {
+        h.flush_if_due();
+        trace::time(step, || act(it, h))
+    })
 }
 
 /// Each object's strategy releases it after all work already submitted to the queue; then,
@@ -328,6 +333,14 @@ fn release_objects(
         Some(&|it, h| it.sharing.release_commands(it.mem, h)),
     )?;
     let ev = trace::time(Step::Finish, || h.finish())?;
+    // A staging release left its read-back's flush to the end of the call (one flush for the
+    // call). Another thread's Direct3D access may already wait for that read-back, holding the
+    // device's lock or the runtime's: before a step that may wait for either (another object's
+    // ordering after the call), the flush goes out. A staging object's own ordering waits for
+    // nothing.
+    if items.len() > 1 {
+        h.flush_if_due();
+    }
     let ordered = items
         .iter()
         .try_for_each(|it| trace::time(Step::StrategyReleased, || it.sharing.released(&mut h, ev)));
@@ -351,4 +364,104 @@ fn release_objects(
         h.flush_at_end();
     }
     Ok(ev)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::cl::fake::{self, calls, EVENTS};
+    use crate::strategy::{Decision, Strategy};
+
+    /// A release that leaves its flush to the end of the call, as a staging release does, and
+    /// notes how many flushes its queue had when each of its steps began.
+    struct FlushesAtEnd {
+        /// The fake's queue, as a number (a handle is not Send).
+        queue: usize,
+        seen: Mutex<Vec<usize>>,
+    }
+
+    impl FlushesAtEnd {
+        fn note(&self) {
+            let q = self.queue as cl_command_queue;
+            self.seen.lock().unwrap().push(calls("flush", q));
+        }
+    }
+
+    impl SharingStrategy for FlushesAtEnd {
+        fn decision(&self) -> Decision {
+            Decision {
+                strategy: Strategy::StagingCopy,
+                reason: "a test's",
+            }
+        }
+
+        fn acquire(&self, _mem: cl_mem, _h: &mut HandOff<'_>) -> Result<(), cl_int> {
+            Ok(())
+        }
+
+        fn release(&self, _mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
+            self.note();
+            h.flush_at_end();
+            Ok(())
+        }
+
+        fn released(&self, _h: &mut HandOff<'_>, _done: cl_event) -> Result<(), cl_int> {
+            self.note();
+            Ok(())
+        }
+    }
+
+    /// Releases `n` objects of `strategy` on its queue; the flushes made in all.
+    fn release_all(strategy: &Arc<FlushesAtEnd>, n: usize) -> usize {
+        let q = strategy.queue as cl_command_queue;
+        let items: Vec<Item> = (1..=n)
+            .map(|m| Item {
+                mem: m as cl_mem,
+                sharing: strategy.clone(),
+                mark: None,
+            })
+            .collect();
+        let facts = crate::cl::QueueFacts {
+            context: fake::CONTEXT as opencl_sys::cl_context,
+            device: fake::DEVICE as opencl_sys::cl_device_id,
+            in_order: true,
+        };
+        let before = calls("flush", q);
+        let ev = release_objects((q, facts), &items, &[], (true, true)).unwrap();
+        events::release(ev);
+        calls("flush", q) - before
+    }
+
+    /// A release's flush left to the end of the call is one flush for a single object; with
+    /// several, each object's deferred flush goes out before the next object's step and before
+    /// the objects are ordered after the call, either of which may wait for what another
+    /// thread's wait for those commands holds (a Direct3D access waiting for a staging
+    /// read-back, inside the device's lock).
+    #[test]
+    fn a_deferred_flush_goes_out_before_any_step_that_may_block() {
+        fake::install();
+        let one = Arc::new(FlushesAtEnd {
+            queue: EVENTS + 0x5B,
+            seen: Mutex::new(Vec::new()),
+        });
+        assert_eq!(release_all(&one, 1), 1, "one flush, at the end");
+        assert_eq!(*one.seen.lock().unwrap(), [0, 0], "none before it");
+
+        let two = Arc::new(FlushesAtEnd {
+            queue: EVENTS + 0x5E,
+            seen: Mutex::new(Vec::new()),
+        });
+        assert_eq!(
+            release_all(&two, 2),
+            3,
+            "the first's, the second's, the end's"
+        );
+        assert_eq!(
+            *two.seen.lock().unwrap(),
+            [0, 1, 2, 2],
+            "the first's before the second's step, the second's before the ordering"
+        );
+    }
 }

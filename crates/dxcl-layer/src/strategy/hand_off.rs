@@ -151,9 +151,18 @@ impl<'a> HandOff<'a> {
     }
 
     /// The queue is flushed when the hand-off ends (its drop), on this thread, also when the
-    /// call fails after this: one flush for all of the call's commands, after its last.
+    /// call fails after this: one flush for all of the call's commands, after its last. The
+    /// caller makes it sooner, [`flush_if_due`](Self::flush_if_due), before any step that may
+    /// block: what waits for the commands may hold what that step waits for.
     pub fn flush_at_end(&mut self) {
         self.flush_due = true;
+    }
+
+    /// The flush [`flush_at_end`](Self::flush_at_end) asked for, now, if it is still due.
+    pub fn flush_if_due(&mut self) {
+        if std::mem::take(&mut self.flush_due) {
+            crate::cl::flush(self.queue);
+        }
     }
 
     /// Whether the call ends with a marker after the events given to [`wait_for`]: a release,
@@ -478,9 +487,7 @@ fn commands_in(wait: &[cl_event]) -> Option<Vec<cl_event>> {
 
 impl Drop for HandOff<'_> {
     fn drop(&mut self) {
-        if self.flush_due {
-            crate::cl::flush(self.queue);
-        }
+        self.flush_if_due();
         for ev in self.prior.take().into_iter().chain(self.events.drain(..)) {
             events::release(ev);
         }
@@ -542,7 +549,8 @@ mod tests {
     }
 
     /// A flush asked for at the end is made once, when the hand-off ends, whether the call got
-    /// to its last command or failed before it; none when nobody asked.
+    /// to its last command or failed before it, or sooner when the caller makes it; none when
+    /// nobody asked.
     #[test]
     fn a_flush_asked_for_comes_once_at_the_end() {
         fake::install();
@@ -563,5 +571,13 @@ mod tests {
         assert_eq!(calls("flush", q), 1, "once");
         drop(HandOff::release(q, facts, &[], true).unwrap());
         assert_eq!(calls("flush", q), 1, "only when asked");
+        // Made sooner, before a step that may block: not again at the end.
+        let mut h = HandOff::release(q, facts, &[], true).unwrap();
+        h.flush_at_end();
+        h.flush_if_due();
+        assert_eq!(calls("flush", q), 2, "now");
+        h.flush_if_due();
+        drop(h);
+        assert_eq!(calls("flush", q), 2, "not twice");
     }
 }

@@ -481,9 +481,10 @@ impl SharingStrategy for StagingCopy {
             }
         };
         // Sent on from this thread, which enqueued it, once the call's last command is in
-        // (one flush for the call, ~1.4 µs of NVIDIA's each), also if the call fails after this:
-        // the write-back that waits for it polls (events::wait_flushed) and may run on another
-        // thread as soon as it is scheduled below.
+        // (one flush for the call, ~1.4 µs of NVIDIA's each), also if the call fails after this,
+        // and before any later step of the call that may block (HandOff::flush_if_due): the
+        // write-back that waits for it polls (events::wait_flushed) and may run on another
+        // thread, inside a Direct3D call, as soon as it is scheduled below.
         h.flush_at_end();
         // The read-back follows the acquire's copy: its event is no longer needed.
         if let Some(old) = self.last_upload().take() {
