@@ -332,15 +332,15 @@ fn release_objects(
         &|it, h| it.sharing.release(it.mem, h),
         Some(&|it, h| it.sharing.release_commands(it.mem, h)),
     )?;
-    let ev = trace::time(Step::Finish, || h.finish())?;
     // A staging release left its read-back's flush to the end of the call (one flush for the
     // call). Another thread's Direct3D access may already wait for that read-back, holding the
-    // device's lock or the runtime's: before a step that may wait for either (another object's
-    // ordering after the call), the flush goes out. A staging object's own ordering waits for
-    // nothing.
+    // device's lock or the runtime's: before a step that may wait (another object's external
+    // release, or its ordering after the call), the flush goes out. A staging object's own
+    // final marker and ordering wait for nothing.
     if items.len() > 1 {
         h.flush_if_due();
     }
+    let ev = trace::time(Step::Finish, || h.finish())?;
     let ordered = items
         .iter()
         .try_for_each(|it| trace::time(Step::StrategyReleased, || it.sharing.released(&mut h, ev)));
@@ -436,9 +436,9 @@ mod tests {
 
     /// A release's flush left to the end of the call is one flush for a single object; with
     /// several, each object's deferred flush goes out before the next object's step and before
-    /// the objects are ordered after the call, either of which may wait for what another
-    /// thread's wait for those commands holds (a Direct3D access waiting for a staging
-    /// read-back, inside the device's lock).
+    /// the call's shared commands and ordering, any of which may wait for what another thread's
+    /// wait for those commands holds (a Direct3D access waiting for a staging read-back, inside
+    /// the device's lock).
     #[test]
     fn a_deferred_flush_goes_out_before_any_step_that_may_block() {
         fake::install();

@@ -247,6 +247,10 @@ impl StagingCopy {
                 copy.queued.store(false, Ordering::Release);
                 copy.run_write_back(None).signal()
             });
+            // The read-back is not flushed yet (the release flushes at the end of its call): this
+            // hand-over must not wait for a Direct3D access that may already be running the
+            // write-back. dxcl's runtime only locks its list of pending work to add to it, and
+            // runs that work outside the lock.
             return interop::run_before_next_access(i, run).map_err(|_| {
                 self.copy.queued.store(false, Ordering::Release);
             });
@@ -418,12 +422,8 @@ impl SharingStrategy for StagingCopy {
             unsafe { d3d.attach_host(bytes.as_mut_ptr(), bytes.len()) };
             upload_in_pieces(h.queue, mem, self.kind, &mut side, h.wait)?
         };
-        // One reference for the call's event, if a marker makes it, one kept for the release.
-        if h.marker_follows() {
-            events::retain(ev)?;
-            h.wait_for(ev);
-        }
-        // Kept past the call: it pins its queue (events::pin).
+        // Kept past the call, for the release and for Drop (which keeps the shadow alive while
+        // the copy runs): it pins its queue (events::pin).
         events::pin(ev);
         // The release's read-back waits for this copy, perhaps from another queue: "To use event
         // objects that refer to commands enqueued in a command-queue as event objects to wait on
@@ -436,6 +436,12 @@ impl SharingStrategy for StagingCopy {
         crate::cl::flush(h.queue);
         if let Some(old) = self.last_upload().replace(ev as usize) {
             events::release_pinned(old as cl_event);
+        }
+        // A second reference for the call's event, if a marker makes it: taken last, so a failed
+        // retain still leaves the copy kept above (the shadow must outlive it).
+        if h.marker_follows() {
+            events::retain(ev)?;
+            h.wait_for(ev);
         }
         Ok(())
     }
@@ -514,7 +520,7 @@ impl SharingStrategy for StagingCopy {
         // can set it, perhaps on this thread after the call, and an enqueue call must not wait
         // for it. Nothing scheduled the write: it runs here.
         if scheduled.is_err() || (foreign && h.sync && !h.waits_for_unset_user_event()) {
-            crate::cl::flush(h.queue);
+            h.flush_if_due();
             self.copy.run_write_back(None).signal();
             // The write another thread took first (the read-back's completion callback) may still
             // be running: it holds the device lock until it is done, as an acquire relies on too.
