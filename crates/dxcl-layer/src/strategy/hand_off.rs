@@ -167,11 +167,23 @@ impl<'a> HandOff<'a> {
 
     /// Whether the call ends with a marker after the events given to [`wait_for`]: a release,
     /// an acquire whose event the application wants, or one with a wait list (see
-    /// [`finish`](Self::finish)). Where not, a strategy need not take a reference for it.
+    /// [`finish`](Self::finish)). Where not, a strategy need not take a reference for it
+    /// ([`follow`](Self::follow)).
     ///
     /// [`wait_for`]: Self::wait_for
     pub fn marker_follows(&self) -> bool {
         self.releasing || self.event_wanted || !self.wait.is_empty()
+    }
+
+    /// Where a marker follows, the call's event waits for `ev` too, through a reference taken
+    /// here (the caller keeps its own). The platform's error, when the retain fails, is the
+    /// call's.
+    pub fn follow(&mut self, ev: cl_event) -> Result<(), cl_int> {
+        if self.marker_follows() {
+            events::retain(ev)?;
+            self.wait_for(ev);
+        }
+        Ok(())
     }
 
     /// The call's event waits for `ev` too; the hand-off owns that reference now.
@@ -521,6 +533,10 @@ mod tests {
         let mut h = HandOff::acquire(quiet, context(), &[], true);
         h.event_wanted = false;
         assert!(!h.marker_follows());
+        // A strategy's copy that no marker follows keeps its one reference.
+        let unfollowed = (EVENTS + 0x4A) as cl_event;
+        h.follow(unfollowed).unwrap();
+        assert_eq!(calls("retain_event", unfollowed.cast()), 0, "no reference");
         h.wait_for(copy);
         assert!(h.finish().unwrap().is_null(), "no event");
         drop(h);
@@ -542,10 +558,21 @@ mod tests {
         let mut h = HandOff::acquire(listed, context(), &list, true);
         h.event_wanted = false;
         assert!(h.marker_follows());
+        let followed = (EVENTS + 0x50) as cl_event;
+        h.follow(followed).unwrap();
         let ev = h.finish().unwrap();
         assert!(!ev.is_null(), "a wait list keeps the marker");
         assert_eq!(calls("marker", listed), 1);
         events::release(ev);
+        drop(h);
+        assert_eq!(
+            (
+                calls("retain_event", followed.cast()),
+                calls("release_event", followed.cast())
+            ),
+            (1, 1),
+            "the marker's own reference, let go of with the hand-off"
+        );
     }
 
     /// A flush asked for at the end is made once, when the hand-off ends, whether the call got

@@ -201,20 +201,15 @@ impl HostPointer {
         if dir == Direction::ToHost {
             pending_copy(h.queue, self.host, ev);
         }
-        // One reference for the call's event if a marker makes it (the hand-off owns it from
-        // here, also when the retain below fails), one kept for the next hand-off.
-        if h.marker_follows() {
-            h.wait_for(ev);
-            // The platform's error is the call's: "CL_OUT_OF_HOST_MEMORY if there is a failure
-            // to allocate resources required by the OpenCL implementation on the host".
-            events::retain(ev)?;
-        }
-        // Kept past the call: it pins its queue (events::pin).
+        // Kept past the call, for the next hand-off: it pins its queue (events::pin).
         events::pin(ev);
         if let Some(old) = last.replace(ev as usize) {
             events::release_pinned(old as cl_event);
         }
-        Ok(())
+        // A second reference for the call's event, if a marker makes it, taken last, as the
+        // staging copy's. The platform's error is the call's: "CL_OUT_OF_HOST_MEMORY if there is
+        // a failure to allocate resources required by the OpenCL implementation on the host".
+        h.follow(ev)
     }
 }
 

@@ -439,11 +439,7 @@ impl SharingStrategy for StagingCopy {
         }
         // A second reference for the call's event, if a marker makes it: taken last, so a failed
         // retain still leaves the copy kept above (the shadow must outlive it).
-        if h.marker_follows() {
-            events::retain(ev)?;
-            h.wait_for(ev);
-        }
-        Ok(())
+        h.follow(ev)
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
