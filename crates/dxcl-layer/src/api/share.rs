@@ -288,17 +288,18 @@ fn each_object(
     act: ObjectStep<'_>,
     after_imports: Option<ObjectStep<'_>>,
 ) -> Result<(), cl_int> {
+    // A staging release's read-back goes out before the next object's step, which may wait for
+    // the device lock or the runtime (see `release_objects`).
+    let one = |it: &Item, h: &mut HandOff<'_>| {
+        h.flush_if_due();
+        trace::time(step, || act(it, h))
+    };
     if !h.waits_for_unset_user_event() {
-        return items.iter().try_for_each(|it| {
-            // A staging release's read-back goes out before the next object's step, which may
-            // wait for the device lock or the runtime (see `release_objects`).
-            h.flush_if_due();
-            trace::time(step, || act(it, h))
-        });
+        return items.iter().try_for_each(|it| one(it, h));
     }
     let (first, rest): (Vec<&Item>, Vec<&Item>) = items.iter().partition(|it| it.sharing.imports());
     for it in &first {
-        trace::time(step, || act(it, h))?;
+        one(it, h)?;
     }
     trace::time(Step::Finish, || h.imports_now())?;
     if let Some(after) = after_imports {
@@ -306,10 +307,7 @@ fn each_object(
             trace::time(step, || after(it, h))?;
         }
     }
-    rest.iter().try_for_each(|it| {
-        h.flush_if_due();
-        trace::time(step, || act(it, h))
-    })
+    rest.iter().try_for_each(|it| one(it, h))
 }
 
 /// Each object's strategy releases it after all work already submitted to the queue; then,

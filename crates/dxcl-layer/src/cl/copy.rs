@@ -39,7 +39,7 @@ pub(crate) unsafe fn enqueue(
     let mut ev = std::ptr::null_mut();
     // The platform's time, apart from the strategy's own (a staging hand-off's copies are its
     // largest CPU cost after the runtime's).
-    let _copy = crate::trace::span(crate::trace::Step::ClEnqueueCopy);
+    let span = crate::trace::span(crate::trace::Step::ClEnqueueCopy);
     let r = match region {
         Region::Buffer { offset, len } if to_host => {
             let f = down!(clEnqueueReadBuffer);
@@ -87,7 +87,7 @@ pub(crate) unsafe fn enqueue(
             }
         }
     };
-    drop(_copy);
+    drop(span);
     check(r)?;
     Ok(events::owned(ev))
 }

@@ -37,9 +37,9 @@ fn count(call: &'static str, queue: cl_command_queue) {
         .or_default() += 1;
 }
 
-/// How often `call` ("flush", "marker", "release", "retain") was made on `queue` ("status": queried of an
-/// event, "retain_event" and "release_event": an event retained or released, each given as the
-/// queue).
+/// How often `call` ("flush", "marker", "release", "retain") was made on `queue` ("status":
+/// queried of an event, "retain_event" and "release_event": an event retained or released, each
+/// given as the queue).
 pub(crate) fn calls(call: &'static str, queue: cl_command_queue) -> usize {
     let g = CALLS.lock().unwrap();
     g.as_ref()

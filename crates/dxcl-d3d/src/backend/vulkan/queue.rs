@@ -100,8 +100,8 @@ pub enum Engine {
 /// moves device memory at about a fifth of the graphics engine's rate (on an H200 four copies of
 /// a 256 MiB buffer took 12.1 ms on the lane against 2.6 ms on the main queue, two runs: 9 µs
 /// more per MiB), so from about 16 MiB it costs more than the engine switch it spares OpenCL's
-/// next command (about 150 µs, lane.rs). Copies across the bus (uploads, read-backs) stay on the lane:
-/// that is what a copy engine is for.
+/// next command (about 150 µs, lane.rs). Copies across the bus (uploads, read-backs) stay on the
+/// lane: that is what a copy engine is for.
 pub const DEVICE_COPY_ON_LANE_BELOW: u64 = 16 << 20;
 
 impl Engine {

@@ -102,8 +102,8 @@ impl VulkanBackend {
 
 /// How long a wait polls on a GPU when `DXCL_WAIT_SPIN_US` does not say: on an H200 a staging
 /// hand-off of 256 KiB or 1 MiB took 0.56–0.85× the time of a sleeping wait's
-/// (docs/runtime.md), and a wait is on a thread that has nothing else to do until the copy ends. NVIDIA's OpenCL polls
-/// likewise while the CPU has cores to spare.
+/// (docs/runtime.md), and a wait is on a thread that has nothing else to do until the copy
+/// ends. NVIDIA's OpenCL polls likewise while the CPU has cores to spare.
 const GPU_SPIN_US: u64 = 60;
 
 impl VulkanBackend {
