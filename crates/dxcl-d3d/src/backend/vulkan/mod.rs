@@ -112,6 +112,7 @@ struct Counters {
     submissions: AtomicU64,
     cpu_waits: AtomicU64,
     shader_copies: AtomicU64,
+    timeline_waits: AtomicU64,
 }
 
 /// A snapshot of the backend's counters ([`VulkanBackend::counters`]).
@@ -125,6 +126,8 @@ pub struct CounterValues {
     pub cpu_waits: u64,
     /// Copies between images made by the compute shader (`compute_copy.rs`).
     pub shader_copies: u64,
+    /// Waits of one queue's batch for the other's on the timeline (`queue.rs`, `submit`).
+    pub timeline_waits: u64,
 }
 
 /// An exported binary semaphore and the timeline value of its last submitted operation.
@@ -288,6 +291,7 @@ impl VulkanBackend {
             submissions: c.submissions.load(Ordering::Relaxed),
             cpu_waits: c.cpu_waits.load(Ordering::Relaxed),
             shader_copies: c.shader_copies.load(Ordering::Relaxed),
+            timeline_waits: c.timeline_waits.load(Ordering::Relaxed),
         }
     }
 

@@ -824,6 +824,44 @@ fn shader_copies_are_bit_exact() {
     }
 }
 
+/// A batch waits on the timeline for the other queue's batches only while the CPU has not seen
+/// the value reached: with all earlier work waited for, an upload's lane batch makes no such
+/// wait, and its bytes still arrive.
+#[test]
+fn a_value_seen_reached_is_not_waited_for_again() {
+    let _serial = serial();
+    if !lane::wanted() || !lane::takes_batches() {
+        eprintln!("a_value_seen_reached...: SKIPPED, NOTHING TESTED: DXCL_COPY_QUEUE=0 or host");
+        return;
+    }
+    let b = backend_with(Options {
+        copy_lane_on_cpu: true,
+        ..Options::default()
+    });
+    let (w, h) = (64u32, 32u32);
+    let (d, l) = texture_of(28, w, h, 1, USAGE_DEFAULT, 0);
+    let mut a = b.allocate(&d, &l).unwrap();
+    let row = w as usize * 4;
+    let full = l.full_region(0).unwrap();
+    let bytes: Vec<u8> = (0..row * h as usize).map(|i| (i * 3) as u8).collect();
+    // The image's zero-fill (main queue), waited for.
+    b.wait(b.signal());
+    let before = b.counters();
+    // SAFETY: `a` is `b`'s; `bytes` holds `h` rows of `row` bytes.
+    unsafe { b.write_region(&a, 0, &full, bytes.as_ptr(), row, row * h as usize) };
+    assert!(lock(&b.queue).on_lane, "the upload began no lane batch");
+    b.wait(b.signal());
+    let after = b.counters();
+    assert_eq!(after.submissions, before.submissions + 1, "one batch");
+    assert_eq!(
+        after.timeline_waits, before.timeline_waits,
+        "the lane batch waited for a value already reached"
+    );
+    assert_eq!(read_rows(&b, &a, 0).concat(), bytes);
+    // SAFETY: `a` is `b`'s and unused from here.
+    unsafe { b.free(&mut a) };
+}
+
 #[test]
 fn copies_start_lane_batches_and_shader_copies_the_queues() {
     let _serial = serial();

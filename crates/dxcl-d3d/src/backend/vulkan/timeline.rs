@@ -73,7 +73,10 @@ impl VulkanBackend {
             // SAFETY: the timeline semaphore belongs to this device; `info` outlives the call.
             // A bounded timeout lets a loss noticed elsewhere end the wait.
             match unsafe { self.device.wait_semaphores(&info, 100_000_000) } {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    self.reached.fetch_max(value, Ordering::AcqRel);
+                    return Ok(());
+                }
                 Err(vk::Result::TIMEOUT) => continue,
                 Err(_) => {
                     self.mark_lost();
