@@ -52,8 +52,7 @@ steps! {
     AcquireCall: Layer, "acquire entry point (its own code)";
     ReleaseCall: Layer, "release entry point (its own code)";
     FinishCall: Layer, "clFinish entry point (its own code)";
-    RegistryContext: Layer, "registry: the queue's context (lock)";
-    RegistryClaim: Layer, "registry: check and claim the objects (lock)";
+    RegistryClaim: Layer, "registry: the context's check, the objects' claim (lock)";
     RegistrySettle: Layer, "registry: settle the objects' state (lock)";
     HandOffNew: Layer, "hand-off set-up (wait list scan, queue order)";
     StrategyAcquire: Layer, "strategy acquire (per object)";

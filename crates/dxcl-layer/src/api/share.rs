@@ -124,17 +124,6 @@ pub(crate) unsafe fn acquire_release(
     // CL_INVALID_COMMAND_QUEUE "if command_queue is not a valid command-queue".
     let facts = crate::cl::queue_facts(queue).map_err(|_| CL_INVALID_COMMAND_QUEUE)?;
     let context = facts.context as usize;
-    // CL_INVALID_CONTEXT "if context associated with command_queue was not created from a
-    // Direct3D 1x context".
-    let user_sync = trace::time(Step::RegistryContext, || {
-        registry::with(|r| {
-            r.contexts
-                .get(&context)
-                .filter(|c| c.version == v)
-                .map(|c| c.user_sync)
-        })
-    })
-    .ok_or(CL_INVALID_CONTEXT)?;
     // SAFETY: caller's contract: mem_objects holds num_objects handles.
     let mems: &[cl_mem] = unsafe { slice(mem_objects, num_objects) };
     let (claimed, done_state, undone_state) = if release {
@@ -150,8 +139,17 @@ pub(crate) unsafe fn acquire_release(
             AcquireState::Released,
         )
     };
+    // The context's check and the objects' claim take the registry's lock once.
     let claim = trace::span(Step::RegistryClaim);
-    let items = registry::with(|r| -> Result<Vec<Item>, cl_int> {
+    let (user_sync, items) = registry::with(|r| -> Result<(bool, Vec<Item>), cl_int> {
+        // CL_INVALID_CONTEXT "if context associated with command_queue was not created from a
+        // Direct3D 1x context".
+        let user_sync = r
+            .contexts
+            .get(&context)
+            .filter(|c| c.version == v)
+            .map(|c| c.user_sync)
+            .ok_or(CL_INVALID_CONTEXT)?;
         let mut items = Vec::with_capacity(mems.len());
         for (i, &m) in mems.iter().enumerate() {
             // CL_INVALID_MEM_OBJECT "if memory objects in mem_objects are not valid OpenCL memory
@@ -198,11 +196,10 @@ pub(crate) unsafe fn acquire_release(
                 e.acquired_by = (!release).then_some(ext);
             }
         }
-        Ok(items)
+        Ok((user_sync, items))
     })?;
     drop(claim);
     let sync = ext.flavor == Flavor::Nv || !user_sync;
-    let context = context as opencl_sys::cl_context;
     // Validation: Direct3D may touch the resources again once the release begins (the staging
     // copy does), and not once the acquire is done (the staging copy has finished).
     let mark = |access, call| {
@@ -219,7 +216,7 @@ pub(crate) unsafe fn acquire_release(
         let wanted = !event.is_null() || items.len() > 1;
         release_objects((queue, facts), &items, wait, (sync, wanted))
     } else {
-        acquire_objects(queue, context, &items, wait, (sync, !event.is_null()))
+        acquire_objects((queue, facts), &items, wait, (sync, !event.is_null()))
     };
     // Settled: the new state when the call succeeded, the old one when it failed.
     let settled = if done.is_ok() {
@@ -253,14 +250,13 @@ pub(crate) unsafe fn acquire_release(
 /// Each object's strategy acquires it; the call's event follows all of them (null when not
 /// `wanted` and no marker was needed).
 fn acquire_objects(
-    queue: cl_command_queue,
-    context: opencl_sys::cl_context,
+    (queue, facts): (cl_command_queue, crate::cl::QueueFacts),
     items: &[Item],
     wait: &[cl_event],
     (sync, wanted): (bool, bool),
 ) -> Result<cl_event, cl_int> {
     let mut h = trace::time(Step::HandOffNew, || {
-        HandOff::acquire(queue, context, wait, sync)
+        HandOff::acquire(queue, facts, wait, sync)
     });
     h.event_wanted = wanted;
     each_object(

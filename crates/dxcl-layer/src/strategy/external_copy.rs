@@ -10,7 +10,7 @@ use opencl_sys::{cl_event, cl_int, cl_mem};
 use super::external;
 use super::staging::staging_resource::{Place, Staging};
 use super::{
-    Decision, Failure, FdMemory, HandOff, Made, Make, Materials, Request, SharingStrategy,
+    After, Decision, Failure, FdMemory, HandOff, Made, Make, Materials, Request, SharingStrategy,
 };
 use crate::d3d::com::ComPtr;
 use crate::d3d::interop::Interop;
@@ -76,11 +76,11 @@ impl SharingStrategy for ExternalCopy {
     }
 
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        self.acquired_on.set(h.queue);
+        self.acquired_on.set(h.queue, !h.wait.is_empty());
         // The copy into the shadow is D3D work this call issues itself: OpenCL must wait for
         // it even under user sync.
         self.shadow().copy_in();
-        h.import(mem, &self.interop, true, self.fns);
+        h.import(mem, &self.interop, After::Direct3d, self.fns);
         Ok(())
     }
 
@@ -89,7 +89,7 @@ impl SharingStrategy for ExternalCopy {
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        h.import(mem, &self.interop, false, self.fns);
+        h.import(mem, &self.interop, After::Nothing, self.fns);
         Ok(())
     }
 

@@ -8,7 +8,7 @@ use opencl_sys::{cl_event, cl_int, cl_mem};
 
 use super::external;
 use super::external::dxvk_semaphores::DxvkFlush;
-use super::{Decision, HandOff, Made, Make, Materials, Request, SharingStrategy};
+use super::{After, Decision, HandOff, Made, Make, Materials, Request, SharingStrategy};
 use crate::d3d::com::ComPtr;
 use dxcl_abi::interop::IDxclInteropResource;
 
@@ -60,15 +60,19 @@ impl SharingStrategy for ExternalMemory {
     }
 
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        self.acquired_on.set(h.queue);
+        // Known without asking the runtime, where it runs the last release's ordering before
+        // Direct3D's next access and that access has not come (an idle hand-off's usual case).
+        let untouched =
+            self.acquired_on.set(h.queue, !h.wait.is_empty()) && self.defers && h.in_order();
         // Under user sync the application orders its own Direct3D work, not the runtime's: a
         // new resource's zero-fill may still be recorded, not even submitted, at its first
         // acquire (seen on the H100: the first write of `hostptr`'s user-sync check was lost
         // under it). Pending work is then ordered like the adaptive mode orders it.
         let ordered = h.sync
-            || !crate::trace::time(crate::trace::Step::DeviceWorkDone, || {
-                external::sync::device_work_done(&self.interop)
-            });
+            || !(untouched
+                || crate::trace::time(crate::trace::Step::DeviceWorkDone, || {
+                    external::sync::device_work_done(&self.interop)
+                }));
         // DXVK's shared semaphore follows only the work DXVK has flushed; flushed here, with no
         // lock of the layer's held (the pool's signal runs under its lock).
         if let Some(f) = self.flush.as_ref().filter(|_| ordered) {
@@ -76,7 +80,12 @@ impl SharingStrategy for ExternalMemory {
                 f.flush();
             }
         }
-        h.import(mem, &self.interop, ordered, self.fns);
+        let after = match (ordered, untouched) {
+            (false, _) => After::Nothing,
+            (true, false) => After::Direct3d,
+            (true, true) => After::Untouched,
+        };
+        h.import(mem, &self.interop, after, self.fns);
         Ok(())
     }
 
@@ -85,7 +94,7 @@ impl SharingStrategy for ExternalMemory {
     }
 
     fn release(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        h.import(mem, &self.interop, false, self.fns);
+        h.import(mem, &self.interop, After::Nothing, self.fns);
         Ok(())
     }
 
@@ -99,7 +108,8 @@ impl SharingStrategy for ExternalMemory {
                     return Ok(());
                 }
             }
-            h.order_d3d_after(done, &self.interop)?;
+            let untouched = h.order_d3d_after(done, &self.interop)?;
+            self.acquired_on.released(h.queue, untouched);
         }
         Ok(())
     }

@@ -22,11 +22,24 @@ struct Imported {
     mem: cl_mem,
     /// The interface whose D3D work orders it (the resource, or its imported shadow).
     interop: ComPtr<IDxclInteropResource>,
-    /// Acquire: OpenCL must wait for D3D's work on it (implicit sync, or D3D work this call
-    /// issued itself).
-    ordered: bool,
+    /// Acquire: what OpenCL waits for.
+    after: After,
     /// The platform's external acquire/release, when the strategy knows them.
     fns: Option<external_cl::MemoryFns>,
+}
+
+/// What an acquire of an imported object waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum After {
+    /// Nothing (a release; an acquire under user sync with Direct3D's work done).
+    Nothing,
+    /// Direct3D's work on the resource: implicit sync, or work this call issued itself. The
+    /// adaptive mode waits only where the runtime says some is still pending.
+    Direct3d,
+    /// Direct3D's work, which is known done: Direct3D has not touched the resource since its
+    /// last release, which this queue's commands follow (`external::AcquiredOn::set`). The
+    /// adaptive mode waits for nothing and asks the runtime nothing.
+    Untouched,
 }
 
 pub(crate) struct HandOff<'a> {
@@ -48,7 +61,7 @@ pub(crate) struct HandOff<'a> {
     gpu_ordered: Option<bool>,
     /// The wait list less its user events still unset (see [`commands_in`]), when it had any.
     commands: Option<Vec<cl_event>>,
-    /// Release: commands of the queue complete in order.
+    /// Commands of the queue complete in order.
     in_order: bool,
     /// Whether the caller uses the call's event after the objects' `released`: the application
     /// asked for it, or another object of the call still orders Direct3D after it. If not, an
@@ -69,16 +82,16 @@ pub(crate) struct HandOff<'a> {
 }
 
 impl<'a> HandOff<'a> {
-    /// An acquire on `queue` of `context`.
+    /// An acquire on `queue` (`cl::queue_facts`).
     pub fn acquire(
         queue: cl_command_queue,
-        context: cl_context,
+        facts: crate::cl::QueueFacts,
         wait: &'a [cl_event],
         sync: bool,
     ) -> Self {
         HandOff {
             queue,
-            context,
+            context: facts.context,
             wait,
             sync,
             releasing: false,
@@ -87,7 +100,7 @@ impl<'a> HandOff<'a> {
             imported: Vec::new(),
             gpu_ordered: None,
             commands: commands_in(wait),
-            in_order: true,
+            in_order: facts.in_order,
             event_wanted: true,
             lent: false,
             left_to_next_access: 0,
@@ -103,11 +116,10 @@ impl<'a> HandOff<'a> {
         wait: &'a [cl_event],
         sync: bool,
     ) -> Result<Self, cl_int> {
-        let mut h = Self::acquire(queue, facts.context, wait, sync);
+        let mut h = Self::acquire(queue, facts, wait, sync);
         h.device = Some(facts.device);
         // An in-order queue runs the release's own commands after its earlier work already; an
         // out-of-order one needs the marker to stand for that work.
-        h.in_order = facts.in_order;
         if !h.in_order {
             h.prior = Some(events::marker(queue, &[])?);
         }
@@ -196,15 +208,20 @@ impl<'a> HandOff<'a> {
         &mut self,
         mem: cl_mem,
         interop: &ComPtr<IDxclInteropResource>,
-        ordered: bool,
+        after: After,
         fns: Option<external_cl::MemoryFns>,
     ) {
         self.imported.push(Imported {
             mem,
             interop: interop.clone(),
-            ordered,
+            after,
             fns,
         });
+    }
+
+    /// Whether the queue runs its commands in order.
+    pub fn in_order(&self) -> bool {
+        self.in_order
     }
 
     /// The external acquire/release of the platform: every imported object of one call is of
@@ -283,13 +300,18 @@ impl<'a> HandOff<'a> {
     fn acquire_imported(&mut self, want: bool) -> Result<cl_event, cl_int> {
         let fns = self.memory_fns()?;
         let mode = trace::time(Step::SyncMode, || external_sync::mode(self.context));
-        let ordered = self.imported.iter().any(|i| {
-            i.ordered
-                && !(mode == Some(SyncMode::Adaptive)
+        let adaptive = mode == Some(SyncMode::Adaptive);
+        let waits = |i: &Imported| match i.after {
+            After::Nothing => false,
+            After::Untouched => !adaptive,
+            After::Direct3d => {
+                !(adaptive
                     && trace::time(Step::DeviceWorkDone, || {
                         external_sync::device_work_done(&i.interop)
                     }))
-        });
+            }
+        };
+        let ordered = self.imported.iter().any(waits);
         let wait = self.external_wait();
         let semaphore = if ordered {
             trace::time(Step::D3dThenCl, || {
@@ -302,7 +324,7 @@ impl<'a> HandOff<'a> {
             // No shared semaphores: "any Direct3D 1x calls ... made before
             // clEnqueueAcquireD3D1xObjects is called will complete executing before event
             // reports completion" holds by waiting here.
-            for i in self.imported.iter().filter(|i| i.ordered) {
+            for i in self.imported.iter().filter(|i| i.after != After::Nothing) {
                 interop::wait_for_device_work(&i.interop);
             }
         }
@@ -351,7 +373,18 @@ impl<'a> HandOff<'a> {
         after: &[cl_event],
         want: bool,
     ) -> Result<cl_event, cl_int> {
-        let mems: Vec<cl_mem> = self.imported.iter().map(|i| i.mem).collect();
+        // One object, the usual call, needs no list of its own.
+        let (one, many): ([cl_mem; 1], Vec<cl_mem>);
+        let mems: &[cl_mem] = match &self.imported[..] {
+            [only] => {
+                one = [only.mem];
+                &one
+            }
+            all => {
+                many = all.iter().map(|i| i.mem).collect();
+                &many
+            }
+        };
         // Failed events left out: the call's marker fails with them (cl::wait).
         let after = crate::cl::wait::without_failed(after);
         let (n, l) = wait_list(&after);
@@ -376,11 +409,14 @@ impl<'a> HandOff<'a> {
     /// start executing until after all events in event_wait_list are complete and all work
     /// already submitted to command_queue completes execution"): on the GPU through one shared
     /// semaphore for the whole call, else through the runtime's pending-work wait on the CPU.
+    ///
+    /// Returns whether Direct3D's next access was left to order itself, and until it comes tells
+    /// that Direct3D has not touched the resource since ([`external_sync::Untouched`]).
     pub fn order_d3d_after(
         &mut self,
         done: cl_event,
         interop: &ComPtr<IDxclInteropResource>,
-    ) -> Result<(), cl_int> {
+    ) -> Result<Option<external_sync::Untouched>, cl_int> {
         // Adaptive: decided at Direct3D's next access, from what is pending then. The fixed GPU
         // mode does the same while the release waits for an unset user event: NVIDIA's
         // `clEnqueueSignalSemaphoresKHR` after it would block this thread until the application
@@ -400,18 +436,27 @@ impl<'a> HandOff<'a> {
                     owned,
                 )
             });
-            if next {
-                self.lent |= owned;
-                self.left_to_next_access += 1;
-            } else {
-                interop::add_pending_work(interop, done);
-            }
-            return Ok(());
+            return Ok(match next {
+                external_sync::NextAccess::Refused => {
+                    interop::add_pending_work(interop, done);
+                    None
+                }
+                external_sync::NextAccess::Done => {
+                    self.lent |= owned;
+                    self.left_to_next_access += 1;
+                    None
+                }
+                external_sync::NextAccess::Pending(untouched) => {
+                    self.lent |= owned;
+                    self.left_to_next_access += 1;
+                    Some(untouched)
+                }
+            });
         }
         if !self.signal_d3d_after(done)? {
             interop::add_pending_work(interop, done);
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Release, for a runtime that cannot be made to wait before its next access (DXVK):
@@ -520,6 +565,15 @@ mod tests {
         fake::CONTEXT as cl_context
     }
 
+    /// The fake's queues: of its context and device, in order.
+    fn facts() -> crate::cl::QueueFacts {
+        crate::cl::QueueFacts {
+            context: context(),
+            device: fake::DEVICE as cl_device_id,
+            in_order: true,
+        }
+    }
+
     /// An acquire issues its final marker only where something can follow it: the application
     /// wants the call's event, or the call has a wait list, which an in-order queue's later work
     /// follows through the marker. Unwanted with an empty list, the events the marker would
@@ -530,7 +584,7 @@ mod tests {
         let (quiet, wanted, listed) = (queue(0x42), queue(0x45), queue(0x48));
         // An event of the queue at 0x4D: the strategy's copy.
         let copy = (EVENTS + 0x4C) as cl_event;
-        let mut h = HandOff::acquire(quiet, context(), &[], true);
+        let mut h = HandOff::acquire(quiet, facts(), &[], true);
         h.event_wanted = false;
         assert!(!h.marker_follows());
         // A strategy's copy that no marker follows keeps its one reference.
@@ -547,7 +601,7 @@ mod tests {
             "the copy's reference goes with the hand-off"
         );
 
-        let mut h = HandOff::acquire(wanted, context(), &[], true);
+        let mut h = HandOff::acquire(wanted, facts(), &[], true);
         assert!(h.marker_follows());
         let ev = h.finish().unwrap();
         assert_eq!(ev as usize, EVENTS + 0x44, "the marker's event");
@@ -555,7 +609,7 @@ mod tests {
         events::release(ev);
 
         let list = [(fake::COMPLETE + 0x10) as cl_event];
-        let mut h = HandOff::acquire(listed, context(), &list, true);
+        let mut h = HandOff::acquire(listed, facts(), &list, true);
         h.event_wanted = false;
         assert!(h.marker_follows());
         let followed = (EVENTS + 0x50) as cl_event;
@@ -582,11 +636,7 @@ mod tests {
     fn a_flush_asked_for_comes_once_at_the_end() {
         fake::install();
         let q = queue(0x4F);
-        let facts = crate::cl::QueueFacts {
-            context: context(),
-            device: fake::DEVICE as cl_device_id,
-            in_order: true,
-        };
+        let facts = facts();
         let mut h = HandOff::release(q, facts, &[], true).unwrap();
         h.event_wanted = false;
         assert!(h.marker_follows(), "a release always ends with one");

@@ -36,7 +36,7 @@ mod shadow_copy;
 mod staging;
 
 pub use decision::*;
-pub(crate) use hand_off::HandOff;
+pub(crate) use hand_off::{After, HandOff};
 pub(crate) use host_pointer::finish_copies;
 pub(crate) use request::Request;
 

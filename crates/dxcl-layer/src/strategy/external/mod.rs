@@ -88,26 +88,55 @@ fn import_failure(e: cl_int) -> &'static str {
 /// go while still acquired is handed back to the platform first. The queue stays retained
 /// across hand-offs (until another queue acquires the object, or the object goes): a retain and
 /// a release per hand-off cost more than the platform's own acquire.
+///
+/// Also what the object's last release on that queue left to Direct3D's next access
+/// ([`sync::Untouched`]): while it is untouched, an acquire on the same queue need not ask the
+/// runtime whether Direct3D's work on the resource is done (see [`AcquiredOn::set`]).
 #[derive(Default)]
-pub(crate) struct AcquiredOn(std::sync::Mutex<Option<usize>>);
+pub(crate) struct AcquiredOn(std::sync::Mutex<Held>);
+
+#[derive(Default)]
+struct Held {
+    /// The queue, retained.
+    queue: Option<usize>,
+    /// The last acquire had no wait list: nothing of the application's could terminate its
+    /// wait for Direct3D's work.
+    clean: bool,
+    /// The last release, made on `queue` after a clean acquire there, left its ordering to
+    /// Direct3D's next access.
+    released: Option<sync::Untouched>,
+}
 
 impl AcquiredOn {
-    /// The queue, retained.
-    fn held(&self) -> std::sync::MutexGuard<'_, Option<usize>> {
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// An acquire on `queue` is under way.
-    pub fn set(&self, queue: cl_command_queue) {
+    /// An acquire on `queue`, with a wait list or not, is under way. Returns whether the
+    /// object was acquired (with no wait list) and then released on this same queue, and
+    /// Direct3D has not touched the resource since that release: all Direct3D work on it came
+    /// before the earlier acquire, whose wait for it this queue's commands (if it runs them in
+    /// order) already follow.
+    pub fn set(&self, queue: cl_command_queue, wait_list: bool) -> bool {
         let _held = crate::trace::span(crate::trace::Step::QueueHeld);
         let mut held = self.held();
-        if *held == Some(queue as usize) {
-            return;
+        let released = held.released.take();
+        held.clean = !wait_list;
+        if held.queue == Some(queue as usize) {
+            return released.is_some_and(|u| u.holds());
         }
         let retained = crate::cl::retain_queue(queue).is_ok();
-        if let Some(q) = std::mem::replace(&mut *held, retained.then_some(queue as usize)) {
+        if let Some(q) = std::mem::replace(&mut held.queue, retained.then_some(queue as usize)) {
             crate::cl::release_queue(q as cl_command_queue);
         }
+        false
+    }
+
+    /// A release on `queue` left Direct3D's ordering to its next access (`untouched`), or not
+    /// (None).
+    pub fn released(&self, queue: cl_command_queue, untouched: Option<sync::Untouched>) {
+        let mut held = self.held();
+        held.released = untouched.filter(|_| held.clean && held.queue == Some(queue as usize));
     }
 
     /// The application's last reference to `mem` goes (on its thread): the held queue is let
@@ -120,7 +149,12 @@ impl AcquiredOn {
     /// marker of the queue's work is watched, and its completion callback enqueues the release
     /// on a queue of the layer's own (made here: not in a callback).
     pub fn let_go(&self, mem: cl_mem, acquired: bool) {
-        let Some(q) = self.held().take() else {
+        let taken = {
+            let mut held = self.held();
+            held.released = None;
+            held.queue.take()
+        };
+        let Some(q) = taken else {
             return;
         };
         let queue = q as cl_command_queue;
@@ -185,7 +219,7 @@ impl AbandonedRelease {
 
 impl Drop for AcquiredOn {
     fn drop(&mut self) {
-        if let Some(q) = self.held().take() {
+        if let Some(q) = self.held().queue.take() {
             crate::cl::release_queue(q as cl_command_queue);
         }
     }

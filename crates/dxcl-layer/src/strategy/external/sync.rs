@@ -11,6 +11,7 @@
 //! pool closes. Objects that outlive the application's context reference synchronise on the CPU.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use std::ffi::c_void;
@@ -579,10 +580,23 @@ pub(crate) fn queue_released(queue: cl_command_queue) {
 
 /// An adaptive release's event (a reference) and a share of its queue while Direct3D's next
 /// access may still need them; None once let go of.
-type Running = Mutex<Option<(usize, Arc<QueueRef>)>>;
+struct Running {
+    held: Mutex<Option<(usize, Arc<QueueRef>)>>,
+    /// Set false when the runtime first calls the release's pending work (see [`Untouched`]).
+    untouched: AtomicBool,
+}
+
+impl Running {
+    fn new(ev: usize, queue: Arc<QueueRef>) -> Self {
+        Running {
+            held: Mutex::new(Some((ev, queue))),
+            untouched: AtomicBool::new(true),
+        }
+    }
+}
 
 fn lock_running(r: &Running) -> std::sync::MutexGuard<'_, Option<(usize, Arc<QueueRef>)>> {
-    r.lock().unwrap_or_else(|p| p.into_inner())
+    r.held.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The release's event with a reference of the caller's, taken under the lock: Direct3D's access
@@ -716,6 +730,19 @@ impl Pending {
     }
 }
 
+/// Whether an adaptive release's pending work is still with the runtime, not yet run: dxcl's
+/// runtime runs a resource's pending work (its order or wait, then its release) before any access
+/// to the resource, within the Direct3D call that makes it, so while this holds Direct3D has
+/// issued no work on the resource since the release.
+#[derive(Clone)]
+pub(crate) struct Untouched(Arc<Running>);
+
+impl Untouched {
+    pub fn holds(&self) -> bool {
+        self.0.untouched.load(Ordering::Acquire)
+    }
+}
+
 /// What an adaptive release leaves with the runtime until Direct3D next touches the object.
 struct PendingRelease {
     context: cl_context,
@@ -729,6 +756,11 @@ struct PendingRelease {
 }
 
 impl PendingRelease {
+    /// The runtime runs the work: Direct3D is about to touch the resource (or it goes).
+    fn touched(&self) {
+        self.running.untouched.store(false, Ordering::Release);
+    }
+
     /// The release's event with a reference of the caller's, and a share of its queue, while
     /// it runs.
     fn running(&self) -> Option<(cl_event, Arc<QueueRef>)> {
@@ -761,6 +793,7 @@ fn let_go_of_by(running: &Running, release_event: fn(cl_event)) {
 unsafe extern "system" fn pending_wait(p: *mut c_void) {
     // SAFETY: the Box `order_d3d_after_next_access` leaked, alive until pending_release.
     let pending = unsafe { &*p.cast::<PendingRelease>() };
+    pending.touched();
     let _ = std::panic::catch_unwind(|| {
         if let Some((ev, _queue)) = pending.running() {
             // clWaitForEvents flushes the event's queue itself.
@@ -773,6 +806,7 @@ unsafe extern "system" fn pending_wait(p: *mut c_void) {
 unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
     // SAFETY: as in pending_wait.
     let pending = unsafe { &*p.cast::<PendingRelease>() };
+    pending.touched();
     let ordered = std::panic::catch_unwind(|| {
         let Some((ev, q)) = pending.running() else {
             // Completed.
@@ -795,6 +829,7 @@ unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
 unsafe extern "system" fn pending_release(p: *mut c_void) {
     // SAFETY: the Box leaked by `order_d3d_after_next_access`, given back exactly once.
     let pending = unsafe { Box::from_raw(p.cast::<PendingRelease>()) };
+    pending.touched();
     // Direct3D's access was ordered, or the resource is gone: nothing needs the release's event
     // and queue any more. The event goes here, on Direct3D's thread: the queue's share is still
     // held, so it is not the queue's or the context's last reference (see QueueRef).
@@ -812,22 +847,23 @@ unsafe extern "system" fn pending_release(p: *mut c_void) {
 /// or `clFlush` usually comes first. Only platforms with external memory and semaphores get
 /// here, and none of them is rusticl 22.3, which loses a blocking call's wait when another
 /// thread flushes its queue (why every other release flushes on the application's thread).
-/// Returns false when the runtime would not take the work (the caller falls back and flushes).
+/// Returns [`NextAccess::Refused`] when the runtime would not take the work (the caller falls
+/// back and flushes).
 pub(crate) fn order_d3d_after_next_access(
     interop: &ComPtr<IDxclInteropResource>,
     context: cl_context,
     (queue, device, in_order): (cl_command_queue, Option<cl_device_id>, bool),
     done: cl_event,
     owned: bool,
-) -> bool {
+) -> NextAccess {
     // The caller's, when it knows it (cl::queue_facts).
     let Some(device) = device.or_else(|| crate::cl::queue_device(queue).ok()) else {
-        return false;
+        return NextAccess::Refused;
     };
     if !owned && events::retain(done).is_err() {
-        return false;
+        return NextAccess::Refused;
     }
-    let with_share = |q: Arc<QueueRef>| Arc::new(Mutex::new(Some((done as usize, q))));
+    let with_share = |q: Arc<QueueRef>| Arc::new(Running::new(done as usize, q));
     // Held by the pool, or (the pool closed meanwhile) let go of by the release's completion, with
     // a reference of the callback's own: both arranged before the runtime has the work, whose
     // access may let go of the release's references on another thread at once.
@@ -850,7 +886,7 @@ pub(crate) fn order_d3d_after_next_access(
         if !owned {
             release_event(done);
         }
-        return false;
+        return NextAccess::Refused;
     };
     let watched = !held && events::retain(done).is_ok();
     let pending = Box::into_raw(Box::new(PendingRelease {
@@ -880,13 +916,13 @@ pub(crate) fn order_d3d_after_next_access(
         let Some((_, q)) = lock_running(&running).take() else {
             // A sweep found the release complete meanwhile and let go of its references (the
             // caller's too, when owned): there is nothing left to order.
-            return true;
+            return NextAccess::Done;
         };
         if !owned {
             release_event(done);
         }
         q.release_here();
-        return false;
+        return NextAccess::Refused;
     }
     if watched {
         let on_complete = running.clone();
@@ -895,7 +931,18 @@ pub(crate) fn order_d3d_after_next_access(
             crate::cl::reaper::release_event(done);
         }
     }
-    true
+    NextAccess::Pending(Untouched(running))
+}
+
+/// What [`order_d3d_after_next_access`] arranged.
+pub(crate) enum NextAccess {
+    /// The runtime would not take the work: the caller orders Direct3D itself.
+    Refused,
+    /// Nothing is left to order (the release completed meanwhile).
+    Done,
+    /// Direct3D's next access orders itself after the release; until then the object is
+    /// [`Untouched`].
+    Pending(Untouched),
 }
 
 /// Adaptive acquire: whether Direct3D's work on the resource has completed (never blocks).
@@ -945,7 +992,7 @@ mod tests {
             context: (EVENTS + 0x81) as cl_context,
             device: std::ptr::null_mut(),
             unflushed: true,
-            running: Arc::new(Mutex::new(Some((ev, first)))),
+            running: Arc::new(Running::new(ev, first)),
         }));
         for _ in 0..10 {
             drop(queues.share(q as cl_command_queue).unwrap());
@@ -987,7 +1034,7 @@ mod tests {
         fake::install();
         let (q, ev) = (EVENTS + 0x72, EVENTS + 0x73);
         let mut queues = Queues::default();
-        let running = Mutex::new(Some((ev, queues.share(q as cl_command_queue).unwrap())));
+        let running = Running::new(ev, queues.share(q as cl_command_queue).unwrap());
         // The releasing thread busy for a while, then the sweep's let-go behind it.
         crate::cl::release_thread::later(Box::new(|| {
             std::thread::sleep(std::time::Duration::from_millis(100))
@@ -1026,7 +1073,7 @@ mod tests {
                 context: (EVENTS + 0x80) as cl_context,
                 device: std::ptr::null_mut(),
                 unflushed,
-                running: Arc::new(Mutex::new(Some((ev as usize, share(q as usize))))),
+                running: Arc::new(Running::new(ev as usize, share(q as usize))),
             }));
             // SAFETY: a PendingRelease leaked just above, given back once by pending_release.
             let hr = unsafe { pending_order(pending.cast()) };
@@ -1053,7 +1100,7 @@ mod tests {
     fn a_sweep_queries_each_in_order_queue_once() {
         use crate::cl::fake::COMPLETE;
         fake::install();
-        let held = |ev: usize| Arc::new(Mutex::new(Some((ev, share(EVENTS + 0x60)))));
+        let held = |ev: usize| Arc::new(Running::new(ev, share(EVENTS + 0x60)));
         // Queue A (in order): its newest is complete. Queue B (in order): its newest is pending.
         // Queue C (out of order): one complete, one pending.
         let (a, b, c) = (
@@ -1156,7 +1203,10 @@ mod tests {
             ev as cl_event,
             false,
         );
-        assert!(ordered, "swept: nothing left to order");
+        assert!(
+            matches!(ordered, NextAccess::Done),
+            "swept: nothing left to order"
+        );
         assert!(crate::cl::release_thread::drained_within(
             std::time::Duration::from_secs(5)
         ));
@@ -1177,6 +1227,108 @@ mod tests {
         close_pool(SWEPT_CONTEXT as cl_context);
         // Here, or by the releasing thread if it did not drain within its second.
         assert!(released(q as usize, 1, 5000), "at close");
+    }
+
+    /// The contexts of the work a runtime below took (`took_pending`).
+    static TAKEN: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+    /// A runtime that keeps each pending work's context in [`TAKEN`] (its callbacks are known).
+    unsafe extern "system" fn took_pending(
+        _this: *mut IDxclInteropResource,
+        _wait: dxcl_abi::interop::PFN_DXCL_PENDING_WAIT,
+        _order: dxcl_abi::interop::PFN_DXCL_PENDING_ORDER,
+        _release: dxcl_abi::interop::PFN_DXCL_PENDING_RELEASE,
+        context: *mut c_void,
+    ) -> HRESULT {
+        TAKEN.lock().unwrap().push(context as usize);
+        S_OK
+    }
+
+    /// An adaptive release left to Direct3D's next access leaves the object untouched until the
+    /// runtime runs its work, which it does when Direct3D next touches the resource. Only then
+    /// does the next acquire on the same queue, after an acquire there with no wait list, know
+    /// without asking the runtime that Direct3D's work is done; not after an acquire with a wait
+    /// list (a failed event may have ended its wait), nor on another queue.
+    #[test]
+    fn an_object_is_untouched_until_the_runtime_runs_its_release() {
+        use crate::cl::fake::COMPLETE;
+        use crate::strategy::external::AcquiredOn;
+        use dxcl_abi::interop::IDxclInteropResourceVtbl;
+        static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
+            AddPendingWorkOrdered: took_pending,
+            ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
+        };
+        unsafe extern "C" fn no_release(_: cl_semaphore_khr) -> cl_int {
+            CL_OUT_OF_RESOURCES
+        }
+        const CONTEXT: usize = EVENTS + 0xB0;
+        fake::install();
+        let (q, other) = (
+            (EVENTS + 0xB2) as cl_command_queue,
+            (EVENTS + 0xB4) as cl_command_queue,
+        );
+        // Complete: Direct3D's ordering finds nothing to wait for.
+        let done = (COMPLETE + 0x38) as cl_event;
+        let resource = Box::into_raw(Box::new(IDxclInteropResource {
+            lpVtbl: &RESOURCE_VTBL,
+        }));
+        // SAFETY: a live COM object of a static vtable, never freed (its counts are no-ops).
+        let resource = unsafe { ComPtr::from_owned(resource).unwrap() };
+        pools()
+            .get_or_insert_with(HashMap::new)
+            .insert(CONTEXT, pool_of(CONTEXT, no_release, &[]));
+        let release = |queue| {
+            let next = order_d3d_after_next_access(
+                &resource,
+                CONTEXT as cl_context,
+                (queue, None, true),
+                done,
+                false,
+            );
+            let NextAccess::Pending(untouched) = next else {
+                panic!("the runtime took the work");
+            };
+            let work = TAKEN.lock().unwrap().pop().unwrap() as *mut c_void;
+            (untouched, work)
+        };
+        let on = AcquiredOn::default();
+        assert!(!on.set(q, false), "the first acquire asks");
+        let (untouched, work) = release(q);
+        assert!(untouched.holds());
+        on.released(q, Some(untouched.clone()));
+        assert!(on.set(q, false), "untouched since the release");
+        assert!(!on.set(q, false), "no release since the last acquire");
+        on.released(q, Some(untouched.clone()));
+        // Direct3D's access: the runtime orders it, then lets go of the work.
+        // SAFETY: the work's context, alive until pending_release, which takes it back once.
+        assert_eq!(unsafe { pending_order(work) }, S_OK);
+        assert!(!untouched.holds(), "touched");
+        // SAFETY: as above; given back here, once.
+        unsafe { pending_release(work) };
+        assert!(!on.set(q, false), "Direct3D touched the resource");
+
+        for (wait_list, queue) in [(true, q), (false, other)] {
+            assert!(!on.set(q, wait_list));
+            let (untouched, work) = release(q);
+            on.released(q, Some(untouched.clone()));
+            assert!(untouched.holds());
+            assert!(
+                !on.set(queue, false),
+                "after an acquire with a wait list: {wait_list}"
+            );
+            // SAFETY: as above.
+            unsafe { pending_release(work) };
+        }
+        drop(on);
+        close_pool(CONTEXT as cl_context);
+        assert_eq!(
+            (
+                calls("retain_event", done.cast()),
+                calls("release_event", done.cast())
+            ),
+            (4, 4),
+            "each release's reference and the access's own, let go of once"
+        );
     }
 
     /// The semaphore handles the fakes below were asked to release, and the runtime's ids it
@@ -1384,7 +1536,7 @@ mod tests {
     fn closing_lets_go_of_every_release() {
         use crate::cl::fake::COMPLETE;
         fake::install();
-        let held = |ev: usize| Arc::new(Mutex::new(Some((ev, share(EVENTS + 0x61)))));
+        let held = |ev: usize| Arc::new(Running::new(ev, share(EVENTS + 0x61)));
         let (done, running) = (held(COMPLETE + 4), held(EVENTS + 0x15));
         let mut p = Pending::default();
         p.hold(&done, 0xD as cl_command_queue, true);
