@@ -231,7 +231,8 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         Case::Floor
                         | Case::FloorAfterHandOff
                         | Case::PlatformHandOff
-                        | Case::FloorAfterPlatformHandOff => "-",
+                        | Case::FloorAfterPlatformHandOff
+                        | Case::PlatformHandOffEvent => "-",
                         Case::Default
                         | Case::Staging
                         | Case::PinnedCopies
@@ -320,7 +321,11 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 // The platform's own hand-off of the imported object, in the same rounds.
                 let platform = verdict
                     .is_ok()
-                    .then(|| shared.platform_hand_off())
+                    .then(|| shared.platform_hand_off(false))
+                    .flatten();
+                let platform_event = verdict
+                    .is_ok()
+                    .then(|| shared.platform_hand_off(true))
                     .flatten();
                 // Staging's baseline, once per size (with the first kind), in the same rounds.
                 let bus = match (case, verdict.is_ok()) {
@@ -371,6 +376,20 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         Ok(session.floor()?)
                     }));
                 }
+                if let Some(f) = &platform_event {
+                    // The same history again.
+                    cases.push(
+                        Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?)).with_between(
+                            move |i| {
+                                quiet()?;
+                                if every > 0 && i % every == 0 {
+                                    shared_ref.touch(i as u32)?;
+                                }
+                                Ok(())
+                            },
+                        ),
+                    );
+                }
                 if let Some(b) = &bus {
                     for host in [Host::Pinned, Host::Pageable] {
                         cases.push(Timed::<Box<dyn std::error::Error>>::new(move || {
@@ -404,6 +423,16 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     }
                     if let Some(after) = summaries.next() {
                         emit(Case::FloorAfterPlatformHandOff, "-", after, floor);
+                    }
+                }
+                if platform_event.is_some() {
+                    if let Some(own) = summaries.next() {
+                        emit(
+                            Case::PlatformHandOffEvent,
+                            shared.sharing.name(),
+                            own,
+                            floor,
+                        );
                     }
                 }
                 if bus.is_some() {

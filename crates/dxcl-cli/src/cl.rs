@@ -94,6 +94,7 @@ extern "system" {
         event: *mut cl_event,
     ) -> cl_int;
     pub fn clReleaseMemObject(m: cl_mem) -> cl_int;
+    pub fn clReleaseEvent(e: cl_event) -> cl_int;
     pub fn clGetMemObjectInfo(
         m: cl_mem,
         name: cl_mem_info,

@@ -23,6 +23,10 @@ pub enum Case {
     /// The floor's marker + `clFinish` right after the platform's own hand-off: whether what
     /// [`Case::FloorAfterHandOff`] shows after dxcl's is the platform's too.
     FloorAfterPlatformHandOff,
+    /// The platform's own hand-off whose release also returns its event, released after the
+    /// `clFinish`: the least a hand-off that orders Direct3D after the release costs, since
+    /// knowing when the release completes takes its event.
+    PlatformHandOffEvent,
     /// The bytes of a staging hand-off copied by the platform alone: `clEnqueueWriteBuffer` from
     /// pinned host memory (a mapped `CL_MEM_ALLOC_HOST_PTR` buffer) into a device buffer,
     /// `clEnqueueReadBuffer` back, `clFinish` (bench/bus.rs). Staging's baseline.
@@ -40,6 +44,7 @@ impl Case {
             Case::Staging => "staging",
             Case::PlatformHandOff => "platform-handoff",
             Case::FloorAfterPlatformHandOff => "floor-after-platform-handoff",
+            Case::PlatformHandOffEvent => "platform-handoff-event",
             Case::PinnedCopies => "pinned-copies",
             Case::PageableCopies => "pageable-copies",
         }
@@ -233,6 +238,14 @@ pub fn target_lines(rows: &[Row]) -> Vec<String> {
                 own.median_us,
                 judge(over <= 2.0)
             ));
+            if let Some(with_event) = of(Case::PlatformHandOffEvent, kind, size) {
+                parts.push(format!(
+                    "the platform's own with the release's event {:+.1} µs over it, dxcl's \
+                     {:+.1} µs over that",
+                    with_event.median_us - own.median_us,
+                    dxcl.median_us - with_event.median_us
+                ));
+            }
         }
         if let (Some(staging), Some(copies)) = (of(Case::Staging, kind, size), pinned(size)) {
             let ratio = staging.median_us / copies.median_us;

@@ -592,9 +592,13 @@ impl Shared<'_> {
 
     /// What the platform's own hand-off of an imported object costs, with no dxcl in it:
     /// `clEnqueueAcquireExternalMemObjectsKHR` + `clEnqueueReleaseExternalMemObjectsKHR` +
-    /// `clFinish` on the same `cl_mem`, called directly. None unless the layer imported the
-    /// object (external-memory) and the platform has the two calls.
-    pub fn platform_hand_off(&self) -> Option<impl Fn() -> Result<(), ClError> + '_> {
+    /// `clFinish` on the same `cl_mem`, called directly; `with_event`: the release returns its
+    /// event, released after the `clFinish`. None unless the layer imported the object
+    /// (external-memory) and the platform has the two calls.
+    pub fn platform_hand_off(
+        &self,
+        with_event: bool,
+    ) -> Option<impl Fn() -> Result<(), ClError> + '_> {
         let (acquire, release) = self.session.external?;
         (self.sharing == Sharing::ExternalMemory).then_some(move || {
             let q = self.session.queue.0;
@@ -602,12 +606,23 @@ impl Shared<'_> {
             cl_check("clEnqueueAcquireExternalMemObjectsKHR", unsafe {
                 acquire(q, 1, &self.mem.0, 0, ptr::null(), ptr::null_mut())
             })?;
-            // SAFETY: as above; the object was acquired just before.
+            let mut ev: cl_event = ptr::null_mut();
+            let out = if with_event {
+                &mut ev as *mut _
+            } else {
+                ptr::null_mut()
+            };
+            // SAFETY: as above; the object was acquired just before; `out` is null or ours.
             cl_check("clEnqueueReleaseExternalMemObjectsKHR", unsafe {
-                release(q, 1, &self.mem.0, 0, ptr::null(), ptr::null_mut())
+                release(q, 1, &self.mem.0, 0, ptr::null(), out)
             })?;
             // SAFETY: a valid queue.
-            cl_check("clFinish", unsafe { cl::clFinish(q) })
+            let finished = cl_check("clFinish", unsafe { cl::clFinish(q) });
+            if !ev.is_null() {
+                // SAFETY: the event the release returned, released once.
+                cl_check("clReleaseEvent", unsafe { cl::clReleaseEvent(ev) })?;
+            }
+            finished
         })
     }
 
