@@ -40,6 +40,9 @@ struct Item {
     mark: Option<Arc<AccessMark>>,
 }
 
+/// A call's objects: inline for the usual one.
+type Items = smallvec::SmallVec<[Item; 1]>;
+
 /// Hands a marker event to the application (recording its command type) or drops it.
 ///
 /// # Safety
@@ -141,7 +144,7 @@ pub(crate) unsafe fn acquire_release(
     };
     // The context's check and the objects' claim take the registry's lock once.
     let claim = trace::span(Step::RegistryClaim);
-    let (user_sync, items) = registry::with(|r| -> Result<(bool, Vec<Item>), cl_int> {
+    let (user_sync, items) = registry::with(|r| -> Result<(bool, Items), cl_int> {
         // CL_INVALID_CONTEXT "if context associated with command_queue was not created from a
         // Direct3D 1x context".
         let user_sync = r
@@ -150,7 +153,7 @@ pub(crate) unsafe fn acquire_release(
             .filter(|c| c.version == v)
             .map(|c| c.user_sync)
             .ok_or(CL_INVALID_CONTEXT)?;
-        let mut items = Vec::with_capacity(mems.len());
+        let mut items = Items::with_capacity(mems.len());
         for (i, &m) in mems.iter().enumerate() {
             // CL_INVALID_MEM_OBJECT "if memory objects in mem_objects are not valid OpenCL memory
             // objects or if memory objects in mem_objects have not been created from Direct3D 1x

@@ -37,8 +37,8 @@ pub(crate) enum After {
     /// adaptive mode waits only where the runtime says some is still pending.
     Direct3d,
     /// Direct3D's work, which is known done: Direct3D has not touched the resource since its
-    /// last release, which this queue's commands follow (`external::AcquiredOn::set`). The
-    /// adaptive mode waits for nothing and asks the runtime nothing.
+    /// last release, which this queue's commands follow (`external::AcquiredOn::set`). Nothing
+    /// to wait for in any mode, and nothing to ask the runtime.
     Untouched,
 }
 
@@ -56,7 +56,8 @@ pub(crate) struct HandOff<'a> {
     prior: Option<cl_event>,
     /// Events the final marker waits for besides the wait list (owned).
     events: Vec<cl_event>,
-    imported: Vec<Imported>,
+    /// Inline for the usual call of one object.
+    imported: smallvec::SmallVec<[Imported; 1]>,
     /// Release: whether Direct3D was ordered after the call's event on the GPU (decided once).
     gpu_ordered: Option<bool>,
     /// The wait list less its user events still unset (see [`commands_in`]), when it had any.
@@ -97,7 +98,7 @@ impl<'a> HandOff<'a> {
             releasing: false,
             prior: None,
             events: Vec::new(),
-            imported: Vec::new(),
+            imported: smallvec::SmallVec::new(),
             gpu_ordered: None,
             commands: commands_in(wait),
             in_order: facts.in_order,
@@ -299,11 +300,12 @@ impl<'a> HandOff<'a> {
     /// nothing when that work has completed already.
     fn acquire_imported(&mut self, want: bool) -> Result<cl_event, cl_int> {
         let fns = self.memory_fns()?;
-        let mode = trace::time(Step::SyncMode, || external_sync::mode(self.context));
-        let adaptive = mode == Some(SyncMode::Adaptive);
+        // The context's mode matters only for Direct3D's work not known to be done.
+        let adaptive = self.imported.iter().any(|i| i.after == After::Direct3d)
+            && trace::time(Step::SyncMode, || external_sync::mode(self.context))
+                == Some(SyncMode::Adaptive);
         let waits = |i: &Imported| match i.after {
-            After::Nothing => false,
-            After::Untouched => !adaptive,
+            After::Nothing | After::Untouched => false,
             After::Direct3d => {
                 !(adaptive
                     && trace::time(Step::DeviceWorkDone, || {
@@ -324,7 +326,7 @@ impl<'a> HandOff<'a> {
             // No shared semaphores: "any Direct3D 1x calls ... made before
             // clEnqueueAcquireD3D1xObjects is called will complete executing before event
             // reports completion" holds by waiting here.
-            for i in self.imported.iter().filter(|i| i.after != After::Nothing) {
+            for i in self.imported.iter().filter(|i| i.after == After::Direct3d) {
                 interop::wait_for_device_work(&i.interop);
             }
         }

@@ -580,18 +580,47 @@ pub(crate) fn queue_released(queue: cl_command_queue) {
 
 /// An adaptive release's event (a reference) and a share of its queue while Direct3D's next
 /// access may still need them; None once let go of.
+///
+/// It is also what the release leaves with the runtime until Direct3D next touches the object:
+/// [`order_d3d_after_next_access`] hands the runtime a reference (`Arc::into_raw`) as the pending
+/// work's context, which `pending_release` takes back.
 struct Running {
     held: Mutex<Option<(usize, Arc<QueueRef>)>>,
     /// Set false when the runtime first calls the release's pending work (see [`Untouched`]).
     untouched: AtomicBool,
+    /// The release's context and its queue's device, as numbers (handles are not Send).
+    context: usize,
+    device: usize,
+    /// The release left its queue's flush to Direct3D's next access (see
+    /// [`order_d3d_after_next_access`]).
+    unflushed: bool,
 }
 
 impl Running {
-    fn new(ev: usize, queue: Arc<QueueRef>) -> Self {
+    /// A release of `context`'s queue on `device`, with its event and a share of the queue.
+    fn new(ev: usize, queue: Arc<QueueRef>, (context, device): (cl_context, cl_device_id)) -> Self {
         Running {
             held: Mutex::new(Some((ev, queue))),
             untouched: AtomicBool::new(true),
+            context: context as usize,
+            device: device as usize,
+            unflushed: true,
         }
+    }
+
+    /// The runtime runs the work: Direct3D is about to touch the resource (or it goes).
+    fn touched(&self) {
+        self.untouched.store(false, Ordering::Release);
+    }
+
+    /// The release's event with a reference of the caller's, and a share of its queue, while
+    /// it runs.
+    fn running(&self) -> Option<(cl_event, Arc<QueueRef>)> {
+        let held = lock_running(self);
+        let (ev, q) = held.as_ref()?;
+        let ev = *ev as cl_event;
+        events::retain(ev).ok()?;
+        Some((ev, q.clone()))
     }
 }
 
@@ -743,35 +772,6 @@ impl Untouched {
     }
 }
 
-/// What an adaptive release leaves with the runtime until Direct3D next touches the object.
-struct PendingRelease {
-    context: cl_context,
-    device: cl_device_id,
-    /// The release left its queue's flush to Direct3D's next access (see
-    /// [`order_d3d_after_next_access`]).
-    unflushed: bool,
-    /// The release's event and queue, until the runtime lets go of this (after Direct3D's next
-    /// access, or with the resource), or the context's pool finds the release complete.
-    running: Arc<Running>,
-}
-
-impl PendingRelease {
-    /// The runtime runs the work: Direct3D is about to touch the resource (or it goes).
-    fn touched(&self) {
-        self.running.untouched.store(false, Ordering::Release);
-    }
-
-    /// The release's event with a reference of the caller's, and a share of its queue, while
-    /// it runs.
-    fn running(&self) -> Option<(cl_event, Arc<QueueRef>)> {
-        let held = lock_running(&self.running);
-        let (ev, q) = held.as_ref()?;
-        let ev = *ev as cl_event;
-        events::retain(ev).ok()?;
-        Some((ev, q.clone()))
-    }
-}
-
 /// Lets go of a pending release's event and queue from a sweep or a completion callback: on the
 /// layer's releasing thread, as the queue may be the context's last reference. The event is
 /// handed over first; if this is the queue's last share its Drop hands the queue over after it,
@@ -791,8 +791,9 @@ fn let_go_of_by(running: &Running, release_event: fn(cl_event)) {
 }
 
 unsafe extern "system" fn pending_wait(p: *mut c_void) {
-    // SAFETY: the Box `order_d3d_after_next_access` leaked, alive until pending_release.
-    let pending = unsafe { &*p.cast::<PendingRelease>() };
+    // SAFETY: the reference `order_d3d_after_next_access` gave the runtime, alive until
+    // pending_release.
+    let pending = unsafe { &*p.cast::<Running>() };
     pending.touched();
     let _ = std::panic::catch_unwind(|| {
         if let Some((ev, _queue)) = pending.running() {
@@ -805,7 +806,7 @@ unsafe extern "system" fn pending_wait(p: *mut c_void) {
 
 unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
     // SAFETY: as in pending_wait.
-    let pending = unsafe { &*p.cast::<PendingRelease>() };
+    let pending = unsafe { &*p.cast::<Running>() };
     pending.touched();
     let ordered = std::panic::catch_unwind(|| {
         let Some((ev, q)) = pending.running() else {
@@ -815,7 +816,11 @@ unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
         // A release that flushed its queue on its own thread submitted the event's command, and
         // no flush is made here, on Direct3D's (see api::share's release).
         let unflushed = pending.unflushed.then_some(q.queue());
-        let ordered = order_d3d_after_if_pending(pending.context, pending.device, ev, unflushed);
+        let (context, device) = (
+            pending.context as cl_context,
+            pending.device as cl_device_id,
+        );
+        let ordered = order_d3d_after_if_pending(context, device, ev, unflushed);
         release_event(ev);
         ordered
     });
@@ -827,13 +832,14 @@ unsafe extern "system" fn pending_order(p: *mut c_void) -> HRESULT {
 }
 
 unsafe extern "system" fn pending_release(p: *mut c_void) {
-    // SAFETY: the Box leaked by `order_d3d_after_next_access`, given back exactly once.
-    let pending = unsafe { Box::from_raw(p.cast::<PendingRelease>()) };
+    // SAFETY: the reference `order_d3d_after_next_access` gave the runtime, given back exactly
+    // once.
+    let pending = unsafe { Arc::from_raw(p.cast::<Running>()) };
     pending.touched();
     // Direct3D's access was ordered, or the resource is gone: nothing needs the release's event
     // and queue any more. The event goes here, on Direct3D's thread: the queue's share is still
     // held, so it is not the queue's or the context's last reference (see QueueRef).
-    let _ = std::panic::catch_unwind(|| let_go_of_by(&pending.running, release_event));
+    let _ = std::panic::catch_unwind(|| let_go_of_by(&pending, release_event));
 }
 
 /// Adaptive release: Direct3D's next access to `interop`'s resource finds `done` complete and
@@ -863,7 +869,7 @@ pub(crate) fn order_d3d_after_next_access(
     if !owned && events::retain(done).is_err() {
         return NextAccess::Refused;
     }
-    let with_share = |q: Arc<QueueRef>| Arc::new(Running::new(done as usize, q));
+    let with_share = |q: Arc<QueueRef>| Arc::new(Running::new(done as usize, q, (context, device)));
     // Held by the pool, or (the pool closed meanwhile) let go of by the release's completion, with
     // a reference of the callback's own: both arranged before the runtime has the work, whose
     // access may let go of the release's references on another thread at once.
@@ -889,15 +895,10 @@ pub(crate) fn order_d3d_after_next_access(
         return NextAccess::Refused;
     };
     let watched = !held && events::retain(done).is_ok();
-    let pending = Box::into_raw(Box::new(PendingRelease {
-        context,
-        device,
-        unflushed: true,
-        running: running.clone(),
-    }));
+    let pending = Arc::into_raw(running.clone()).cast_mut();
     let p = interop.as_ptr();
     // SAFETY: a live IDxclInteropResource; the callbacks are plain functions that catch panics,
-    // and the context is the Box just leaked, which pending_release takes back once.
+    // and the context is the reference just leaked, which pending_release takes back once.
     let hr = unsafe {
         ((*(*p).lpVtbl).AddPendingWorkOrdered)(
             p,
@@ -908,8 +909,8 @@ pub(crate) fn order_d3d_after_next_access(
         )
     };
     if !SUCCEEDED(hr) {
-        // SAFETY: the runtime refused it, so the Box is still ours alone.
-        drop(unsafe { Box::from_raw(pending) });
+        // SAFETY: the runtime refused it, so the reference is still ours alone.
+        drop(unsafe { Arc::from_raw(pending) });
         if watched {
             release_event(done);
         }
@@ -988,17 +989,17 @@ mod tests {
         let other = |i: usize| (q + 0x100 * i) as cl_command_queue;
         let mut queues = Queues::default();
         let first = queues.share(q as cl_command_queue).unwrap();
-        let pending = Box::into_raw(Box::new(PendingRelease {
-            context: (EVENTS + 0x81) as cl_context,
-            device: std::ptr::null_mut(),
-            unflushed: true,
-            running: Arc::new(Running::new(ev, first)),
-        }));
+        let running = Running::new(
+            ev,
+            first,
+            ((EVENTS + 0x81) as cl_context, std::ptr::null_mut()),
+        );
+        let pending = Arc::into_raw(Arc::new(running)).cast_mut();
         for _ in 0..10 {
             drop(queues.share(q as cl_command_queue).unwrap());
         }
         assert_eq!(calls("retain", q as cl_command_queue), 1, "retained once");
-        // SAFETY: a PendingRelease leaked just above, given back once.
+        // SAFETY: a reference leaked just above, given back once.
         unsafe { pending_release(pending.cast()) };
         assert_eq!(
             calls("release_event", ev as cl_command_queue),
@@ -1034,7 +1035,11 @@ mod tests {
         fake::install();
         let (q, ev) = (EVENTS + 0x72, EVENTS + 0x73);
         let mut queues = Queues::default();
-        let running = Running::new(ev, queues.share(q as cl_command_queue).unwrap());
+        let running = Running::new(
+            ev,
+            queues.share(q as cl_command_queue).unwrap(),
+            (std::ptr::null_mut(), std::ptr::null_mut()),
+        );
         // The releasing thread busy for a while, then the sweep's let-go behind it.
         crate::cl::release_thread::later(Box::new(|| {
             std::thread::sleep(std::time::Duration::from_millis(100))
@@ -1069,13 +1074,14 @@ mod tests {
             (EVENTS + 6, EVENTS + 7, true),
         ] {
             let (ev, q) = (ev as cl_event, q as cl_command_queue);
-            let pending = Box::into_raw(Box::new(PendingRelease {
-                context: (EVENTS + 0x80) as cl_context,
-                device: std::ptr::null_mut(),
-                unflushed,
-                running: Arc::new(Running::new(ev as usize, share(q as usize))),
-            }));
-            // SAFETY: a PendingRelease leaked just above, given back once by pending_release.
+            let mut running = Running::new(
+                ev as usize,
+                share(q as usize),
+                ((EVENTS + 0x80) as cl_context, std::ptr::null_mut()),
+            );
+            running.unflushed = unflushed;
+            let pending = Arc::into_raw(Arc::new(running)).cast_mut();
+            // SAFETY: a reference leaked just above, given back once by pending_release.
             let hr = unsafe { pending_order(pending.cast()) };
             assert_eq!(hr, E_FAIL, "no pool: the runtime waits on the CPU");
             assert_eq!(
@@ -1100,7 +1106,13 @@ mod tests {
     fn a_sweep_queries_each_in_order_queue_once() {
         use crate::cl::fake::COMPLETE;
         fake::install();
-        let held = |ev: usize| Arc::new(Running::new(ev, share(EVENTS + 0x60)));
+        let held = |ev: usize| {
+            Arc::new(Running::new(
+                ev,
+                share(EVENTS + 0x60),
+                (std::ptr::null_mut(), std::ptr::null_mut()),
+            ))
+        };
         // Queue A (in order): its newest is complete. Queue B (in order): its newest is pending.
         // Queue C (out of order): one complete, one pending.
         let (a, b, c) = (
@@ -1536,7 +1548,13 @@ mod tests {
     fn closing_lets_go_of_every_release() {
         use crate::cl::fake::COMPLETE;
         fake::install();
-        let held = |ev: usize| Arc::new(Running::new(ev, share(EVENTS + 0x61)));
+        let held = |ev: usize| {
+            Arc::new(Running::new(
+                ev,
+                share(EVENTS + 0x61),
+                (std::ptr::null_mut(), std::ptr::null_mut()),
+            ))
+        };
         let (done, running) = (held(COMPLETE + 4), held(EVENTS + 0x15));
         let mut p = Pending::default();
         p.hold(&done, 0xD as cl_command_queue, true);
