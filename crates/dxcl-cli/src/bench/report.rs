@@ -346,6 +346,7 @@ mod tests {
             with(Case::FloorAfterHandOff, "buffer", 4096, 6.0, 158.0),
             with(Case::PlatformHandOff, "buffer", 4096, 2.5, 3.0),
             with(Case::FloorAfterPlatformHandOff, "buffer", 4096, 6.0, 7.0),
+            with(Case::PlatformHandOffEvent, "buffer", 4096, 2.75, 3.5),
             with(Case::Staging, "buffer", 4096, 30.0, 40.0),
             with(Case::PinnedCopies, "buffer", 4096, 12.0, 13.0),
             with(Case::Default, "texture2d", 4096, 9.0, 9.0),
@@ -368,6 +369,15 @@ mod tests {
             "{lines:?}"
         );
         assert!(lines[0].contains("target <= 2 µs: missed"), "{lines:?}");
+        // 2.75 - 2.5; 5.0 - 2.75. Informative, not a target: still six.
+        assert!(
+            lines[0].contains("the platform's own with the release's event +0.2 µs over it, dxcl's +2.2 µs over that"),
+            "{lines:?}"
+        );
+        assert!(
+            !lines[1].contains("release's event"),
+            "no event row, no line"
+        );
         assert!(lines[0]
             .contains("staging 2.50× the pinned copies (target <= 3× the two pinned copies: met)"));
         // The texture's staging row goes against the one pinned row of its size; 9.0 - 2.5.
