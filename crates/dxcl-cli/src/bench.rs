@@ -357,37 +357,29 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                     (Some(_), true) => vec![timed()],
                     (Some(_), false) => vec![],
                 };
+                // The platform's own hand-offs have the same history as dxcl's: the quiet gap,
+                // then Direct3D's write before the same samples, so that the floors after the
+                // hand-offs follow the same work of both APIs.
+                let history = move |i: usize| -> Result<(), Box<dyn std::error::Error>> {
+                    quiet()?;
+                    if every > 0 && i.is_multiple_of(every) {
+                        shared_ref.touch(i as u32)?;
+                    }
+                    Ok(())
+                };
                 if let Some(f) = &platform {
-                    // The same history as dxcl's hand-off: the quiet gap, then Direct3D's write
-                    // before the same samples, so that the floors after the two hand-offs follow
-                    // the same work of both APIs.
                     cases.push(
-                        Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?)).with_between(
-                            move |i| {
-                                quiet()?;
-                                if every > 0 && i % every == 0 {
-                                    shared_ref.touch(i as u32)?;
-                                }
-                                Ok(())
-                            },
-                        ),
+                        Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?))
+                            .with_between(history),
                     );
                     cases.push(Timed::<Box<dyn std::error::Error>>::new(|| {
                         Ok(session.floor()?)
                     }));
                 }
                 if let Some(f) = &platform_event {
-                    // The same history again.
                     cases.push(
-                        Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?)).with_between(
-                            move |i| {
-                                quiet()?;
-                                if every > 0 && i % every == 0 {
-                                    shared_ref.touch(i as u32)?;
-                                }
-                                Ok(())
-                            },
-                        ),
+                        Timed::<Box<dyn std::error::Error>>::new(move || Ok(f()?))
+                            .with_between(history),
                     );
                 }
                 if let Some(b) = &bus {
