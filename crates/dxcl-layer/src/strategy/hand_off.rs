@@ -375,18 +375,8 @@ impl<'a> HandOff<'a> {
         after: &[cl_event],
         want: bool,
     ) -> Result<cl_event, cl_int> {
-        // One object, the usual call, needs no list of its own.
-        let (one, many): ([cl_mem; 1], Vec<cl_mem>);
-        let mems: &[cl_mem] = match &self.imported[..] {
-            [only] => {
-                one = [only.mem];
-                &one
-            }
-            all => {
-                many = all.iter().map(|i| i.mem).collect();
-                &many
-            }
-        };
+        // Inline, as the imported objects are, for the usual call of one.
+        let mems: smallvec::SmallVec<[cl_mem; 1]> = self.imported.iter().map(|i| i.mem).collect();
         // Failed events left out: the call's marker fails with them (cl::wait).
         let after = crate::cl::wait::without_failed(after);
         let (n, l) = wait_list(&after);
@@ -438,22 +428,17 @@ impl<'a> HandOff<'a> {
                     owned,
                 )
             });
-            return Ok(match next {
+            let untouched = match next {
                 external_sync::NextAccess::Refused => {
                     interop::add_pending_work(interop, done);
-                    None
+                    return Ok(None);
                 }
-                external_sync::NextAccess::Done => {
-                    self.lent |= owned;
-                    self.left_to_next_access += 1;
-                    None
-                }
-                external_sync::NextAccess::Pending(untouched) => {
-                    self.lent |= owned;
-                    self.left_to_next_access += 1;
-                    Some(untouched)
-                }
-            });
+                external_sync::NextAccess::Done => None,
+                external_sync::NextAccess::Pending(untouched) => Some(untouched),
+            };
+            self.lent |= owned;
+            self.left_to_next_access += 1;
+            return Ok(untouched);
         }
         if !self.signal_d3d_after(done)? {
             interop::add_pending_work(interop, done);

@@ -266,25 +266,20 @@ impl VulkanBackend {
         let mut waits: Vec<vk::Semaphore> = wait.into_iter().chain(q.waits.drain(..)).collect();
         // Binary semaphores ignore their value.
         let mut wait_values = vec![0u64; waits.len()];
+        let after = if on_lane {
+            // Every batch before this one, on either queue, signals a smaller value once it
+            // completed and all before it did.
+            Some(value - 1)
+        } else {
+            // After the copy lane's last batch (lane.rs): its writes are this batch's to read.
+            Some(std::mem::take(&mut q.lane_value)).filter(|&v| v > 0)
+        };
         // A value the CPU has already seen reached needs no wait (an idle device's usual case:
         // the last batch was waited for): nothing is left to order, and the timeline only grows.
         let reached = self.reached.load(Ordering::Acquire);
-        if on_lane {
-            // Every batch before this one, on either queue, signals a smaller value once it
-            // completed and all before it did.
-            if value - 1 > reached {
-                waits.push(self.timeline);
-                wait_values.push(value - 1);
-            }
-        } else if q.lane_value > 0 {
-            // After the copy lane's last batch (lane.rs): its writes are this batch's to read.
-            let lane = std::mem::take(&mut q.lane_value);
-            if lane > reached {
-                waits.push(self.timeline);
-                wait_values.push(lane);
-            }
-        }
-        if waits.last() == Some(&self.timeline) {
+        if let Some(v) = after.filter(|&v| v > reached) {
+            waits.push(self.timeline);
+            wait_values.push(v);
             self.counters.timeline_waits.fetch_add(1, Ordering::Relaxed);
         }
         let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; waits.len()];
