@@ -824,14 +824,23 @@ fn shader_copies_are_bit_exact() {
     }
 }
 
+/// Whether this process's copy lane takes batches (`DXCL_COPY_QUEUE` is neither `0` nor `host`);
+/// if not, says so after `skipped`, loudly: a test that needs the lane then tests nothing.
+fn lane_takes_batches(skipped: &str) -> bool {
+    let on = lane::wanted() && lane::takes_batches();
+    if !on {
+        eprintln!("{skipped}: DXCL_COPY_QUEUE=0 or host");
+    }
+    on
+}
+
 /// A batch waits on the timeline for the other queue's batches only while the CPU has not seen
 /// the value reached: with all earlier work waited for, an upload's lane batch makes no such
 /// wait, and its bytes still arrive.
 #[test]
 fn a_value_seen_reached_is_not_waited_for_again() {
     let _serial = serial();
-    if !lane::wanted() || !lane::takes_batches() {
-        eprintln!("a_value_seen_reached...: SKIPPED, NOTHING TESTED: DXCL_COPY_QUEUE=0 or host");
+    if !lane_takes_batches("a_value_seen_reached...: SKIPPED, NOTHING TESTED") {
         return;
     }
     let b = backend_with(Options {
@@ -865,10 +874,7 @@ fn a_value_seen_reached_is_not_waited_for_again() {
 #[test]
 fn copies_start_lane_batches_and_shader_copies_the_queues() {
     let _serial = serial();
-    if !lane::wanted() || !lane::takes_batches() {
-        eprintln!(
-            "copies_start_lane_batches...: SKIPPED, NOTHING TESTED: DXCL_COPY_QUEUE=0 or host"
-        );
+    if !lane_takes_batches("copies_start_lane_batches...: SKIPPED, NOTHING TESTED") {
         return;
     }
     let b = backend_with(Options {
@@ -931,8 +937,7 @@ fn copies_between_resources_take_the_lane_only_while_small() {
     assert_eq!(Engine::for_device_copy(16 << 20), Engine::Main);
     assert_eq!(Engine::for_image_copy(6), Engine::Main);
     assert_eq!(Engine::Copy.and(Engine::Main), Engine::Main);
-    if !lane::wanted() || !lane::takes_batches() {
-        eprintln!("copies_between_resources...: lane part SKIPPED: DXCL_COPY_QUEUE=0 or host");
+    if !lane_takes_batches("copies_between_resources...: lane part SKIPPED") {
         return;
     }
     let b = backend_with(Options {

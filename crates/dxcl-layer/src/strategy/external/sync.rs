@@ -1168,6 +1168,20 @@ mod tests {
     /// The pool's context for [`refused_after_a_sweep`].
     const SWEPT_CONTEXT: usize = EVENTS + 0x90;
 
+    /// A platform whose semaphores cannot be released.
+    unsafe extern "C" fn no_release(_: cl_semaphore_khr) -> cl_int {
+        CL_OUT_OF_RESOURCES
+    }
+
+    /// A resource of dxcl's runtime with only the methods of `vtbl`.
+    fn resource_of(
+        vtbl: &'static dxcl_abi::interop::IDxclInteropResourceVtbl,
+    ) -> ComPtr<IDxclInteropResource> {
+        let resource = Box::into_raw(Box::new(IDxclInteropResource { lpVtbl: vtbl }));
+        // SAFETY: a live COM object of a static vtable, never freed (its counts are no-ops).
+        unsafe { ComPtr::from_owned(resource).unwrap() }
+    }
+
     /// A runtime that refuses the pending work after a sweep of the pool found the release
     /// complete and let go of it (here on the caller's thread; in the layer, the sweep of another
     /// release's call on another thread).
@@ -1195,16 +1209,9 @@ mod tests {
             AddPendingWorkOrdered: refused_after_a_sweep,
             ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
         };
-        unsafe extern "C" fn no_release(_: cl_semaphore_khr) -> cl_int {
-            CL_OUT_OF_RESOURCES
-        }
         fake::install();
         let (ev, q) = (COMPLETE + 0x10, EVENTS + 0x91);
-        let resource = Box::into_raw(Box::new(IDxclInteropResource {
-            lpVtbl: &RESOURCE_VTBL,
-        }));
-        // SAFETY: a live COM object of a static vtable, never freed (its counts are no-ops).
-        let resource = unsafe { ComPtr::from_owned(resource).unwrap() };
+        let resource = resource_of(&RESOURCE_VTBL);
         pools()
             .get_or_insert_with(HashMap::new)
             .insert(SWEPT_CONTEXT, pool_of(SWEPT_CONTEXT, no_release, &[]));
@@ -1270,9 +1277,6 @@ mod tests {
             AddPendingWorkOrdered: took_pending,
             ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
         };
-        unsafe extern "C" fn no_release(_: cl_semaphore_khr) -> cl_int {
-            CL_OUT_OF_RESOURCES
-        }
         const CONTEXT: usize = EVENTS + 0xB0;
         fake::install();
         let (q, other) = (
@@ -1281,11 +1285,7 @@ mod tests {
         );
         // Complete: Direct3D's ordering finds nothing to wait for.
         let done = (COMPLETE + 0x38) as cl_event;
-        let resource = Box::into_raw(Box::new(IDxclInteropResource {
-            lpVtbl: &RESOURCE_VTBL,
-        }));
-        // SAFETY: a live COM object of a static vtable, never freed (its counts are no-ops).
-        let resource = unsafe { ComPtr::from_owned(resource).unwrap() };
+        let resource = resource_of(&RESOURCE_VTBL);
         pools()
             .get_or_insert_with(HashMap::new)
             .insert(CONTEXT, pool_of(CONTEXT, no_release, &[]));
