@@ -43,6 +43,11 @@ pub struct Options {
     /// hand-off sample (dxcl's and the platform's), in µs; 0 times them back to back.
     #[arg(long = "clean-gap-us", value_name = "US", default_value_t = CLEAN_GAP_US)]
     pub clean_gap_us: u64,
+    /// After that quiet time, write this many KiB of host memory (0: none), so that the CPU's
+    /// caches and TLBs hold nothing of the sample's code and data: as after a host that ran
+    /// something else on the core. Both dxcl's and the platform's hand-off start cold.
+    #[arg(long = "evict-kib", value_name = "KIB", default_value_t = 0)]
+    pub evict_kib: usize,
     /// Print the results as a Markdown table.
     #[arg(long)]
     pub markdown: bool,
@@ -101,6 +106,33 @@ const MAX_SAMPLES: usize = 10_000;
 /// each idle hand-off sample.
 const CLEAN_GAP_US: u64 = 1000;
 
+/// Host memory written between samples (`--evict-kib`) to push the sample's code and data out of
+/// the CPU's caches.
+struct Evict {
+    bytes: Vec<u8>,
+    pass: u8,
+}
+
+impl Evict {
+    fn new(kib: usize) -> Evict {
+        // Written, not zero-filled: untouched pages all map the one zero page, which evicts
+        // nothing.
+        Evict {
+            bytes: vec![1; kib << 10],
+            pass: 1,
+        }
+    }
+
+    /// Writes one byte of every cache line: each line is fetched, so the lines before it leave.
+    fn run(&mut self) {
+        self.pass = self.pass.wrapping_add(1);
+        for line in self.bytes.chunks_mut(64) {
+            line[0] = self.pass;
+        }
+        std::hint::black_box(&self.bytes);
+    }
+}
+
 /// "4096", "4K", "4KiB", "64M", "1G" (binary units).
 fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -137,6 +169,7 @@ fn millis(s: &str) -> Result<Duration, String> {
 pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let inherited = std::env::var("DXCL_STRATEGY").ok();
     let clean_gap = Duration::from_micros(opts.clean_gap_us);
+    let evict = std::cell::RefCell::new(Evict::new(opts.evict_kib));
     // The layer's own account of each decision, with its reason, on stderr.
     if std::env::var_os("DXCL_LOG").is_none() {
         std::env::set_var("DXCL_LOG", "1");
@@ -192,6 +225,13 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
             "{bullet}note: the quiet time before each clean floor and idle hand-off sample is {} µs, \
              not {CLEAN_GAP_US} µs (--clean-gap-us)",
             opts.clean_gap_us
+        );
+    }
+    if opts.evict_kib > 0 {
+        println!(
+            "{bullet}note: after the quiet time, each of those samples follows a write of {} KiB \
+             of host memory, which evicts the CPU's caches (--evict-kib)",
+            opts.evict_kib
         );
     }
     if let Some(v) = inherited {
@@ -288,7 +328,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 // its own row. The staging copy is timed on its own, so that its copies do not
                 // evict the caches the others run from.
                 let quiet = {
-                    let session = &session;
+                    let (session, evict) = (&session, &evict);
                     move || -> Result<(), Box<dyn std::error::Error>> {
                         // Busy with floor markers, not asleep: a queue woken from idle would
                         // add its wake-up to the sample.
@@ -296,6 +336,7 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                         while start.elapsed() < clean_gap {
                             session.floor()?;
                         }
+                        evict.borrow_mut().run();
                         Ok(())
                     }
                 };
@@ -589,6 +630,21 @@ mod tests {
         assert!(parse_size("99999999999999G").is_err());
     }
 
+    /// Every pass writes a new value into each cache line, and only its first byte.
+    #[test]
+    fn eviction_writes_every_line() {
+        let mut e = Evict::new(1);
+        assert_eq!(e.bytes.len(), 1024);
+        for pass in [2u8, 3] {
+            e.run();
+            for (i, line) in e.bytes.chunks(64).enumerate() {
+                assert_eq!((i, line[0]), (i, pass));
+                assert!(line[1..].iter().all(|&b| b == 1));
+            }
+        }
+        Evict::new(0).run();
+    }
+
     #[test]
     fn options_default_and_override() {
         let o = parse(&[]).unwrap();
@@ -604,6 +660,8 @@ mod tests {
         assert_eq!(o.clean_gap_us, CLEAN_GAP_US);
         assert_eq!(parse(&args("--clean-gap-us 0")).unwrap().clean_gap_us, 0);
         assert!(parse(&args("--clean-gap-us -1")).is_err());
+        assert_eq!(o.evict_kib, 0);
+        assert_eq!(parse(&args("--evict-kib 16384")).unwrap().evict_kib, 16384);
         assert_eq!(parse(&args("--driver warp")).unwrap().driver, Driver::Warp);
         assert!(parse(&args("--driver null")).is_err());
         assert!(parse(&args("--iters 0")).is_err());
