@@ -48,6 +48,11 @@ pub struct Options {
     /// something else on the core. Both dxcl's and the platform's hand-off start cold.
     #[arg(long = "evict-kib", value_name = "KIB", default_value_t = 0)]
     pub evict_kib: usize,
+    /// The step of that write in bytes: 64 writes every cache line; 4096 one line per page, which
+    /// empties the TLBs while leaving most of the caches as they were.
+    #[arg(long = "evict-stride", value_name = "BYTES", default_value_t = 64,
+          value_parser = positive)]
+    pub evict_stride: usize,
     /// Print the results as a Markdown table.
     #[arg(long)]
     pub markdown: bool,
@@ -110,24 +115,27 @@ const CLEAN_GAP_US: u64 = 1000;
 /// the CPU's caches.
 struct Evict {
     bytes: Vec<u8>,
+    stride: usize,
     pass: u8,
 }
 
 impl Evict {
-    fn new(kib: usize) -> Evict {
+    fn new(kib: usize, stride: usize) -> Evict {
         // Written, not zero-filled: untouched pages all map the one zero page, which evicts
         // nothing.
         Evict {
             bytes: vec![1; kib << 10],
+            stride: stride.max(1),
             pass: 1,
         }
     }
 
-    /// Writes one byte of every cache line: each line is fetched, so the lines before it leave.
+    /// Writes the first byte of every `stride` bytes: each line (or page) is fetched, so the
+    /// lines (or translations) before it leave.
     fn run(&mut self) {
         self.pass = self.pass.wrapping_add(1);
-        for line in self.bytes.chunks_mut(64) {
-            line[0] = self.pass;
+        for step in self.bytes.chunks_mut(self.stride) {
+            step[0] = self.pass;
         }
         std::hint::black_box(&self.bytes);
     }
@@ -169,7 +177,7 @@ fn millis(s: &str) -> Result<Duration, String> {
 pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let inherited = std::env::var("DXCL_STRATEGY").ok();
     let clean_gap = Duration::from_micros(opts.clean_gap_us);
-    let evict = std::cell::RefCell::new(Evict::new(opts.evict_kib));
+    let evict = std::cell::RefCell::new(Evict::new(opts.evict_kib, opts.evict_stride));
     // The layer's own account of each decision, with its reason, on stderr.
     if std::env::var_os("DXCL_LOG").is_none() {
         std::env::set_var("DXCL_LOG", "1");
@@ -229,9 +237,15 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     }
     if opts.evict_kib > 0 {
         println!(
-            "{bullet}note: after the quiet time, each of those samples follows a write of {} KiB \
-             of host memory, which evicts the CPU's caches (--evict-kib)",
-            opts.evict_kib
+            "{bullet}note: after the quiet time, each of those samples follows a write of one byte \
+             every {} bytes of {} KiB of host memory (--evict-kib, --evict-stride): {}",
+            opts.evict_stride,
+            opts.evict_kib,
+            if opts.evict_stride >= 4096 {
+                "every page, so the TLBs hold none of the sample's pages"
+            } else {
+                "every line, so the CPU's caches and TLBs hold none of the sample's code and data"
+            }
         );
     }
     if let Some(v) = inherited {
@@ -630,19 +644,21 @@ mod tests {
         assert!(parse_size("99999999999999G").is_err());
     }
 
-    /// Every pass writes a new value into each cache line, and only its first byte.
+    /// Every pass writes a new value into the first byte of each step, and only there.
     #[test]
     fn eviction_writes_every_line() {
-        let mut e = Evict::new(1);
-        assert_eq!(e.bytes.len(), 1024);
-        for pass in [2u8, 3] {
-            e.run();
-            for (i, line) in e.bytes.chunks(64).enumerate() {
-                assert_eq!((i, line[0]), (i, pass));
-                assert!(line[1..].iter().all(|&b| b == 1));
+        for stride in [64, 256] {
+            let mut e = Evict::new(1, stride);
+            assert_eq!(e.bytes.len(), 1024);
+            for pass in [2u8, 3] {
+                e.run();
+                for (i, step) in e.bytes.chunks(stride).enumerate() {
+                    assert_eq!((i, step[0]), (i, pass));
+                    assert!(step[1..].iter().all(|&b| b == 1));
+                }
             }
         }
-        Evict::new(0).run();
+        Evict::new(0, 64).run();
     }
 
     #[test]
@@ -662,6 +678,8 @@ mod tests {
         assert!(parse(&args("--clean-gap-us -1")).is_err());
         assert_eq!(o.evict_kib, 0);
         assert_eq!(parse(&args("--evict-kib 16384")).unwrap().evict_kib, 16384);
+        assert_eq!(o.evict_stride, 64);
+        assert!(parse(&args("--evict-stride 0")).is_err());
         assert_eq!(parse(&args("--driver warp")).unwrap().driver, Driver::Warp);
         assert!(parse(&args("--driver null")).is_err());
         assert!(parse(&args("--iters 0")).is_err());
