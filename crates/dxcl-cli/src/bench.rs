@@ -53,6 +53,10 @@ pub struct Options {
     #[arg(long = "evict-stride", value_name = "BYTES", default_value_t = 64,
           value_parser = positive)]
     pub evict_stride: usize,
+    /// Write it before the quiet time instead: the floor markers then warm again what the
+    /// platform's calls share with them, and only what the hand-off alone touches stays cold.
+    #[arg(long = "evict-first")]
+    pub evict_first: bool,
     /// Print the results as a Markdown table.
     #[arg(long)]
     pub markdown: bool,
@@ -237,8 +241,9 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
     }
     if opts.evict_kib > 0 {
         println!(
-            "{bullet}note: after the quiet time, each of those samples follows a write of one byte \
+            "{bullet}note: {} the quiet time, each of those samples follows a write of one byte \
              every {} bytes of {} KiB of host memory (--evict-kib, --evict-stride): {}",
+            if opts.evict_first { "before" } else { "after" },
             opts.evict_stride,
             opts.evict_kib,
             if opts.evict_stride >= 4096 {
@@ -343,14 +348,20 @@ pub fn run(opts: &Options) -> Result<(), Box<dyn std::error::Error>> {
                 // evict the caches the others run from.
                 let quiet = {
                     let (session, evict) = (&session, &evict);
+                    let first = opts.evict_first;
                     move || -> Result<(), Box<dyn std::error::Error>> {
+                        if first {
+                            evict.borrow_mut().run();
+                        }
                         // Busy with floor markers, not asleep: a queue woken from idle would
                         // add its wake-up to the sample.
                         let start = std::time::Instant::now();
                         while start.elapsed() < clean_gap {
                             session.floor()?;
                         }
-                        evict.borrow_mut().run();
+                        if !first {
+                            evict.borrow_mut().run();
+                        }
                         Ok(())
                     }
                 };
@@ -680,6 +691,8 @@ mod tests {
         assert_eq!(parse(&args("--evict-kib 16384")).unwrap().evict_kib, 16384);
         assert_eq!(o.evict_stride, 64);
         assert!(parse(&args("--evict-stride 0")).is_err());
+        assert!(!o.evict_first);
+        assert!(parse(&args("--evict-first")).unwrap().evict_first);
         assert_eq!(parse(&args("--driver warp")).unwrap().driver, Driver::Warp);
         assert!(parse(&args("--driver null")).is_err());
         assert!(parse(&args("--iters 0")).is_err());
