@@ -30,6 +30,8 @@ fn every_command_has_help_with_its_options() {
                 "--kind",
                 "--budget-ms",
                 "--touch-every",
+                "--evict-kib",
+                "--evict-first",
                 "--driver",
                 "--markdown",
             ][..],
