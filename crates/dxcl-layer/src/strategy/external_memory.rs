@@ -54,6 +54,28 @@ impl Make for Maker {
     }
 }
 
+#[cfg(test)]
+impl ExternalMemory {
+    /// An object of dxcl's runtime (`interop`, which defers its pending work) imported into a
+    /// context whose platform's external acquire and release are `fns`.
+    pub(super) fn of_runtime(
+        interop: ComPtr<IDxclInteropResource>,
+        fns: external::cl::MemoryFns,
+    ) -> Arc<dyn SharingStrategy> {
+        Arc::new(ExternalMemory {
+            decision: Decision {
+                strategy: super::Strategy::ExternalMemory,
+                reason: "a test's",
+            },
+            interop,
+            acquired_on: Default::default(),
+            fns: Some(fns),
+            defers: true,
+            flush: None,
+        })
+    }
+}
+
 impl SharingStrategy for ExternalMemory {
     fn decision(&self) -> Decision {
         self.decision

@@ -1263,6 +1263,205 @@ mod tests {
         S_OK
     }
 
+    /// What a fake platform's external acquires and releases were asked (see
+    /// [`an_idle_hand_off_makes_only_its_own_calls`]).
+    static EXTERNAL: Mutex<[usize; 2]> = Mutex::new([0, 0]);
+    /// The event each fake external release returns: a completed command of [`fake::OWN_QUEUE`].
+    const RELEASE_EVENT: usize = fake::OWN_QUEUE - 1;
+
+    unsafe extern "C" fn acquire_external(
+        _q: cl_command_queue,
+        _n: opencl_sys::cl_uint,
+        _mems: *const opencl_sys::cl_mem,
+        _waits: opencl_sys::cl_uint,
+        _wait: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int {
+        EXTERNAL.lock().unwrap()[0] += 1;
+        assert!(ev.is_null(), "nobody asked for the acquire's event");
+        0
+    }
+
+    unsafe extern "C" fn release_external(
+        _q: cl_command_queue,
+        _n: opencl_sys::cl_uint,
+        _mems: *const opencl_sys::cl_mem,
+        _waits: opencl_sys::cl_uint,
+        _wait: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int {
+        EXTERNAL.lock().unwrap()[1] += 1;
+        // SAFETY: the caller's out pointer; the layer always asks for the release's event.
+        unsafe { *ev = RELEASE_EVENT as cl_event };
+        0
+    }
+
+    /// Pending work the runtime holds until Direct3D next touches the resource.
+    static HELD_WORK: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    /// How often the layer asked whether Direct3D's work on the resource is done.
+    static WORK_DONE_ASKED: Mutex<usize> = Mutex::new(0);
+
+    unsafe extern "system" fn hold_work(
+        _this: *mut IDxclInteropResource,
+        _wait: dxcl_abi::interop::PFN_DXCL_PENDING_WAIT,
+        _order: dxcl_abi::interop::PFN_DXCL_PENDING_ORDER,
+        _release: dxcl_abi::interop::PFN_DXCL_PENDING_RELEASE,
+        context: *mut c_void,
+    ) -> HRESULT {
+        HELD_WORK.lock().unwrap().push(context as usize);
+        S_OK
+    }
+
+    unsafe extern "system" fn work_done(_this: *mut IDxclInteropResource) -> HRESULT {
+        *WORK_DONE_ASKED.lock().unwrap() += 1;
+        S_OK
+    }
+
+    /// Direct3D touches the resource: the runtime orders the access after each release it holds
+    /// work of, then lets go of that work, as dxcl's runtime does.
+    fn touch() {
+        for work in std::mem::take(&mut *HELD_WORK.lock().unwrap()) {
+            let work = work as *mut c_void;
+            // SAFETY: the work's context, alive until pending_release, which takes it back once.
+            assert_eq!(unsafe { pending_order(work) }, S_OK);
+            // SAFETY: as above; given back here, once.
+            unsafe { pending_release(work) };
+        }
+    }
+
+    /// An idle hand-off through the extension's entry points (acquire and release of one object
+    /// on one in-order queue, with no wait list and no event asked for, Direct3D not touching the
+    /// resource in between) makes only its own calls: the platform's external acquire and
+    /// release, and the runtime's taking of the release's pending work. It asks the runtime
+    /// whether Direct3D's work is done only on the first acquire after Direct3D touched the
+    /// resource; it queries, flushes and marks nothing; and every event reference it takes is
+    /// let go of once Direct3D has touched the resource. On a CPU whose caches lost them, every
+    /// line of code and data this path touches costs a fetch (docs/benchmarks.md, "A cold CPU
+    /// on demand"): this keeps it to what it must do.
+    #[test]
+    fn an_idle_hand_off_makes_only_its_own_calls() {
+        use crate::api::share::acquire_release;
+        use crate::registry::{self, AcquireState, ContextEntry, MemEntry};
+        use dxcl_abi::interop::IDxclInteropResourceVtbl;
+        use dxcl_abi::sharing::{D3dVersion, Ext, Flavor, ResourceKind};
+        use dxcl_abi::IUnknown;
+        static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
+            AddPendingWorkOrdered: hold_work,
+            QueryDeviceWorkDone: work_done,
+            ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
+        };
+        const MEM: usize = 0xD0C2_0001;
+        let (context, q) = (fake::OWN_CONTEXT, fake::OWN_QUEUE as cl_command_queue);
+        fake::install();
+        let interop = resource_of(&RESOURCE_VTBL);
+        // SAFETY: the same live object as its IUnknown (the interface starts with IUnknown's
+        // methods); its counts are no-ops.
+        let resource = unsafe { ComPtr::<IUnknown>::from_owned(interop.as_ptr().cast()) }.unwrap();
+        let fns = super::super::cl::MemoryFns {
+            acquire: acquire_external,
+            release: release_external,
+        };
+        let sharing = crate::strategy::external_memory::ExternalMemory::of_runtime(interop, fns);
+        pools()
+            .get_or_insert_with(HashMap::new)
+            .insert(context, pool_of(context, no_release, &[]));
+        registry::with(|r| {
+            r.contexts.insert(
+                context,
+                ContextEntry {
+                    version: D3dVersion::D3D11,
+                    validation: None,
+                    device: None,
+                    identity: 0,
+                    user_sync: false,
+                    properties: Vec::new(),
+                    host_unified: false,
+                },
+            );
+            r.mems.insert(
+                MEM,
+                MemEntry {
+                    context,
+                    version: D3dVersion::D3D11,
+                    kind: ResourceKind::Buffer,
+                    app_resource: 0,
+                    sharing,
+                    validation: None,
+                    resource,
+                    key: (MEM, 0),
+                    subresource: 0,
+                    acquire: AcquireState::Released,
+                    acquired_by: None,
+                    app_released: false,
+                },
+            )
+        });
+        let ext = Ext {
+            version: D3dVersion::D3D11,
+            flavor: Flavor::Khr,
+        };
+        let mem = MEM as opencl_sys::cl_mem;
+        let hand_off = || {
+            for release in [false, true] {
+                // SAFETY: one memory object of the layer's registry, no wait list, no event.
+                unsafe {
+                    acquire_release(
+                        ext,
+                        release,
+                        q,
+                        1,
+                        &mem,
+                        0,
+                        std::ptr::null(),
+                        std::ptr::null_mut(),
+                    )
+                }
+                .unwrap();
+            }
+        };
+        let asked = || *WORK_DONE_ASKED.lock().unwrap();
+        hand_off();
+        assert_eq!(asked(), 1, "the first acquire asks");
+        for round in 1..=8 {
+            hand_off();
+            if round % 4 == 0 {
+                touch();
+            }
+        }
+        assert_eq!(
+            *EXTERNAL.lock().unwrap(),
+            [9, 9],
+            "one external acquire and release each"
+        );
+        assert_eq!(
+            asked(),
+            2,
+            "and the first acquire after Direct3D touched the resource"
+        );
+        touch();
+        for call in ["marker", "flush", "status"] {
+            assert_eq!(calls(call, q), 0, "{call}");
+        }
+        let ev = RELEASE_EVENT as cl_event;
+        assert_eq!(
+            calls("release_event", ev.cast()),
+            9 + calls("retain_event", ev.cast()),
+            "every reference to the releases' events let go of"
+        );
+        // Asked at Direct3D's access, of each release it held work of, not in the hand-offs.
+        assert_eq!(
+            calls("status", ev.cast()),
+            9,
+            "one query per release, at the touch"
+        );
+
+        registry::with(|r| {
+            r.mems.remove(&MEM);
+            r.contexts.remove(&context);
+        });
+        close_pool(context as cl_context);
+    }
+
     /// An adaptive release left to Direct3D's next access leaves the object untouched until the
     /// runtime runs its work, which it does when Direct3D next touches the resource. Only then
     /// does the next acquire on the same queue, after an acquire there with no wait list, know
