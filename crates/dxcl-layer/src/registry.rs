@@ -8,7 +8,9 @@
 //! object dies. COM references held by entries are released after the lock is dropped, because a
 //! D3D release can call back into the layer.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::core::tokens::{D3dVersion, ResourceKind};
@@ -93,32 +95,32 @@ impl MemEntry {
 
 #[derive(Default)]
 pub(crate) struct Registry {
-    pub contexts: HashMap<usize, ContextEntry>,
+    pub contexts: FxHashMap<usize, ContextEntry>,
     /// Contexts whose properties named only NULL D3D devices → the application's list (the
     /// platform saw it without them).
-    pub plain_properties: HashMap<usize, Vec<isize>>,
-    pub mems: HashMap<usize, MemEntry>,
+    pub plain_properties: FxHashMap<usize, Vec<isize>>,
+    pub mems: FxHashMap<usize, MemEntry>,
     /// (resource identity, subresource) that a create call is sharing now ([`Claim`]).
-    pub claims: HashSet<(usize, u32)>,
+    pub claims: FxHashSet<(usize, u32)>,
     /// Sub-buffer → its D3D parent.
-    pub sub_buffers: HashMap<usize, usize>,
+    pub sub_buffers: FxHashMap<usize, usize>,
     /// Other memory objects that alias a D3D object's memory (images made from a D3D buffer or
     /// image, `CL_MEM_USE_HOST_PTR` inside its host memory, sub-buffers of those) → the D3D object.
-    pub derived: HashMap<usize, usize>,
+    pub derived: FxHashMap<usize, usize>,
     /// The application's references to the contexts above (D3D and plain), counted by the
     /// intercepted `clRetainContext`/`clReleaseContext`. No destructor callback is used: the
     /// spec ties the device reference to this count, and NVIDIA's driver 580 can hang in
     /// `clReleaseContext` when a context and a memory object both have one (docs/gpu.md).
-    pub context_refs: HashMap<usize, u32>,
+    pub context_refs: FxHashMap<usize, u32>,
     /// Memory objects watched by a destructor callback → that watch's number (its user data).
     /// NVIDIA runs these callbacks late, when the handle may already name a new object: a
     /// callback acts only while its number is still the handle's.
-    pub watches: HashMap<usize, usize>,
+    pub watches: FxHashMap<usize, usize>,
     /// Watch numbers of memory objects whose entries went at the application's last release
     /// while the platform still held them → the signal their destructor callback sets.
-    pub destroyed: HashMap<usize, Arc<crate::core::signal::Signal>>,
+    pub destroyed: FxHashMap<usize, Arc<crate::core::signal::Signal>>,
     /// Kernel → (argument index → D3D memory object set as that argument).
-    pub kernel_args: HashMap<usize, BTreeMap<u32, usize>>,
+    pub kernel_args: FxHashMap<usize, BTreeMap<u32, usize>>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);

@@ -11,7 +11,7 @@
 //! the layer's releases, and [`handed_over`] where a new object becomes the application's). A
 //! release of a handle the ledger never recorded changes nothing.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::ffi::c_char;
 use std::sync::Mutex;
 
@@ -27,11 +27,11 @@ pub(crate) enum Kind {
 const NAMES: [&str; 4] = ["events", "command queues", "memory objects", "semaphores"];
 
 /// Handle → (its kind, references the layer holds).
-static HELD: Mutex<Option<HashMap<usize, (Kind, usize)>>> = Mutex::new(None);
+static HELD: Mutex<Option<FxHashMap<usize, (Kind, usize)>>> = Mutex::new(None);
 
-fn ledger<R>(f: impl FnOnce(&mut HashMap<usize, (Kind, usize)>) -> R) -> R {
+fn ledger<R>(f: impl FnOnce(&mut FxHashMap<usize, (Kind, usize)>) -> R) -> R {
     let mut g = HELD.lock().unwrap_or_else(|p| p.into_inner());
-    f(g.get_or_insert_with(HashMap::new))
+    f(g.get_or_insert_with(FxHashMap::default))
 }
 
 /// One reference more to `handle` (null: nothing).

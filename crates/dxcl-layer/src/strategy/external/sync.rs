@@ -10,7 +10,7 @@
 //! down: docs/gpu.md). The CL semaphores retain the context, so the platform destroys it when the
 //! pool closes. Objects that outlive the application's context reference synchronise on the CPU.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -69,9 +69,9 @@ struct Pool {
 // any thread; the pool is only reached under POOLS' lock.
 unsafe impl Send for Pool {}
 
-static POOLS: Mutex<Option<HashMap<usize, Pool>>> = Mutex::new(None);
+static POOLS: Mutex<Option<FxHashMap<usize, Pool>>> = Mutex::new(None);
 
-fn pools() -> std::sync::MutexGuard<'static, Option<HashMap<usize, Pool>>> {
+fn pools() -> std::sync::MutexGuard<'static, Option<FxHashMap<usize, Pool>>> {
     POOLS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -229,7 +229,7 @@ pub(crate) fn open_pool(
     device: impl FnOnce() -> Option<ComPtr<IDxclInteropDevice>>,
 ) {
     let mut guard = pools();
-    let map = guard.get_or_insert_with(HashMap::new);
+    let map = guard.get_or_insert_with(FxHashMap::default);
     if map.contains_key(&(context as usize)) {
         return;
     }
@@ -1213,7 +1213,7 @@ mod tests {
         let (ev, q) = (COMPLETE + 0x10, EVENTS + 0x91);
         let resource = resource_of(&RESOURCE_VTBL);
         pools()
-            .get_or_insert_with(HashMap::new)
+            .get_or_insert_with(FxHashMap::default)
             .insert(SWEPT_CONTEXT, pool_of(SWEPT_CONTEXT, no_release, &[]));
         let ordered = order_d3d_after_next_access(
             &resource,
@@ -1363,7 +1363,7 @@ mod tests {
         };
         let sharing = crate::strategy::external_memory::ExternalMemory::of_runtime(interop, fns);
         pools()
-            .get_or_insert_with(HashMap::new)
+            .get_or_insert_with(FxHashMap::default)
             .insert(context, pool_of(context, no_release, &[]));
         registry::with(|r| {
             r.contexts.insert(
@@ -1486,7 +1486,7 @@ mod tests {
         let done = (COMPLETE + 0x38) as cl_event;
         let resource = resource_of(&RESOURCE_VTBL);
         pools()
-            .get_or_insert_with(HashMap::new)
+            .get_or_insert_with(FxHashMap::default)
             .insert(CONTEXT, pool_of(CONTEXT, no_release, &[]));
         let release = |queue| {
             let next = order_d3d_after_next_access(
