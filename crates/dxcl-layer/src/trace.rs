@@ -110,18 +110,22 @@ impl Step {
 /// 0: `DXCL_TRACE` not read yet; 1: off; 2: on.
 static STATE: AtomicU8 = AtomicU8::new(0);
 
-/// Whether `DXCL_TRACE=handoff` is set (read once).
+/// Whether `DXCL_TRACE=handoff` is set (read once). Inlined: every span of a hand-off asks, and
+/// with tracing off that must be a load and a branch.
+#[inline]
 pub(crate) fn on() -> bool {
     match STATE.load(Relaxed) {
         1 => false,
         2 => true,
-        _ => {
-            let on =
-                std::env::var("DXCL_TRACE").is_ok_and(|v| v.split(',').any(|w| w == "handoff"));
-            STATE.store(if on { 2 } else { 1 }, Relaxed);
-            on
-        }
+        _ => read_env(),
     }
+}
+
+#[cold]
+fn read_env() -> bool {
+    let on = std::env::var("DXCL_TRACE").is_ok_and(|v| v.split(',').any(|w| w == "handoff"));
+    STATE.store(if on { 2 } else { 1 }, Relaxed);
+    on
 }
 
 /// Per step, [inside an entry point, outside]: nanoseconds and calls.
@@ -162,8 +166,18 @@ pub(crate) struct Span {
 }
 
 /// Starts timing `step` (None while tracing is off, or paused on this thread).
+#[inline]
 pub(crate) fn span(step: Step) -> Option<Span> {
-    if !on() || PAUSED.try_with(Cell::get).unwrap_or(false) {
+    if !on() {
+        return None;
+    }
+    open(step)
+}
+
+/// [`span`] with tracing on: out of line, so that the hand-off's code stays small without it.
+#[inline(never)]
+fn open(step: Step) -> Option<Span> {
+    if PAUSED.try_with(Cell::get).unwrap_or(false) {
         return None;
     }
     let inside = step.entry()
