@@ -1248,19 +1248,33 @@ mod tests {
         assert!(released(q as usize, 1, 5000), "at close");
     }
 
-    /// The contexts of the work a runtime below took (`took_pending`).
-    static TAKEN: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    /// The work a runtime below took (`took_pending`): each resource and the work's context.
+    static TAKEN: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
 
     /// A runtime that keeps each pending work's context in [`TAKEN`] (its callbacks are known).
     unsafe extern "system" fn took_pending(
-        _this: *mut IDxclInteropResource,
+        this: *mut IDxclInteropResource,
         _wait: dxcl_abi::interop::PFN_DXCL_PENDING_WAIT,
         _order: dxcl_abi::interop::PFN_DXCL_PENDING_ORDER,
         _release: dxcl_abi::interop::PFN_DXCL_PENDING_RELEASE,
         context: *mut c_void,
     ) -> HRESULT {
-        TAKEN.lock().unwrap().push(context as usize);
+        TAKEN
+            .lock()
+            .unwrap()
+            .push((this as usize, context as usize));
         S_OK
+    }
+
+    /// The contexts of the work taken for `resource` (tests run side by side), oldest first.
+    fn taken_for(resource: &ComPtr<IDxclInteropResource>) -> Vec<*mut c_void> {
+        let mut taken = TAKEN.lock().unwrap();
+        let this = resource.as_ptr() as usize;
+        let (mine, others) = taken.drain(..).partition(|&(r, _)| r == this);
+        *taken = others;
+        mine.into_iter()
+            .map(|(_, work)| work as *mut c_void)
+            .collect::<Vec<_>>()
     }
 
     /// What a fake platform's external acquires and releases were asked (see
@@ -1269,7 +1283,10 @@ mod tests {
     /// The event each fake external release returns: a completed command of [`fake::OWN_QUEUE`].
     const RELEASE_EVENT: usize = fake::OWN_QUEUE - 1;
 
-    unsafe extern "C" fn acquire_external(
+    /// The fake platform's external acquire and release, told apart by the event asked for: the
+    /// layer asks for a release's (it orders Direct3D after it) and, with no event pointer from
+    /// the application, not for an acquire's. Counted; a release returns [`RELEASE_EVENT`].
+    unsafe extern "C" fn external(
         _q: cl_command_queue,
         _n: opencl_sys::cl_uint,
         _mems: *const opencl_sys::cl_mem,
@@ -1277,51 +1294,62 @@ mod tests {
         _wait: *const cl_event,
         ev: *mut cl_event,
     ) -> cl_int {
-        EXTERNAL.lock().unwrap()[0] += 1;
-        assert!(ev.is_null(), "nobody asked for the acquire's event");
+        let release = !ev.is_null();
+        EXTERNAL.lock().unwrap()[usize::from(release)] += 1;
+        if release {
+            // SAFETY: the caller's out pointer.
+            unsafe { *ev = RELEASE_EVENT as cl_event };
+        }
         0
     }
 
-    unsafe extern "C" fn release_external(
-        _q: cl_command_queue,
-        _n: opencl_sys::cl_uint,
-        _mems: *const opencl_sys::cl_mem,
-        _waits: opencl_sys::cl_uint,
-        _wait: *const cl_event,
-        ev: *mut cl_event,
-    ) -> cl_int {
-        EXTERNAL.lock().unwrap()[1] += 1;
-        // SAFETY: the caller's out pointer; the layer always asks for the release's event.
-        unsafe { *ev = RELEASE_EVENT as cl_event };
-        0
+    /// The first hand-off of `mem`, which retains the queue and asks the runtime: left out of
+    /// scripts/idle-instructions.sh's count (entering it toggles the count, and entering
+    /// [`idle_hand_off`] inside it toggles it back).
+    #[inline(never)]
+    fn first_hand_off(q: cl_command_queue, mem: opencl_sys::cl_mem) {
+        idle_hand_off(q, mem);
     }
 
-    /// Pending work the runtime holds until Direct3D next touches the resource.
-    static HELD_WORK: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    /// One acquire and release of `mem` on `q`, with no wait list and no event asked for: a
+    /// function of its own, whose instructions scripts/idle-instructions.sh counts.
+    #[inline(never)]
+    fn idle_hand_off(q: cl_command_queue, mem: opencl_sys::cl_mem) {
+        use dxcl_abi::sharing::{D3dVersion, Ext, Flavor};
+        let ext = Ext {
+            version: D3dVersion::D3D11,
+            flavor: Flavor::Khr,
+        };
+        for release in [false, true] {
+            // SAFETY: one memory object of the layer's registry, no wait list, no event.
+            unsafe {
+                crate::api::share::acquire_release(
+                    ext,
+                    release,
+                    q,
+                    1,
+                    &mem,
+                    0,
+                    std::ptr::null(),
+                    std::ptr::null_mut(),
+                )
+            }
+            .unwrap();
+        }
+    }
+
     /// How often the layer asked whether Direct3D's work on the resource is done.
     static WORK_DONE_ASKED: Mutex<usize> = Mutex::new(0);
-
-    unsafe extern "system" fn hold_work(
-        _this: *mut IDxclInteropResource,
-        _wait: dxcl_abi::interop::PFN_DXCL_PENDING_WAIT,
-        _order: dxcl_abi::interop::PFN_DXCL_PENDING_ORDER,
-        _release: dxcl_abi::interop::PFN_DXCL_PENDING_RELEASE,
-        context: *mut c_void,
-    ) -> HRESULT {
-        HELD_WORK.lock().unwrap().push(context as usize);
-        S_OK
-    }
 
     unsafe extern "system" fn work_done(_this: *mut IDxclInteropResource) -> HRESULT {
         *WORK_DONE_ASKED.lock().unwrap() += 1;
         S_OK
     }
 
-    /// Direct3D touches the resource: the runtime orders the access after each release it holds
+    /// Direct3D touches `resource`: the runtime orders the access after each release it holds
     /// work of, then lets go of that work, as dxcl's runtime does.
-    fn touch() {
-        for work in std::mem::take(&mut *HELD_WORK.lock().unwrap()) {
-            let work = work as *mut c_void;
+    fn touch(resource: &ComPtr<IDxclInteropResource>) {
+        for work in taken_for(resource) {
             // SAFETY: the work's context, alive until pending_release, which takes it back once.
             assert_eq!(unsafe { pending_order(work) }, S_OK);
             // SAFETY: as above; given back here, once.
@@ -1340,13 +1368,12 @@ mod tests {
     /// on demand"): this keeps it to what it must do.
     #[test]
     fn an_idle_hand_off_makes_only_its_own_calls() {
-        use crate::api::share::acquire_release;
         use crate::registry::{self, AcquireState, ContextEntry, MemEntry};
         use dxcl_abi::interop::IDxclInteropResourceVtbl;
-        use dxcl_abi::sharing::{D3dVersion, Ext, Flavor, ResourceKind};
+        use dxcl_abi::sharing::{D3dVersion, ResourceKind};
         use dxcl_abi::IUnknown;
         static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
-            AddPendingWorkOrdered: hold_work,
+            AddPendingWorkOrdered: took_pending,
             QueryDeviceWorkDone: work_done,
             ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
         };
@@ -1358,10 +1385,11 @@ mod tests {
         // methods); its counts are no-ops.
         let resource = unsafe { ComPtr::<IUnknown>::from_owned(interop.as_ptr().cast()) }.unwrap();
         let fns = super::super::cl::MemoryFns {
-            acquire: acquire_external,
-            release: release_external,
+            acquire: external,
+            release: external,
         };
-        let sharing = crate::strategy::external_memory::ExternalMemory::of_runtime(interop, fns);
+        let sharing =
+            crate::strategy::external_memory::ExternalMemory::of_runtime(interop.clone(), fns);
         pools()
             .get_or_insert_with(FxHashMap::default)
             .insert(context, pool_of(context, no_release, &[]));
@@ -1396,36 +1424,14 @@ mod tests {
                 },
             )
         });
-        let ext = Ext {
-            version: D3dVersion::D3D11,
-            flavor: Flavor::Khr,
-        };
         let mem = MEM as opencl_sys::cl_mem;
-        let hand_off = || {
-            for release in [false, true] {
-                // SAFETY: one memory object of the layer's registry, no wait list, no event.
-                unsafe {
-                    acquire_release(
-                        ext,
-                        release,
-                        q,
-                        1,
-                        &mem,
-                        0,
-                        std::ptr::null(),
-                        std::ptr::null_mut(),
-                    )
-                }
-                .unwrap();
-            }
-        };
         let asked = || *WORK_DONE_ASKED.lock().unwrap();
-        hand_off();
+        first_hand_off(q, mem);
         assert_eq!(asked(), 1, "the first acquire asks");
         for round in 1..=8 {
-            hand_off();
+            idle_hand_off(q, mem);
             if round % 4 == 0 {
-                touch();
+                touch(&interop);
             }
         }
         assert_eq!(
@@ -1438,7 +1444,7 @@ mod tests {
             2,
             "and the first acquire after Direct3D touched the resource"
         );
-        touch();
+        touch(&interop);
         for call in ["marker", "flush", "status"] {
             assert_eq!(calls(call, q), 0, "{call}");
         }
@@ -1499,7 +1505,7 @@ mod tests {
             let NextAccess::Pending(untouched) = next else {
                 panic!("the runtime took the work");
             };
-            let work = TAKEN.lock().unwrap().pop().unwrap() as *mut c_void;
+            let work = taken_for(&resource).pop().unwrap();
             (untouched, work)
         };
         let on = AcquiredOn::default();
