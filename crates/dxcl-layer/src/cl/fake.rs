@@ -22,7 +22,7 @@ pub(crate) const ONE_REFERENCE: usize = EVENTS + 3;
 pub(crate) const COMPLETE: usize = EVENTS + 0xC0;
 /// Every queue's device (`CL_QUEUE_DEVICE`): outside the range of the fake's events and queues.
 pub(crate) const DEVICE: usize = EVENTS + 0x200;
-/// Every queue's context (`CL_QUEUE_CONTEXT`): no call is made on it.
+/// Every queue's context (`CL_QUEUE_CONTEXT`) but [`OWN_QUEUE`]'s: no call is made on it.
 pub(crate) const CONTEXT: usize = EVENTS + 0x201;
 /// A queue of a context of its own, [`OWN_CONTEXT`]: for a test that registers its context (a
 /// registry entry, a semaphore pool) without meeting the other tests' queues.
