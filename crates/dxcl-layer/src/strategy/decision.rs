@@ -329,6 +329,13 @@ pub fn logging_enabled() -> bool {
     std::env::var("DXCL_LOG").map(|v| v == "1").unwrap_or(false)
 }
 
+/// With `DXCL_LOG=1`, prints `what` to stderr as the layer's, under `topic`.
+pub(crate) fn log(topic: &str, what: std::fmt::Arguments<'_>) {
+    if logging_enabled() {
+        eprintln!("dxcl-layer: {topic}: {what}");
+    }
+}
+
 static LOGGED: Mutex<Option<HashSet<Decision>>> = Mutex::new(None);
 
 /// Prints a decision to stderr the first time it is made (with `DXCL_LOG=1`); returns whether it

@@ -77,9 +77,7 @@ fn pools() -> std::sync::MutexGuard<'static, Option<FxHashMap<usize, Pool>>> {
 
 /// `DXCL_LOG=1`: one line per semaphore operation (hangs on a GPU are found from these).
 fn log(what: std::fmt::Arguments<'_>) {
-    if crate::strategy::logging_enabled() {
-        eprintln!("dxcl-layer: sync: {what}");
-    }
+    crate::strategy::log("sync", what);
 }
 
 fn event_done(ev: cl_event) -> bool {

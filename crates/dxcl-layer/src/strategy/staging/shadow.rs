@@ -49,12 +49,6 @@ unsafe impl Send for Shadow {}
 /// release (docs/gpu.md).
 const PINNED_FROM: usize = 4 << 10;
 
-fn log(what: std::fmt::Arguments<'_>) {
-    if crate::strategy::logging_enabled() {
-        eprintln!("dxcl-layer: staging: {what}");
-    }
-}
-
 /// Whether `DXCL_STAGING_PINNED` or the device asks for a pinned shadow of `len` bytes.
 pub(super) fn wants_pinned(host_unified: bool, len: usize) -> bool {
     match std::env::var("DXCL_STAGING_PINNED").as_deref() {
@@ -92,13 +86,14 @@ impl Shadow {
                     at,
                     len,
                 };
-                log(format_args!("shadow of {len} bytes pinned"));
+                crate::strategy::log("staging", format_args!("shadow of {len} bytes pinned"));
             }
             // The platform's copies from heap memory go through its own bounce buffer: slower
             // (see PINNED_FROM), so a log says why.
-            Err(e) => log(format_args!(
-                "shadow of {len} bytes stays on the heap: pinning failed ({e})"
-            )),
+            Err(e) => crate::strategy::log(
+                "staging",
+                format_args!("shadow of {len} bytes stays on the heap: pinning failed ({e})"),
+            ),
         }
     }
 
