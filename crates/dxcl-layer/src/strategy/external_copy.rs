@@ -96,7 +96,7 @@ impl SharingStrategy for ExternalCopy {
     fn released(&self, h: &mut HandOff<'_>, done: cl_event) -> Result<(), cl_int> {
         // The copy out of the shadow is D3D work this call issues: it must follow OpenCL's
         // release even under user sync.
-        h.order_d3d_after(done, &self.interop)?;
+        h.order_d3d_after(done, &self.interop, None)?;
         self.shadow().copy_out();
         Ok(())
     }

@@ -130,7 +130,8 @@ impl SharingStrategy for ExternalMemory {
                     return Ok(());
                 }
             }
-            let untouched = h.order_d3d_after(done, &self.interop)?;
+            let last = self.acquired_on.renewable(h.queue);
+            let untouched = h.order_d3d_after(done, &self.interop, last)?;
             self.acquired_on.released(h.queue, untouched);
         }
         Ok(())

@@ -403,11 +403,14 @@ impl<'a> HandOff<'a> {
     /// semaphore for the whole call, else through the runtime's pending-work wait on the CPU.
     ///
     /// Returns whether Direct3D's next access was left to order itself, and until it comes tells
-    /// that Direct3D has not touched the resource since ([`external_sync::Untouched`]).
+    /// that Direct3D has not touched the resource since ([`external_sync::Untouched`]). `last`:
+    /// the object's last release, still untouched, after a clean acquire on this queue; a release
+    /// with no wait list takes its place.
     pub fn order_d3d_after(
         &mut self,
         done: cl_event,
         interop: &ComPtr<IDxclInteropResource>,
+        last: Option<external_sync::Untouched>,
     ) -> Result<Option<external_sync::Untouched>, cl_int> {
         // Adaptive: decided at Direct3D's next access, from what is pending then. The fixed GPU
         // mode does the same while the release waits for an unset user event: NVIDIA's
@@ -426,6 +429,7 @@ impl<'a> HandOff<'a> {
                     (self.queue, self.device, self.in_order),
                     done,
                     owned,
+                    last.filter(|_| self.wait.is_empty()),
                 )
             });
             let untouched = match next {

@@ -105,6 +105,9 @@ struct Held {
     /// The last release, made on `queue` after a clean acquire there, left its ordering to
     /// Direct3D's next access.
     released: Option<sync::Untouched>,
+    /// That release, still untouched, after a clean acquire on `queue`: the next release there
+    /// may take its place ([`sync::order_d3d_after_next_access`]).
+    renewable: Option<sync::Untouched>,
 }
 
 impl AcquiredOn {
@@ -123,13 +126,25 @@ impl AcquiredOn {
         let released = held.released.take();
         held.clean = !wait_list;
         if held.queue == Some(queue as usize) {
-            return released.is_some_and(|u| u.holds());
+            let untouched = released.filter(|u| u.holds());
+            let known = untouched.is_some();
+            held.renewable = untouched.filter(|_| !wait_list);
+            return known;
         }
+        held.renewable = None;
         let retained = crate::cl::retain_queue(queue).is_ok();
         if let Some(q) = std::mem::replace(&mut held.queue, retained.then_some(queue as usize)) {
             crate::cl::release_queue(q as cl_command_queue);
         }
         false
+    }
+
+    /// The last release, for a release on `queue` to take its place: while Direct3D has not
+    /// touched the resource since, after a clean acquire on that queue (taken: once).
+    pub fn renewable(&self, queue: cl_command_queue) -> Option<sync::Untouched> {
+        let mut held = self.held();
+        let last = held.renewable.take();
+        last.filter(|u| held.queue == Some(queue as usize) && u.holds())
     }
 
     /// A release on `queue` left Direct3D's ordering to its next access (`untouched`), or not
@@ -152,6 +167,7 @@ impl AcquiredOn {
         let taken = {
             let mut held = self.held();
             held.released = None;
+            held.renewable = None;
             held.queue.take()
         };
         let Some(q) = taken else {

@@ -579,7 +579,8 @@ pub(crate) fn queue_released(queue: cl_command_queue) {
 /// An adaptive release's event (a reference) and a share of its queue while Direct3D's next
 /// access may still need them; None once let go of.
 ///
-/// It is also what the release leaves with the runtime until Direct3D next touches the object:
+/// It is also what the release (and the releases that take its place: [`Running::renew`]) leave
+/// with the runtime until Direct3D next touches the object:
 /// [`order_d3d_after_next_access`] hands the runtime a reference (`Arc::into_raw`) as the pending
 /// work's context, which `pending_release` takes back.
 struct Running {
@@ -604,6 +605,25 @@ impl Running {
             device: device as usize,
             unflushed: true,
         }
+    }
+
+    /// A newer release of the same in-order queue, made while Direct3D has still not touched the
+    /// resource, takes this one's place: Direct3D's next access orders itself after `ev` (a
+    /// reference handed over), which completes after this release's event. Returns the event it
+    /// replaces (the caller lets go of it), or None, nothing changed, once the runtime has begun
+    /// the work or the event was let go of.
+    fn renew(&self, ev: cl_event, queue: cl_command_queue) -> Option<cl_event> {
+        let mut held = lock_running(self);
+        // Under the lock: the runtime marks the work touched before it takes the event, so either
+        // it finds the new event or this finds it touched.
+        if !self.untouched.load(Ordering::Acquire) {
+            return None;
+        }
+        let (old, q) = held.as_mut()?;
+        if q.queue() != queue {
+            return None;
+        }
+        Some(std::mem::replace(old, ev as usize) as cl_event)
     }
 
     /// The runtime runs the work: Direct3D is about to touch the resource (or it goes).
@@ -672,6 +692,26 @@ impl Pending {
             queue: queue as usize,
             in_order,
         });
+    }
+
+    /// `running`, held here, takes the newer release `ev` of `queue` ([`Running::renew`]) and
+    /// becomes the newest held: the sweep takes a queue's newest release as standing for the
+    /// older ones. Returns the event replaced, or None (not held, or no longer renewable).
+    fn renew(
+        &mut self,
+        running: &Arc<Running>,
+        ev: cl_event,
+        queue: cl_command_queue,
+    ) -> Option<cl_event> {
+        // Usually the newest already: the object handed back and forth.
+        let i = self
+            .held
+            .iter()
+            .rposition(|h| std::ptr::eq(h.running.as_ptr(), Arc::as_ptr(running)))?;
+        let old = running.renew(ev, queue)?;
+        let h = self.held.remove(i);
+        self.held.push(h);
+        Some(old)
     }
 
     /// Lets go of the releases that have completed, newest first; drops those Direct3D's access
@@ -851,9 +891,45 @@ unsafe extern "system" fn pending_release(p: *mut c_void) {
 /// or `clFlush` usually comes first. Only platforms with external memory and semaphores get
 /// here, and none of them is rusticl 22.3, which loses a blocking call's wait when another
 /// thread flushes its queue (why every other release flushes on the application's thread).
+/// `renew`: the object's last release, when Direct3D has not touched the resource since and this
+/// release on the same queue had no wait list after an acquire that had none. On an in-order queue
+/// this release then takes that release's place with the runtime ([`Pending::renew`]): no new
+/// pending work per hand-off, so an object handed back and forth on OpenCL's side alone leaves
+/// nothing growing, and Direct3D's next access orders itself once, after the newest release.
+///
 /// Returns [`NextAccess::Refused`] when the runtime would not take the work (the caller falls
 /// back and flushes).
 pub(crate) fn order_d3d_after_next_access(
+    interop: &ComPtr<IDxclInteropResource>,
+    context: cl_context,
+    (queue, device, in_order): (cl_command_queue, Option<cl_device_id>, bool),
+    done: cl_event,
+    owned: bool,
+    renew: Option<Untouched>,
+) -> NextAccess {
+    if let Some(last) = renew.filter(|_| in_order) {
+        if !owned && events::retain(done).is_err() {
+            return NextAccess::Refused;
+        }
+        // Under the pools' lock, like the sweep and the pool's close, which take its event.
+        let replaced = pools()
+            .as_mut()
+            .and_then(|m| m.get_mut(&(context as usize)))
+            .and_then(|pool| pool.pending.renew(&last.0, done, queue));
+        if let Some(old) = replaced {
+            // Not the queue's last reference: the running release still holds its share.
+            release_event(old);
+            return NextAccess::Pending(last);
+        }
+        if !owned {
+            release_event(done);
+        }
+    }
+    order_d3d_after_new_access(interop, context, (queue, device, in_order), done, owned)
+}
+
+/// [`order_d3d_after_next_access`] with a pending work of its own for the runtime.
+fn order_d3d_after_new_access(
     interop: &ComPtr<IDxclInteropResource>,
     context: cl_context,
     (queue, device, in_order): (cl_command_queue, Option<cl_device_id>, bool),
@@ -1163,6 +1239,62 @@ mod tests {
         }
     }
 
+    /// A release takes the place of an untouched one of the same queue: it gets the newer event
+    /// (the older is handed back to be let go of) and becomes the newest held, so a sweep that
+    /// finds another object's older release complete lets go of nothing that still runs. Not
+    /// once the runtime has begun the work, nor from another queue, nor one the pool does not
+    /// hold.
+    #[test]
+    fn a_release_takes_the_place_of_an_untouched_one() {
+        use crate::cl::fake::COMPLETE;
+        fake::install();
+        let q = EVENTS + 0x36;
+        let running = |ev: usize| {
+            Arc::new(Running::new(
+                ev,
+                share(q),
+                (std::ptr::null_mut(), std::ptr::null_mut()),
+            ))
+        };
+        let queue = q as cl_command_queue;
+        let (a, b) = (running(COMPLETE + 0x24), running(COMPLETE + 0x26));
+        let mut p = Pending::default();
+        p.hold(&a, queue, true);
+        p.hold(&b, queue, true);
+        let newer = (EVENTS + 0x3A) as cl_event;
+        let other = (EVENTS + 0x38) as cl_command_queue;
+        assert!(p.renew(&a, newer, other).is_none(), "another queue's");
+        assert_eq!(
+            p.renew(&a, newer, queue),
+            Some((COMPLETE + 0x24) as cl_event),
+            "the older event handed back"
+        );
+        assert!(Arc::ptr_eq(&p.held[1].running.upgrade().unwrap(), &a));
+        // Other tests query these handles too: counted across the sweep.
+        let status = |ev: cl_event| calls("status", ev.cast());
+        let before = (status(newer), status((COMPLETE + 0x26) as cl_event));
+        p.sweep();
+        assert_eq!(status(newer), before.0 + 1, "the newest queried");
+        assert_eq!(
+            status((COMPLETE + 0x26) as cl_event),
+            before.1,
+            "not the older"
+        );
+        assert!(lock_running(&a).is_some(), "still running: kept");
+        assert!(lock_running(&b).is_some(), "older than a running one: kept");
+
+        let unheld = running(COMPLETE + 0x28);
+        assert!(p.renew(&unheld, newer, queue).is_none(), "not the pool's");
+        a.touched();
+        assert!(
+            p.renew(&a, newer, queue).is_none(),
+            "Direct3D began the work"
+        );
+        for r in [&a, &b, &unheld] {
+            lock_running(r).take();
+        }
+    }
+
     /// The pool's context for [`refused_after_a_sweep`].
     const SWEPT_CONTEXT: usize = EVENTS + 0x90;
 
@@ -1219,6 +1351,7 @@ mod tests {
             (q as cl_command_queue, None, true),
             ev as cl_event,
             false,
+            None,
         );
         assert!(
             matches!(ordered, NextAccess::Done),
@@ -1345,23 +1478,27 @@ mod tests {
     }
 
     /// Direct3D touches `resource`: the runtime orders the access after each release it holds
-    /// work of, then lets go of that work, as dxcl's runtime does.
-    fn touch(resource: &ComPtr<IDxclInteropResource>) {
-        for work in taken_for(resource) {
+    /// work of, then lets go of that work, as dxcl's runtime does. Returns how many it held.
+    fn touch(resource: &ComPtr<IDxclInteropResource>) -> usize {
+        let works = taken_for(resource);
+        for &work in &works {
             // SAFETY: the work's context, alive until pending_release, which takes it back once.
             assert_eq!(unsafe { pending_order(work) }, S_OK);
             // SAFETY: as above; given back here, once.
             unsafe { pending_release(work) };
         }
+        works.len()
     }
 
     /// An idle hand-off through the extension's entry points (acquire and release of one object
     /// on one in-order queue, with no wait list and no event asked for, Direct3D not touching the
     /// resource in between) makes only its own calls: the platform's external acquire and
-    /// release, and the runtime's taking of the release's pending work. It asks the runtime
-    /// whether Direct3D's work is done only on the first acquire after Direct3D touched the
-    /// resource; it queries, flushes and marks nothing; and every event reference it takes is
-    /// let go of once Direct3D has touched the resource. On a CPU whose caches lost them, every
+    /// release, and the letting go of the release's event that the new one replaces. The runtime
+    /// takes one pending work from the first release after Direct3D touched the resource, and
+    /// later releases take its place: the runtime holds one, whatever the number of hand-offs.
+    /// It asks the runtime whether Direct3D's work is done only on the first acquire after
+    /// Direct3D touched the resource; it queries, flushes and marks nothing; and every event
+    /// reference it takes is let go of once Direct3D has touched the resource. On a CPU whose caches lost them, every
     /// line of code and data this path touches costs a fetch (docs/benchmarks.md, "A cold CPU
     /// on demand"): this keeps it to what it must do.
     #[test]
@@ -1429,7 +1566,7 @@ mod tests {
         for round in 1..=8 {
             idle_hand_off(q, mem);
             if round % 4 == 0 {
-                touch(&interop);
+                assert_eq!(touch(&interop), 1, "one pending work for four hand-offs");
             }
         }
         assert_eq!(
@@ -1442,7 +1579,7 @@ mod tests {
             2,
             "and the first acquire after Direct3D touched the resource"
         );
-        touch(&interop);
+        assert_eq!(touch(&interop), 0, "none left");
         for call in ["marker", "flush", "status"] {
             assert_eq!(calls(call, q), 0, "{call}");
         }
@@ -1452,11 +1589,11 @@ mod tests {
             9 + calls("retain_event", ev.cast()),
             "every reference to the releases' events let go of"
         );
-        // Asked at Direct3D's access, of each release it held work of, not in the hand-offs.
+        // Asked at Direct3D's access, of the newest release, not in the hand-offs.
         assert_eq!(
             calls("status", ev.cast()),
-            9,
-            "one query per release, at the touch"
+            2,
+            "one query per touch, of the newest release"
         );
 
         registry::with(|r| {
@@ -1499,6 +1636,7 @@ mod tests {
                 (queue, None, true),
                 done,
                 false,
+                None,
             );
             let NextAccess::Pending(untouched) = next else {
                 panic!("the runtime took the work");
