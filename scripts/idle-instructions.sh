@@ -4,8 +4,9 @@
 # object of a fake runtime back and forth: a first hand-off (not counted: it retains the queue
 # and asks the runtime), then eight idle ones, Direct3D touching the resource after every fourth.
 # Counted: what runs inside those eight calls of idle_hand_off, less the fake platform's and
-# runtime's own functions. Deterministic: compare builds by it (docs/benchmarks.md, "A cold CPU
-# on demand").
+# runtime's own functions: the instructions, then, with the caches emptied before each, the lines
+# of code and data fetched. Deterministic: compare builds by them (docs/benchmarks.md, "A cold
+# CPU on demand").
 set -eu
 cd "$(dirname "$0")/.."
 if ! command -v valgrind >/dev/null; then
@@ -19,16 +20,36 @@ bin=$(cargo test --release -q -p dxcl-layer --lib --no-run --message-format=json
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# sum EVENTS FILE: per event of the comma-separated list, the total, then the fake platform's and
+# runtime's part (each fake function's inclusive count: the fake's call counter runs only inside
+# them), as "total fakes" pairs on one line.
+sum() {
+    callgrind_annotate --inclusive=yes --show="$1" --threshold=100 "$2" 2>/dev/null |
+        sed 's/([^)]*)//g; s/,//g' |
+        awk -v n="$(echo "$1" | tr ',' '\n' | wc -l)" '
+            /PROGRAM TOTALS/ { for (i = 1; i <= n; i++) t[i] = $i + 0 }
+            /(cl::fake::|sync::tests::)[a-z_]+ \[/ && !/fake::count |tests::(an_idle_hand_off_makes_only_its_own_calls|first_hand_off|idle_hand_off) / {
+                for (i = 1; i <= n; i++) f[i] += $i + 0
+            }
+            END { for (i = 1; i <= n; i++) printf "%d %d ", t[i], f[i]; print "" }'
+}
 # Entering first_hand_off starts the count and entering idle_hand_off inside it stops it again;
 # entered from the test, idle_hand_off starts it.
-valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
-    --toggle-collect='*sync::tests::first_hand_off' --toggle-collect='*sync::tests::idle_hand_off' \
-    "$bin" --exact "$test" --test-threads=1 > "$out/log" 2>&1 || { cat "$out/log"; exit 1; }
-total=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/log")
-# Each fake function's inclusive count (the fake's call counter runs only inside them).
-fakes=$(callgrind_annotate --inclusive=yes --threshold=100 "$out/callgrind.out" 2>/dev/null |
-    grep -E '(cl::fake::|sync::tests::)[a-z_]+ \[' |
-    grep -v -E 'fake::count |tests::(an_idle_hand_off_makes_only_its_own_calls|first_hand_off|idle_hand_off) ' |
-    awk '{ gsub(",", "", $1); n += $1 } END { print n + 0 }')
-echo "idle hand-off: $total instructions in 8 idle hand-offs, $fakes of them the fake platform's and runtime's"
-echo "idle hand-off: $(((total - fakes) / 8)) instructions of the layer's per hand-off"
+run() {
+    valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" "$@" \
+        --toggle-collect='*sync::tests::first_hand_off' --toggle-collect='*sync::tests::idle_hand_off' \
+        "$bin" --exact "$test" --test-threads=1 > "$out/log" 2>&1 || { cat "$out/log"; exit 1; }
+}
+run
+set -- $(sum Ir "$out/callgrind.out")
+echo "idle hand-off: $1 instructions in 8 idle hand-offs, $2 of them the fake platform's and runtime's"
+echo "idle hand-off: $((($1 - $2) / 8)) instructions of the layer's per hand-off"
+# The cold count: before each idle hand-off the test writes 32 MiB (DXCL_IDLE_EVICT_KIB), so the
+# simulated caches (fixed sizes, whatever this machine's: L1 32 + 48 KiB, last level 8 MiB) hold
+# nothing of it; its last-level misses are the lines of code and data it touches, each a fetch
+# from memory on a CPU whose caches lost them.
+DXCL_IDLE_EVICT_KIB=32768 run --cache-sim=yes --I1=32768,8,64 --D1=49152,12,64 --LL=8388608,16,64
+set -- $(sum ILmr,DLmr,DLmw "$out/callgrind.out")
+code=$((($1 - $2) / 8))
+data=$((($3 - $4 + $5 - $6) / 8))
+echo "idle hand-off, cold: $((code + data)) lines of the layer's per hand-off fetched from memory ($code of code, $data of data)"

@@ -1469,6 +1469,24 @@ mod tests {
         }
     }
 
+    /// With `DXCL_IDLE_EVICT_KIB` set (scripts/idle-instructions.sh, under callgrind's cache
+    /// simulation), writes every line of that many KiB, so the next hand-off starts with caches
+    /// that hold nothing of it: its misses are the lines of code and data it touches.
+    #[inline(never)]
+    fn evict_caches() {
+        let Some(kib) = std::env::var("DXCL_IDLE_EVICT_KIB")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+        else {
+            return;
+        };
+        let mut lines = vec![0u8; kib << 10];
+        for line in lines.chunks_mut(64) {
+            line[0] = 1;
+        }
+        std::hint::black_box(&lines);
+    }
+
     /// How often the layer asked whether Direct3D's work on the resource is done.
     static WORK_DONE_ASKED: Mutex<usize> = Mutex::new(0);
 
@@ -1564,6 +1582,7 @@ mod tests {
         first_hand_off(q, mem);
         assert_eq!(asked(), 1, "the first acquire asks");
         for round in 1..=8 {
+            evict_caches();
             idle_hand_off(q, mem);
             if round % 4 == 0 {
                 assert_eq!(touch(&interop), 1, "one pending work for four hand-offs");
