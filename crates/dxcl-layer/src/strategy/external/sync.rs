@@ -546,6 +546,13 @@ impl Queues {
         Some(q)
     }
 
+    /// Makes `queue` the most recently used, if the pool has a share of it.
+    fn refresh(&mut self, queue: cl_command_queue) {
+        if let Some(q) = self.take(queue) {
+            self.0.push(q);
+        }
+    }
+
     /// Takes out the pool's share of `queue`, if it has one.
     fn take(&mut self, queue: cl_command_queue) -> Option<Arc<QueueRef>> {
         let i = self.0.iter().position(|q| q.queue() == queue)?;
@@ -608,10 +615,15 @@ impl Running {
     }
 
     /// A newer release of the same in-order queue, made while Direct3D has still not touched the
-    /// resource, takes this one's place: Direct3D's next access orders itself after `ev` (a
-    /// reference handed over), which completes after this release's event. Returns the event it
-    /// replaces (the caller lets go of it), or None, nothing changed, once the runtime has begun
-    /// the work or the event was let go of.
+    /// resource, takes this one's place once this one has completed: Direct3D's next access then
+    /// orders itself after `ev` (a reference handed over) alone. Returns the event it replaces
+    /// (the caller lets go of it), or None, nothing changed: the runtime has begun the work, the
+    /// event was let go of, or it has not completed.
+    ///
+    /// Only `CL_COMPLETE` lets the newer event stand for this one. A command terminated by a
+    /// failed event is done, but says nothing of the commands before it, and on NVIDIA every
+    /// later command of an in-order queue ends terminated after one that was: a newer release
+    /// behind a failed command would end at once while this one still runs.
     fn renew(&self, ev: cl_event, queue: cl_command_queue) -> Option<cl_event> {
         let mut held = lock_running(self);
         // Under the lock: the runtime marks the work touched before it takes the event, so either
@@ -620,7 +632,12 @@ impl Running {
             return None;
         }
         let (old, q) = held.as_mut()?;
-        if q.queue() != queue {
+        // Queried under the lock, which no callback of the platform's waits for here: the pool
+        // holds this release, and only releases it does not hold (or no longer holds, once it
+        // closed) get a completion callback (see retained_event).
+        if q.queue() != queue
+            || events::status(*old as cl_event) != opencl_sys::CL_COMPLETE as cl_int
+        {
             return None;
         }
         Some(std::mem::replace(old, ev as usize) as cl_event)
@@ -911,11 +928,18 @@ pub(crate) fn order_d3d_after_next_access(
         if !owned && events::retain(done).is_err() {
             return NextAccess::Refused;
         }
-        // Under the pools' lock, like the sweep and the pool's close, which take its event.
+        // Under the pools' lock, like the sweep, which takes its event; the pool's close takes
+        // the pool out of the map first, so nothing renews what it lets go of.
         let replaced = pools()
             .as_mut()
             .and_then(|m| m.get_mut(&(context as usize)))
-            .and_then(|pool| pool.pending.renew(&last.0, done, queue));
+            .and_then(|pool| {
+                let old = pool.pending.renew(&last.0, done, queue)?;
+                // The queue stays among the most recently used, as a new pending work's share
+                // would keep it.
+                pool.queues.refresh(queue);
+                Some(old)
+            });
         if let Some(old) = replaced {
             // Not the queue's last reference: the running release still holds its share.
             release_event(old);
@@ -1239,11 +1263,11 @@ mod tests {
         }
     }
 
-    /// A release takes the place of an untouched one of the same queue: it gets the newer event
-    /// (the older is handed back to be let go of) and becomes the newest held, so a sweep that
-    /// finds another object's older release complete lets go of nothing that still runs. Not
-    /// once the runtime has begun the work, nor from another queue, nor one the pool does not
-    /// hold.
+    /// A release takes the place of an untouched, complete one of the same queue: it gets the
+    /// newer event (the older is handed back to be let go of) and becomes the newest held, so a
+    /// sweep that finds another object's older release complete lets go of nothing that still
+    /// runs. Not while the older one has not completed, nor once the runtime has begun the work,
+    /// nor from another queue, nor one the pool does not hold.
     #[test]
     fn a_release_takes_the_place_of_an_untouched_one() {
         use crate::cl::fake::COMPLETE;
@@ -1282,6 +1306,10 @@ mod tests {
         );
         assert!(lock_running(&a).is_some(), "still running: kept");
         assert!(lock_running(&b).is_some(), "older than a running one: kept");
+        // A running (or failed) release is not replaced: the newer event might end first.
+        let newest = (EVENTS + 0x3C) as cl_event;
+        assert!(p.renew(&a, newest, queue).is_none(), "not complete");
+        assert_eq!(lock_running(&a).as_ref().unwrap().0, newer as usize);
 
         let unheld = running(COMPLETE + 0x28);
         assert!(p.renew(&unheld, newer, queue).is_none(), "not the pool's");
@@ -1293,6 +1321,53 @@ mod tests {
         for r in [&a, &b, &unheld] {
             lock_running(r).take();
         }
+    }
+
+    /// Through the ordering's entry point: a renewing release hands the runtime nothing new, the
+    /// pending work it took first now holds the newest release's event, which Direct3D's access
+    /// asks about, and the replaced event's references are all let go of.
+    #[test]
+    fn direct3d_orders_itself_after_the_newest_release() {
+        use crate::cl::fake::COMPLETE;
+        use dxcl_abi::interop::IDxclInteropResourceVtbl;
+        static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
+            AddPendingWorkOrdered: took_pending,
+            ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
+        };
+        const CONTEXT: usize = EVENTS + 0x56;
+        fake::install();
+        let q = (EVENTS + 0x5C) as cl_command_queue;
+        let (first, second) = ((COMPLETE + 0x2C) as cl_event, (COMPLETE + 0x2E) as cl_event);
+        let resource = resource_of(&RESOURCE_VTBL);
+        pools()
+            .get_or_insert_with(FxHashMap::default)
+            .insert(CONTEXT, pool_of(CONTEXT, no_release, &[]));
+        let release = |done, last| match order_d3d_after_next_access(
+            &resource,
+            CONTEXT as cl_context,
+            (q, None, true),
+            done,
+            false,
+            last,
+        ) {
+            NextAccess::Pending(untouched) => untouched,
+            _ => panic!("left to Direct3D's next access"),
+        };
+        let last = release(first, None);
+        let renewed = release(second, Some(last.clone()));
+        assert!(Arc::ptr_eq(&last.0, &renewed.0), "the same pending work");
+        let status = |ev: cl_event| calls("status", ev.cast());
+        let asked = status(second);
+        assert_eq!(touch(&resource), 1, "one pending work");
+        assert_eq!(status(second), asked + 1, "the access asked of the newest");
+        for ev in [first, second] {
+            assert_eq!(
+                calls("retain_event", ev.cast()),
+                calls("release_event", ev.cast()),
+                "every reference let go of"
+            );
+        }
+        close_pool(CONTEXT as cl_context);
     }
 
     /// The pool's context for [`refused_after_a_sweep`].
@@ -1608,11 +1683,12 @@ mod tests {
             9 + calls("retain_event", ev.cast()),
             "every reference to the releases' events let go of"
         );
-        // Asked at Direct3D's access, of the newest release, not in the hand-offs.
+        // A renewing release asks whether the release it replaces has completed (seven of the
+        // eight idle ones: one follows Direct3D's touch); Direct3D's access asks of the newest.
         assert_eq!(
             calls("status", ev.cast()),
-            2,
-            "one query per touch, of the newest release"
+            7 + 2,
+            "one query per renewal and one per touch"
         );
 
         registry::with(|r| {
@@ -1669,8 +1745,19 @@ mod tests {
         assert!(untouched.holds());
         on.released(q, Some(untouched.clone()));
         assert!(on.set(q, false), "untouched since the release");
+        let last = on.renewable(q);
+        assert!(
+            last.is_some_and(|u| Arc::ptr_eq(&u.0, &untouched.0)),
+            "the release the next one may take the place of"
+        );
+        assert!(on.renewable(q).is_none(), "once");
         assert!(!on.set(q, false), "no release since the last acquire");
         on.released(q, Some(untouched.clone()));
+        assert!(on.set(q, false));
+        assert!(
+            on.renewable(other).is_none(),
+            "not for a release on another queue"
+        );
         // Direct3D's access: the runtime orders it, then lets go of the work.
         // SAFETY: the work's context, alive until pending_release, which takes it back once.
         assert_eq!(unsafe { pending_order(work) }, S_OK);
@@ -1691,6 +1778,14 @@ mod tests {
             // SAFETY: as above.
             unsafe { pending_release(work) };
         }
+        // Untouched, but an acquire with a wait list: its release takes no one's place.
+        assert!(!on.set(q, false));
+        let (untouched, work) = release(q);
+        on.released(q, Some(untouched.clone()));
+        assert!(on.set(q, true), "untouched");
+        assert!(on.renewable(q).is_none(), "after a wait list");
+        // SAFETY: as above.
+        unsafe { pending_release(work) };
         drop(on);
         close_pool(CONTEXT as cl_context);
         assert_eq!(
@@ -1698,7 +1793,7 @@ mod tests {
                 calls("retain_event", done.cast()),
                 calls("release_event", done.cast())
             ),
-            (4, 4),
+            (5, 5),
             "each release's reference and the access's own, let go of once"
         );
     }
