@@ -1586,14 +1586,14 @@ mod tests {
     /// An idle hand-off through the extension's entry points (acquire and release of one object
     /// on one in-order queue, with no wait list and no event asked for, Direct3D not touching the
     /// resource in between) makes only its own calls: the platform's external acquire and
-    /// release, and the letting go of the release's event that the new one replaces. The runtime
-    /// takes one pending work from the first release after Direct3D touched the resource, and
-    /// later releases take its place: the runtime holds one, whatever the number of hand-offs.
-    /// It asks the runtime whether Direct3D's work is done only on the first acquire after
-    /// Direct3D touched the resource; it queries, flushes and marks nothing; and every event
-    /// reference it takes is let go of once Direct3D has touched the resource. On a CPU whose caches lost them, every
-    /// line of code and data this path touches costs a fetch (docs/benchmarks.md, "A cold CPU
-    /// on demand"): this keeps it to what it must do.
+    /// release, and the status query and release of the event that the new release replaces.
+    /// The runtime takes one pending work from the first release after Direct3D touched the
+    /// resource, and later releases take its place: the runtime holds one, whatever the number of
+    /// hand-offs. It asks the runtime whether Direct3D's work is done only on the first acquire
+    /// after Direct3D touched the resource; it queries no queue, flushes and marks nothing; and
+    /// every event reference it takes is let go of once Direct3D has touched the resource. On a
+    /// CPU whose caches lost them, every line of code and data this path touches costs a fetch
+    /// (docs/benchmarks.md, "A cold CPU on demand"): this keeps it to what it must do.
     #[test]
     fn an_idle_hand_off_makes_only_its_own_calls() {
         use crate::registry::{self, AcquireState, ContextEntry, MemEntry};
