@@ -1329,16 +1329,11 @@ mod tests {
     #[test]
     fn direct3d_orders_itself_after_the_newest_release() {
         use crate::cl::fake::COMPLETE;
-        use dxcl_abi::interop::IDxclInteropResourceVtbl;
-        static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
-            AddPendingWorkOrdered: took_pending,
-            ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
-        };
         const CONTEXT: usize = EVENTS + 0x56;
         fake::install();
         let q = (EVENTS + 0x5C) as cl_command_queue;
         let (first, second) = ((COMPLETE + 0x2C) as cl_event, (COMPLETE + 0x2E) as cl_event);
-        let resource = resource_of(&RESOURCE_VTBL);
+        let resource = taking_resource();
         pools()
             .get_or_insert_with(FxHashMap::default)
             .insert(CONTEXT, pool_of(CONTEXT, no_release, &[]));
@@ -1470,6 +1465,16 @@ mod tests {
             .unwrap()
             .push((this as usize, context as usize));
         S_OK
+    }
+
+    /// A resource of a runtime that takes pending work into [`TAKEN`] and has no other method.
+    fn taking_resource() -> ComPtr<IDxclInteropResource> {
+        use dxcl_abi::interop::IDxclInteropResourceVtbl;
+        static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
+            AddPendingWorkOrdered: took_pending,
+            ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
+        };
+        resource_of(&RESOURCE_VTBL)
     }
 
     /// The contexts of the work taken for `resource` (tests run side by side), oldest first.
@@ -1707,11 +1712,6 @@ mod tests {
     fn an_object_is_untouched_until_the_runtime_runs_its_release() {
         use crate::cl::fake::COMPLETE;
         use crate::strategy::external::AcquiredOn;
-        use dxcl_abi::interop::IDxclInteropResourceVtbl;
-        static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
-            AddPendingWorkOrdered: took_pending,
-            ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
-        };
         const CONTEXT: usize = EVENTS + 0xB0;
         fake::install();
         let (q, other) = (
@@ -1720,7 +1720,7 @@ mod tests {
         );
         // Complete: Direct3D's ordering finds nothing to wait for.
         let done = (COMPLETE + 0x38) as cl_event;
-        let resource = resource_of(&RESOURCE_VTBL);
+        let resource = taking_resource();
         pools()
             .get_or_insert_with(FxHashMap::default)
             .insert(CONTEXT, pool_of(CONTEXT, no_release, &[]));
