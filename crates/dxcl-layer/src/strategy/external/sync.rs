@@ -909,8 +909,9 @@ unsafe extern "system" fn pending_release(p: *mut c_void) {
 /// here, and none of them is rusticl 22.3, which loses a blocking call's wait when another
 /// thread flushes its queue (why every other release flushes on the application's thread).
 /// `renew`: the object's last release, when Direct3D has not touched the resource since and this
-/// release on the same queue had no wait list after an acquire that had none. On an in-order queue
-/// this release then takes that release's place with the runtime ([`Pending::renew`]): no new
+/// release on the same queue had no wait list after an acquire that had none. On an in-order queue,
+/// once that release has completed, this one takes its place with the runtime ([`Pending::renew`],
+/// [`Running::renew`]): no new
 /// pending work per hand-off, so an object handed back and forth on OpenCL's side alone leaves
 /// nothing growing, and Direct3D's next access orders itself once, after the newest release.
 ///
