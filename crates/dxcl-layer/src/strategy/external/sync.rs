@@ -679,9 +679,13 @@ fn retained_event(r: &Running) -> Option<cl_event> {
 /// time (or ever), so completed ones are let go of. Not through a completion callback each: on
 /// NVIDIA registering one took 2.0 µs of a 4 KiB hand-off's 24 µs, and running it 2.7 µs more on
 /// the platform's thread (docs/benchmarks.md). Instead, once [`Pending::SWEEP`] are held, a
-/// sweep queries per in-order queue only its newest release: complete, it completes all older
-/// ones of the queue. What the application's context still holds when it is released gets a
-/// callback then ([`Pending::close`]).
+/// sweep queries per in-order queue and releasing thread only the newest release: complete, it
+/// completes all older ones of that thread on the queue. What the application's context still
+/// holds when it is released gets a callback then ([`Pending::close`]).
+///
+/// Per thread, because only one thread's releases are held in the order they were enqueued: each
+/// is held after its enqueue returned, so two threads releasing on one queue may hold theirs in
+/// the other order, and a complete release of one thread says nothing of a newer one of another.
 #[derive(Default)]
 struct Pending {
     held: Vec<Held>,
@@ -692,6 +696,8 @@ struct Pending {
 struct Held {
     running: Weak<Running>,
     queue: usize,
+    /// The thread that enqueued the release ([`thread_key`]).
+    thread: usize,
     /// Commands of an in-order queue complete in order.
     in_order: bool,
 }
@@ -707,13 +713,14 @@ impl Pending {
         self.held.push(Held {
             running: Arc::downgrade(running),
             queue: queue as usize,
+            thread: thread_key(),
             in_order,
         });
     }
 
     /// `running`, held here, takes the newer release `ev` of `queue` ([`Running::renew`]) and
-    /// becomes the newest held: the sweep takes a queue's newest release as standing for the
-    /// older ones. Returns the event replaced, or None (not held, or no longer renewable).
+    /// becomes this thread's newest held: the sweep takes a thread's newest release of a queue as
+    /// standing for its older ones. Returns the event replaced, or None (not held, or no longer renewable).
     fn renew(
         &mut self,
         running: &Arc<Running>,
@@ -726,7 +733,9 @@ impl Pending {
             .iter()
             .rposition(|h| std::ptr::eq(h.running.as_ptr(), Arc::as_ptr(running)))?;
         let old = running.renew(ev, queue)?;
-        let h = self.held.remove(i);
+        let mut h = self.held.remove(i);
+        // Now this thread's newest release of the queue, enqueued after all it held before.
+        h.thread = thread_key();
         self.held.push(h);
         Some(old)
     }
@@ -745,9 +754,10 @@ impl Pending {
             if lock_running(&running).is_none() {
                 continue;
             }
-            let done = if h.in_order && complete.contains(&h.queue) {
+            let line = (h.queue, h.thread);
+            let done = if h.in_order && complete.contains(&line) {
                 true
-            } else if h.in_order && running_on.contains(&h.queue) {
+            } else if h.in_order && running_on.contains(&line) {
                 false
             } else {
                 let Some(ev) = retained_event(&running) else {
@@ -763,7 +773,7 @@ impl Pending {
                     } else {
                         &mut running_on
                     }
-                    .push(h.queue);
+                    .push(line);
                 }
                 finished || status < 0
             };
@@ -812,6 +822,16 @@ impl Pending {
             }
         }
     }
+}
+
+/// The calling thread, as a number no live thread shares: the address of a thread-local. A
+/// thread started after another ended may get its number; its releases then come after all of
+/// the ended thread's, as one thread's would.
+fn thread_key() -> usize {
+    thread_local! {
+        static KEY: u8 = const { 0 };
+    }
+    KEY.with(|k| std::ptr::from_ref(k) as usize)
 }
 
 /// Whether an adaptive release's pending work is still with the runtime, not yet run: dxcl's
@@ -1262,6 +1282,42 @@ mod tests {
         for r in [&b_old, &b_new, &c_running] {
             lock_running(r).take();
         }
+    }
+
+    /// Two threads release on one in-order queue, and the one that enqueued later holds its
+    /// release first: the other's, held newest, reads complete, yet says nothing of the first's,
+    /// which still runs. The sweep asks each thread's newest and keeps the running one.
+    #[test]
+    fn a_sweep_takes_no_other_threads_release_as_complete() {
+        use crate::cl::fake::COMPLETE;
+        fake::install();
+        let q = (EVENTS + 0x3E) as cl_command_queue;
+        let held = |ev: usize| {
+            Arc::new(Running::new(
+                ev,
+                share(EVENTS + 0x3E),
+                (std::ptr::null_mut(), std::ptr::null_mut()),
+            ))
+        };
+        let (later, earlier) = (held(EVENTS + 0x3F), held(COMPLETE + 0x34));
+        let mut p = Pending::default();
+        std::thread::scope(|s| {
+            let (p, later) = (&mut p, &later);
+            s.spawn(move || p.hold(later, (EVENTS + 0x3E) as cl_command_queue, true));
+        });
+        p.hold(&earlier, q, true);
+        let status = |ev: usize| calls("status", ev as cl_command_queue);
+        let before = status(EVENTS + 0x3F);
+        p.sweep();
+        assert_eq!(
+            status(EVENTS + 0x3F),
+            before + 1,
+            "the other thread's asked"
+        );
+        assert!(lock_running(&earlier).is_none(), "complete: let go of");
+        assert!(lock_running(&later).is_some(), "still running: kept");
+        assert_eq!(p.held.len(), 1);
+        lock_running(&later).take();
     }
 
     /// A release takes the place of an untouched, complete one of the same queue: it gets the
