@@ -2,7 +2,7 @@
 //! own copies on it (the host-pointer strategy's copies back into `host_ptr` at release), and
 //! `clReleaseCommandQueue` waits for the events the layer keeps on it.
 
-use opencl_sys::{cl_command_queue, cl_int};
+use opencl_sys::{cl_command_queue, cl_int, CL_SUCCESS};
 
 use super::{check, down, status};
 use crate::strategy;
@@ -22,9 +22,14 @@ pub(crate) unsafe extern "C" fn finish(queue: cl_command_queue) -> cl_int {
     let _call = trace::span(Step::FinishCall);
     status(|| {
         let below = down!(clFinish);
+        let ticket = crate::cl::finish_ticket();
         // SAFETY: the application's queue, passed on unchanged; the platform validates it.
         let finished = trace::time(Step::ClFinish, || unsafe { below(queue) });
-        if finished != opencl_sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST {
+        if finished == CL_SUCCESS {
+            // Everything queued before is complete: an adaptive release's renewal needs no
+            // query (strategy::external::sync, Running::renew).
+            crate::cl::finished(queue, ticket);
+        } else if finished != opencl_sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST {
             check(finished)?;
         }
         trace::time(Step::FinishCopies, || strategy::finish_copies(queue));
@@ -81,16 +86,32 @@ mod tests {
     use opencl_sys::{cl_event, CL_INVALID_COMMAND_QUEUE, CL_SUCCESS};
 
     /// clFinish: a terminated command's status is no error of the call's; the platform's other
-    /// answers are.
+    /// answers are. Only the platform's `CL_SUCCESS` says, on this thread, that what was enqueued
+    /// before the call began has completed (cl::finished_since).
     #[test]
     fn finish_after_terminated_commands_succeeds() {
         fake::install();
         let terminated = fake::FINISH_TERMINATED as cl_command_queue;
+        let q = (EVENTS + 0x7E) as cl_command_queue;
+        let mark = crate::cl::enqueued_mark();
         // SAFETY: the fake platform takes any handle.
         unsafe {
             assert_eq!(finish(terminated), CL_SUCCESS);
+            assert!(!crate::cl::finished_since(terminated, mark), "terminated");
             assert_eq!(finish(std::ptr::null_mut()), CL_INVALID_COMMAND_QUEUE);
+            assert!(!crate::cl::finished_since(std::ptr::null_mut(), mark));
+            assert_eq!(finish(q), CL_SUCCESS);
         }
+        assert!(crate::cl::finished_since(q, mark), "complete");
+        assert!(
+            !crate::cl::finished_since(terminated, mark),
+            "another queue"
+        );
+        let later = crate::cl::enqueued_mark();
+        assert!(
+            !crate::cl::finished_since(q, later + 1),
+            "a command enqueued after the call began"
+        );
     }
 
     /// A pinned queue outlives the events the layer keeps on it: the application's release is

@@ -201,6 +201,43 @@ thread_local! {
     static LAST_QUEUE: Cell<Option<(usize, u64, QueueFacts)>> = const { Cell::new(None) };
 }
 
+/// Tickets of `clFinish` calls made through the layer, taken as each begins: a command whose
+/// enqueue returned before [`enqueued_mark`] read the count is among the commands "previously
+/// queued" of every `clFinish` that took a ticket of that count or more (one total order of
+/// these atomics: the ticket after the mark means the call began after the enqueue returned).
+static FINISH_TICKETS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The queue this thread last finished with `CL_SUCCESS` through the layer, and that
+    /// call's ticket (see [`finished_since`]).
+    static LAST_FINISHED: Cell<Option<(usize, u64)>> = const { Cell::new(None) };
+}
+
+/// A `clFinish` of `queue` begins: its ticket, for [`finished`] once it returns.
+pub(crate) fn finish_ticket() -> u64 {
+    FINISH_TICKETS.fetch_add(1, Ordering::SeqCst)
+}
+
+/// The `clFinish` of `queue` with `ticket` returned `CL_SUCCESS`: "clFinish blocks until all
+/// previously queued OpenCL commands in command_queue are issued to the associated device and
+/// have completed".
+pub(crate) fn finished(queue: opencl_sys::cl_command_queue, ticket: u64) {
+    LAST_FINISHED.with(|c| c.set(Some((queue as usize, ticket))));
+}
+
+/// Read after a command's enqueue returned: a mark that a later `clFinish` of its queue passes.
+pub(crate) fn enqueued_mark() -> u64 {
+    FINISH_TICKETS.load(Ordering::SeqCst)
+}
+
+/// Whether this thread's last successful `clFinish` was of `queue` and began after the enqueue
+/// that read `mark` returned: then that command has completed, with no query of the platform.
+pub(crate) fn finished_since(queue: opencl_sys::cl_command_queue, mark: u64) -> bool {
+    LAST_FINISHED
+        .with(Cell::get)
+        .is_some_and(|(q, ticket)| q == queue as usize && ticket >= mark)
+}
+
 /// A queue may be destroyed, or its properties changed, from now on: facts read before are
 /// stale. Called before the release or change is passed on.
 pub(crate) fn queue_changed() {

@@ -11,7 +11,7 @@
 //! pool closes. Objects that outlive the application's context reference synchronise on the CPU.
 
 use rustc_hash::FxHashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use std::ffi::c_void;
@@ -600,6 +600,9 @@ struct Running {
     /// The release left its queue's flush to Direct3D's next access (see
     /// [`order_d3d_after_next_access`]).
     unflushed: bool,
+    /// [`crate::cl::enqueued_mark`] read after the held event's enqueue returned; written under
+    /// `held`'s lock.
+    mark: AtomicU64,
 }
 
 impl Running {
@@ -611,6 +614,7 @@ impl Running {
             context: context as usize,
             device: device as usize,
             unflushed: true,
+            mark: AtomicU64::new(crate::cl::enqueued_mark()),
         }
     }
 
@@ -620,11 +624,15 @@ impl Running {
     /// (the caller lets go of it), or None, nothing changed: the runtime has begun the work, the
     /// event was let go of, or it has not completed.
     ///
-    /// Only `CL_COMPLETE` lets the newer event stand for this one. A command terminated by a
+    /// Only an ended release lets the newer event stand for this one: a command terminated by a
     /// failed event is done, but says nothing of the commands before it, and on NVIDIA every
-    /// later command of an in-order queue ends terminated after one that was: a newer release
-    /// behind a failed command would end at once while this one still runs.
-    fn renew(&self, ev: cl_event, queue: cl_command_queue) -> Option<cl_event> {
+    /// later command of an in-order queue ends terminated after one that was, so a newer release
+    /// behind a failed command would end at once while this one still runs. This thread's last
+    /// successful `clFinish` of the queue, begun after this release's enqueue returned, says it
+    /// ended ([`crate::cl::finished_since`]; the application's usual wait between hand-offs);
+    /// else its status must read `CL_COMPLETE`. `mark`: [`crate::cl::enqueued_mark`] read after
+    /// `ev`'s enqueue returned.
+    fn renew(&self, ev: cl_event, queue: cl_command_queue, mark: u64) -> Option<cl_event> {
         let mut held = lock_running(self);
         // Under the lock: the runtime marks the work touched before it takes the event, so either
         // it finds the new event or this finds it touched.
@@ -632,14 +640,18 @@ impl Running {
             return None;
         }
         let (old, q) = held.as_mut()?;
+        if q.queue() != queue {
+            return None;
+        }
         // Queried under the lock, which no callback of the platform's waits for here: the pool
         // holds this release, and only releases it does not hold (or no longer holds, once it
         // closed) get a completion callback (see retained_event).
-        if q.queue() != queue
-            || events::status(*old as cl_event) != opencl_sys::CL_COMPLETE as cl_int
+        if !crate::cl::finished_since(queue, self.mark.load(Ordering::Relaxed))
+            && events::status(*old as cl_event) != opencl_sys::CL_COMPLETE as cl_int
         {
             return None;
         }
+        self.mark.store(mark, Ordering::Relaxed);
         Some(std::mem::replace(old, ev as usize) as cl_event)
     }
 
@@ -726,13 +738,14 @@ impl Pending {
         running: &Arc<Running>,
         ev: cl_event,
         queue: cl_command_queue,
+        mark: u64,
     ) -> Option<cl_event> {
         // Usually the newest already: the object handed back and forth.
         let i = self
             .held
             .iter()
             .rposition(|h| std::ptr::eq(h.running.as_ptr(), Arc::as_ptr(running)))?;
-        let old = running.renew(ev, queue)?;
+        let old = running.renew(ev, queue, mark)?;
         let mut h = self.held.remove(i);
         // Now this thread's newest release of the queue, enqueued after all it held before.
         h.thread = thread_key();
@@ -946,6 +959,8 @@ pub(crate) fn order_d3d_after_next_access(
     renew: Option<Untouched>,
 ) -> NextAccess {
     if let Some(last) = renew.filter(|_| in_order) {
+        // After `done`'s enqueue returned, as the caller's call is.
+        let mark = crate::cl::enqueued_mark();
         if !owned && events::retain(done).is_err() {
             return NextAccess::Refused;
         }
@@ -955,7 +970,7 @@ pub(crate) fn order_d3d_after_next_access(
             .as_mut()
             .and_then(|m| m.get_mut(&(context as usize)))
             .and_then(|pool| {
-                let old = pool.pending.renew(&last.0, done, queue)?;
+                let old = pool.pending.renew(&last.0, done, queue, mark)?;
                 // The queue stays among the most recently used, as a new pending work's share
                 // would keep it.
                 pool.queues.refresh(queue);
@@ -1323,8 +1338,9 @@ mod tests {
     /// A release takes the place of an untouched, complete one of the same queue: it gets the
     /// newer event (the older is handed back to be let go of) and becomes the newest held, so a
     /// sweep that finds another object's older release complete lets go of nothing that still
-    /// runs. Not while the older one has not completed, nor once the runtime has begun the work,
-    /// nor from another queue, nor one the pool does not hold.
+    /// runs. Not while the older one has not completed (unless this thread's clFinish of the
+    /// queue since says it has, with no query), nor once the runtime has begun the work, nor from
+    /// another queue, nor one the pool does not hold.
     #[test]
     fn a_release_takes_the_place_of_an_untouched_one() {
         use crate::cl::fake::COMPLETE;
@@ -1344,9 +1360,13 @@ mod tests {
         p.hold(&b, queue, true);
         let newer = (EVENTS + 0x3A) as cl_event;
         let other = (EVENTS + 0x38) as cl_command_queue;
-        assert!(p.renew(&a, newer, other).is_none(), "another queue's");
+        let mark = crate::cl::enqueued_mark;
+        assert!(
+            p.renew(&a, newer, other, mark()).is_none(),
+            "another queue's"
+        );
         assert_eq!(
-            p.renew(&a, newer, queue),
+            p.renew(&a, newer, queue, mark()),
             Some((COMPLETE + 0x24) as cl_event),
             "the older event handed back"
         );
@@ -1365,14 +1385,37 @@ mod tests {
         assert!(lock_running(&b).is_some(), "older than a running one: kept");
         // A running (or failed) release is not replaced: the newer event might end first.
         let newest = (EVENTS + 0x3C) as cl_event;
-        assert!(p.renew(&a, newest, queue).is_none(), "not complete");
+        assert!(p.renew(&a, newest, queue, mark()).is_none(), "not complete");
         assert_eq!(lock_running(&a).as_ref().unwrap().0, newer as usize);
+        // Ended, with no query: this thread's clFinish of the queue began after its enqueue.
+        let asked = status(newer);
+        finished(queue);
+        let early = crate::cl::finish_ticket();
+        assert_eq!(
+            p.renew(&a, newest, queue, mark()),
+            Some(newer),
+            "finished since"
+        );
+        assert_eq!(status(newer), asked, "not queried");
+        // A finish begun before the newest release's enqueue returned, or of another queue,
+        // says nothing of it (and it has not completed).
+        crate::cl::finished(queue, early);
+        assert!(p.renew(&a, newer, queue, mark()).is_none(), "begun before");
+        crate::cl::finished(other, crate::cl::finish_ticket());
+        assert!(
+            p.renew(&a, newer, queue, mark()).is_none(),
+            "another queue's"
+        );
+        assert_eq!(lock_running(&a).as_ref().unwrap().0, newest as usize);
 
         let unheld = running(COMPLETE + 0x28);
-        assert!(p.renew(&unheld, newer, queue).is_none(), "not the pool's");
+        assert!(
+            p.renew(&unheld, newer, queue, mark()).is_none(),
+            "not the pool's"
+        );
         a.touched();
         assert!(
-            p.renew(&a, newer, queue).is_none(),
+            p.renew(&a, newer, queue, mark()).is_none(),
             "Direct3D began the work"
         );
         for r in [&a, &b, &unheld] {
@@ -1579,8 +1622,9 @@ mod tests {
         idle_hand_off(q, mem);
     }
 
-    /// One acquire and release of `mem` on `q`, with no wait list and no event asked for: a
-    /// function of its own, whose instructions scripts/idle-instructions.sh counts.
+    /// One acquire and release of `mem` on `q`, with no wait list and no event asked for, then
+    /// what `clFinish` records (`dxcl bench` times the three): a function of its own, whose
+    /// instructions scripts/idle-instructions.sh counts.
     #[inline(never)]
     fn idle_hand_off(q: cl_command_queue, mem: opencl_sys::cl_mem) {
         use dxcl_abi::sharing::{D3dVersion, Ext, Flavor};
@@ -1604,6 +1648,13 @@ mod tests {
             }
             .unwrap();
         }
+        finished(q);
+    }
+
+    /// What the layer's `clFinish` of `q` records when the platform's returns `CL_SUCCESS`
+    /// (api::queue::finish; its test checks that it does).
+    fn finished(q: cl_command_queue) {
+        crate::cl::finished(q, crate::cl::finish_ticket());
     }
 
     /// With `DXCL_IDLE_EVICT_KIB` set (scripts/idle-instructions.sh, under callgrind's cache
@@ -1745,13 +1796,10 @@ mod tests {
             9 + calls("retain_event", ev.cast()),
             "every reference to the releases' events let go of"
         );
-        // A renewing release asks whether the release it replaces has completed (seven of the
-        // eight idle ones: one follows Direct3D's touch); Direct3D's access asks of the newest.
-        assert_eq!(
-            calls("status", ev.cast()),
-            7 + 2,
-            "one query per renewal and one per touch"
-        );
+        // A renewing release (seven of the eight idle ones: one follows Direct3D's touch) asks
+        // nothing: the clFinish after the release it replaces says that one ended. Direct3D's
+        // access asks of the newest.
+        assert_eq!(calls("status", ev.cast()), 2, "one query per touch");
 
         registry::with(|r| {
             r.mems.remove(&MEM);
