@@ -603,6 +603,11 @@ struct Running {
     /// [`crate::cl::enqueued_mark`] read after the held event's enqueue returned; written under
     /// `held`'s lock.
     mark: AtomicU64,
+    /// The events of the releases this one replaced, each ended: let go of with the held event
+    /// (Direct3D's access, a sweep, the pool's close), or at once by the renewal that finds
+    /// [`Running::ENDED`] of them, so that a renewal makes no platform call of its own while
+    /// Direct3D touches the resource now and then. Written under `held`'s lock.
+    ended: Mutex<Vec<usize>>,
 }
 
 impl Running {
@@ -615,14 +620,27 @@ impl Running {
             device: device as usize,
             unflushed: true,
             mark: AtomicU64::new(crate::cl::enqueued_mark()),
+            ended: Mutex::new(Vec::new()),
         }
+    }
+
+    /// How many replaced events a release keeps at most.
+    const ENDED: usize = 16;
+
+    /// Takes the held event, the queue's share and the replaced events, all at once.
+    fn take(&self) -> Option<(usize, Arc<QueueRef>, Vec<usize>)> {
+        let mut held = lock_running(self);
+        let (ev, q) = held.take()?;
+        let ended = std::mem::take(&mut *self.ended.lock().unwrap_or_else(|p| p.into_inner()));
+        Some((ev, q, ended))
     }
 
     /// A newer release of the same in-order queue, made while Direct3D has still not touched the
     /// resource, takes this one's place once this one has completed: Direct3D's next access then
-    /// orders itself after `ev` (a reference handed over) alone. Returns the event it replaces
-    /// (the caller lets go of it), or None, nothing changed: the runtime has begun the work, the
-    /// event was let go of, or it has not completed.
+    /// orders itself after `ev` (a reference handed over) alone. The replaced event is kept
+    /// ([`Running::ended`]); returns the events the caller lets go of now (none until
+    /// [`Running::ENDED`] are kept), or None, nothing changed: the runtime has begun the work,
+    /// the event was let go of, or it has not completed.
     ///
     /// Only an ended release lets the newer event stand for this one: a command terminated by a
     /// failed event is done, but says nothing of the commands before it, and on NVIDIA every
@@ -632,7 +650,7 @@ impl Running {
     /// ended ([`crate::cl::finished_since`]; the application's usual wait between hand-offs);
     /// else its status must read `CL_COMPLETE`. `mark`: [`crate::cl::enqueued_mark`] read after
     /// `ev`'s enqueue returned.
-    fn renew(&self, ev: cl_event, queue: cl_command_queue, mark: u64) -> Option<cl_event> {
+    fn renew(&self, ev: cl_event, queue: cl_command_queue, mark: u64) -> Option<Vec<usize>> {
         let mut held = lock_running(self);
         // Under the lock: the runtime marks the work touched before it takes the event, so either
         // it finds the new event or this finds it touched.
@@ -652,7 +670,16 @@ impl Running {
             return None;
         }
         self.mark.store(mark, Ordering::Relaxed);
-        Some(std::mem::replace(old, ev as usize) as cl_event)
+        let replaced = std::mem::replace(old, ev as usize);
+        let mut ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
+        ended.push(replaced);
+        if ended.len() < Self::ENDED {
+            return Some(Vec::new());
+        }
+        Some(std::mem::replace(
+            &mut *ended,
+            Vec::with_capacity(Self::ENDED),
+        ))
     }
 
     /// The runtime runs the work: Direct3D is about to touch the resource (or it goes).
@@ -732,14 +759,15 @@ impl Pending {
 
     /// `running`, held here, takes the newer release `ev` of `queue` ([`Running::renew`]) and
     /// becomes this thread's newest held: the sweep takes a thread's newest release of a queue as
-    /// standing for its older ones. Returns the event replaced, or None (not held, or no longer renewable).
+    /// standing for its older ones. Returns the replaced events to let go of now, or None (not
+    /// held, or no longer renewable).
     fn renew(
         &mut self,
         running: &Arc<Running>,
         ev: cl_event,
         queue: cl_command_queue,
         mark: u64,
-    ) -> Option<cl_event> {
+    ) -> Option<Vec<usize>> {
         // Usually the newest already: the object handed back and forth.
         let i = self
             .held
@@ -815,10 +843,11 @@ impl Pending {
                 continue;
             };
             if events::is_done(ev) {
-                // Both event references before the queue.
-                let taken = lock_running(&running).take();
+                // Every event reference before the queue.
+                let taken = running.take();
                 release_event(ev);
-                if let Some((ev, q)) = taken {
+                if let Some((ev, q, ended)) = taken {
+                    release_all(&ended, release_event);
                     release_event(ev as cl_event);
                     q.release_here();
                 }
@@ -868,13 +897,20 @@ fn let_go_of(running: &Running) {
     let_go_of_by(running, crate::cl::reaper::release_event);
 }
 
-/// Takes a pending release's event and queue share, lets go of the event by `release_event`, then
-/// of the share.
+/// Takes a pending release's event, queue share and replaced events, lets go of the events by
+/// `release_event`, then of the share.
 fn let_go_of_by(running: &Running, release_event: fn(cl_event)) {
-    let taken = lock_running(running).take();
-    if let Some((ev, q)) = taken {
+    if let Some((ev, q, ended)) = running.take() {
+        release_all(&ended, release_event);
         release_event(ev as cl_event);
         drop(q);
+    }
+}
+
+/// Lets go of each of `events` by `release_event`.
+fn release_all(events: &[usize], release_event: fn(cl_event)) {
+    for &ev in events {
+        release_event(ev as cl_event);
     }
 }
 
@@ -976,9 +1012,9 @@ pub(crate) fn order_d3d_after_next_access(
                 pool.queues.refresh(queue);
                 Some(old)
             });
-        if let Some(old) = replaced {
+        if let Some(ended) = replaced {
             // Not the queue's last reference: the running release still holds its share.
-            release_event(old);
+            release_all(&ended, release_event);
             return NextAccess::Pending(last);
         }
         if !owned {
@@ -1367,8 +1403,13 @@ mod tests {
         );
         assert_eq!(
             p.renew(&a, newer, queue, mark()),
-            Some((COMPLETE + 0x24) as cl_event),
-            "the older event handed back"
+            Some(Vec::new()),
+            "nothing to let go of now"
+        );
+        assert_eq!(
+            *a.ended.lock().unwrap(),
+            [COMPLETE + 0x24],
+            "the older kept"
         );
         assert!(Arc::ptr_eq(&p.held[1].running.upgrade().unwrap(), &a));
         // Other tests query these handles too: counted across the sweep.
@@ -1393,9 +1434,10 @@ mod tests {
         let early = crate::cl::finish_ticket();
         assert_eq!(
             p.renew(&a, newest, queue, mark()),
-            Some(newer),
+            Some(Vec::new()),
             "finished since"
         );
+        assert_eq!(*a.ended.lock().unwrap(), [COMPLETE + 0x24, newer as usize]);
         assert_eq!(status(newer), asked, "not queried");
         // A finish begun before the newest release's enqueue returned, or of another queue,
         // says nothing of it (and it has not completed).
@@ -1421,6 +1463,28 @@ mod tests {
         for r in [&a, &b, &unheld] {
             lock_running(r).take();
         }
+    }
+
+    /// A release keeps the events it replaced (each ended) and lets go of them with its own: the
+    /// renewal that finds the most kept hands them all back to be let go of at once.
+    #[test]
+    fn a_release_keeps_the_events_it_replaced_until_it_goes() {
+        use crate::cl::fake::COMPLETE;
+        fake::install();
+        let (q, ev) = (EVENTS + 0x3D, COMPLETE + 0x11);
+        let queue = q as cl_command_queue;
+        let r = Running::new(ev, share(q), (std::ptr::null_mut(), std::ptr::null_mut()));
+        let renew = || r.renew(ev as cl_event, queue, crate::cl::enqueued_mark());
+        for _ in 1..Running::ENDED {
+            assert_eq!(renew(), Some(Vec::new()));
+        }
+        assert_eq!(renew(), Some(vec![ev; Running::ENDED]), "all at once");
+        assert_eq!(renew(), Some(Vec::new()));
+        let released = || calls("release_event", ev as cl_command_queue);
+        let before = released();
+        let_go_of_by(&r, release_event);
+        assert_eq!(released(), before + 2, "the kept one, then its own");
+        assert!(r.ended.lock().unwrap().is_empty() && lock_running(&r).is_none());
     }
 
     /// Through the ordering's entry point: a renewing release hands the runtime nothing new, the
@@ -1699,7 +1763,8 @@ mod tests {
     /// An idle hand-off through the extension's entry points (acquire and release of one object
     /// on one in-order queue, with no wait list and no event asked for, Direct3D not touching the
     /// resource in between) makes only its own calls: the platform's external acquire and
-    /// release, and the status query and release of the event that the new release replaces.
+    /// release. The release it replaces ended (the clFinish after it says so) and its event is
+    /// let go of when Direct3D touches the resource.
     /// The runtime takes one pending work from the first release after Direct3D touched the
     /// resource, and later releases take its place: the runtime holds one, whatever the number of
     /// hand-offs. It asks the runtime whether Direct3D's work is done only on the first acquire
@@ -1769,9 +1834,12 @@ mod tests {
         let asked = || *WORK_DONE_ASKED.lock().unwrap();
         first_hand_off(q, mem);
         assert_eq!(asked(), 1, "the first acquire asks");
+        let released = || calls("release_event", (RELEASE_EVENT as cl_event).cast());
         for round in 1..=8 {
             evict_caches();
+            let before = released();
             idle_hand_off(q, mem);
+            assert_eq!(released(), before, "the replaced event kept");
             if round % 4 == 0 {
                 assert_eq!(touch(&interop), 1, "one pending work for four hand-offs");
             }
