@@ -377,3 +377,49 @@ pub(crate) unsafe extern "C" fn get_event_info(
 pub(crate) unsafe extern "C" fn release_event(event: cl_event) -> cl_int {
     status(|| crate::cl::events::release_checked(event))
 }
+
+/// Passed on unchanged; a negative status ("the command is terminated", clSetUserEventStatus)
+/// is counted first, so that no `clFinish` stands for what has ended from then on
+/// (cl::finished_since).
+pub(crate) unsafe extern "C" fn set_user_event_status(
+    event: cl_event,
+    execution_status: cl_int,
+) -> cl_int {
+    status(|| {
+        if execution_status < 0 {
+            crate::cl::command_failed();
+        }
+        let below = down!(clSetUserEventStatus);
+        // SAFETY: the application's arguments, passed on unchanged; the platform validates them.
+        check(unsafe { below(event, execution_status) })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cl::fake::{self, EVENTS};
+
+    /// A user event set to a negative status voids what every `clFinish` before says of the
+    /// commands queued before it (cl::finished_since); a status of 0 (`CL_COMPLETE`) does not.
+    #[test]
+    fn a_failed_user_event_voids_the_finish_witness() {
+        let _failures = crate::cl::FAILURES_SEEN.lock();
+        fake::install();
+        let (q, ev) = (
+            (EVENTS + 0x7D) as cl_command_queue,
+            (EVENTS + 0x7C) as cl_event,
+        );
+        let mark = crate::cl::enqueued_mark();
+        crate::cl::finished(q, crate::cl::finish_ticket());
+        // SAFETY: a fake event; the fake platform answers for it (or has no such entry point).
+        unsafe { set_user_event_status(ev, opencl_sys::CL_COMPLETE as cl_int) };
+        assert!(
+            crate::cl::finished_since(q, mark),
+            "complete: nothing failed"
+        );
+        // SAFETY: as above.
+        unsafe { set_user_event_status(ev, -1) };
+        assert!(!crate::cl::finished_since(q, mark), "failed");
+    }
+}

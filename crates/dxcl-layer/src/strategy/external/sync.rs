@@ -11,7 +11,7 @@
 //! pool closes. Objects that outlive the application's context reference synchronise on the CPU.
 
 use rustc_hash::FxHashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use std::ffi::c_void;
@@ -600,9 +600,9 @@ struct Running {
     /// The release left its queue's flush to Direct3D's next access (see
     /// [`order_d3d_after_next_access`]).
     unflushed: bool,
-    /// [`crate::cl::enqueued_mark`] read after the held event's enqueue returned; written under
+    /// [`crate::cl::enqueued_mark`] read after the held event's enqueue returned; locked under
     /// `held`'s lock.
-    mark: AtomicU64,
+    mark: Mutex<crate::cl::EnqueuedMark>,
     /// The events of the releases this one replaced, each ended: let go of with the held event
     /// (Direct3D's access, a sweep, the pool's close), or at once by the renewal that finds
     /// [`Running::ENDED`] of them, so that a renewal makes no platform call of its own while
@@ -619,7 +619,7 @@ impl Running {
             context: context as usize,
             device: device as usize,
             unflushed: true,
-            mark: AtomicU64::new(crate::cl::enqueued_mark()),
+            mark: Mutex::new(crate::cl::enqueued_mark()),
             ended: Mutex::new(Vec::new()),
         }
     }
@@ -646,11 +646,16 @@ impl Running {
     /// failed event is done, but says nothing of the commands before it, and on NVIDIA every
     /// later command of an in-order queue ends terminated after one that was, so a newer release
     /// behind a failed command would end at once while this one still runs. This thread's last
-    /// successful `clFinish` of the queue, begun after this release's enqueue returned, says it
-    /// ended ([`crate::cl::finished_since`]; the application's usual wait between hand-offs);
-    /// else its status must read `CL_COMPLETE`. `mark`: [`crate::cl::enqueued_mark`] read after
+    /// successful `clFinish` of the queue, begun after this release's enqueue returned, with no
+    /// command seen failing since, says it completed ([`crate::cl::finished_since`]; the
+    /// application's usual wait between hand-offs); else its status must read `CL_COMPLETE`. `mark`: [`crate::cl::enqueued_mark`] read after
     /// `ev`'s enqueue returned.
-    fn renew(&self, ev: cl_event, queue: cl_command_queue, mark: u64) -> Option<Vec<usize>> {
+    fn renew(
+        &self,
+        ev: cl_event,
+        queue: cl_command_queue,
+        mark: crate::cl::EnqueuedMark,
+    ) -> Option<Vec<usize>> {
         let mut held = lock_running(self);
         // Under the lock: the runtime marks the work touched before it takes the event, so either
         // it finds the new event or this finds it touched.
@@ -664,12 +669,13 @@ impl Running {
         // Queried under the lock, which no callback of the platform's waits for here: the pool
         // holds this release, and only releases it does not hold (or no longer holds, once it
         // closed) get a completion callback (see retained_event).
-        if !crate::cl::finished_since(queue, self.mark.load(Ordering::Relaxed))
+        let mut last_mark = self.mark.lock().unwrap_or_else(|p| p.into_inner());
+        if !crate::cl::finished_since(queue, *last_mark)
             && events::status(*old as cl_event) != opencl_sys::CL_COMPLETE as cl_int
         {
             return None;
         }
-        self.mark.store(mark, Ordering::Relaxed);
+        *last_mark = mark;
         let replaced = std::mem::replace(old, ev as usize);
         let mut ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
         ended.push(replaced);
@@ -766,7 +772,7 @@ impl Pending {
         running: &Arc<Running>,
         ev: cl_event,
         queue: cl_command_queue,
-        mark: u64,
+        mark: crate::cl::EnqueuedMark,
     ) -> Option<Vec<usize>> {
         // Usually the newest already: the object handed back and forth.
         let i = self
@@ -1380,6 +1386,7 @@ mod tests {
     #[test]
     fn a_release_takes_the_place_of_an_untouched_one() {
         use crate::cl::fake::COMPLETE;
+        let _no_failures = crate::cl::FAILURES_SEEN.lock();
         fake::install();
         let q = EVENTS + 0x36;
         let running = |ev: usize| {
@@ -1447,6 +1454,14 @@ mod tests {
         assert!(
             p.renew(&a, newer, queue, mark()).is_none(),
             "another queue's"
+        );
+        // Nor one after which a command was seen failing (NVIDIA's clFinish returns CL_SUCCESS
+        // over terminated commands).
+        finished(queue);
+        crate::cl::command_failed();
+        assert!(
+            p.renew(&a, newer, queue, mark()).is_none(),
+            "a failure since"
         );
         assert_eq!(lock_running(&a).as_ref().unwrap().0, newest as usize);
 
@@ -1774,6 +1789,7 @@ mod tests {
     /// (docs/benchmarks.md, "A cold CPU on demand"): this keeps it to what it must do.
     #[test]
     fn an_idle_hand_off_makes_only_its_own_calls() {
+        let _no_failures = crate::cl::FAILURES_SEEN.lock();
         use crate::registry::{self, AcquireState, ContextEntry, MemEntry};
         use dxcl_abi::interop::IDxclInteropResourceVtbl;
         use dxcl_abi::sharing::{D3dVersion, ResourceKind};
