@@ -1019,7 +1019,8 @@ pub(crate) fn order_d3d_after_next_access(
                 Some(old)
             });
         if let Some(ended) = replaced {
-            // Not the queue's last reference: the running release still holds its share.
+            // Not the queue's last reference: the application's call on it has not returned
+            // (and the object's AcquiredOn holds one of its own).
             release_all(&ended, release_event);
             return NextAccess::Pending(last);
         }
@@ -1090,7 +1091,8 @@ fn order_d3d_after_new_access(
         if watched {
             release_event(done);
         }
-        let Some((_, q)) = lock_running(&running).take() else {
+        // Nothing replaced yet (no renewal before the runtime took the work): no ended events.
+        let Some((_, q, _)) = running.take() else {
             // A sweep found the release complete meanwhile and let go of its references (the
             // caller's too, when owned): there is nothing left to order.
             return NextAccess::Done;
