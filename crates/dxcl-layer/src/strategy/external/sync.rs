@@ -591,7 +591,7 @@ pub(crate) fn queue_released(queue: cl_command_queue) {
 /// [`order_d3d_after_next_access`] hands the runtime a reference (`Arc::into_raw`) as the pending
 /// work's context, which `pending_release` takes back.
 struct Running {
-    held: Mutex<Option<(usize, Arc<QueueRef>)>>,
+    held: Mutex<Option<Holding>>,
     /// Set false when the runtime first calls the release's pending work (see [`Untouched`]).
     untouched: AtomicBool,
     /// The release's context and its queue's device, as numbers (handles are not Send).
@@ -600,45 +600,52 @@ struct Running {
     /// The release left its queue's flush to Direct3D's next access (see
     /// [`order_d3d_after_next_access`]).
     unflushed: bool,
-    /// [`crate::cl::enqueued_mark`] read after the held event's enqueue returned; locked under
-    /// `held`'s lock.
-    mark: Mutex<crate::cl::EnqueuedMark>,
-    /// The events of the releases this one replaced, each ended: let go of with the held event
-    /// (Direct3D's access, a sweep, the pool's close), or at once by the renewal that finds
+}
+
+/// What a running release holds until it is let go of, all of it taken at once.
+struct Holding {
+    /// The newest release's event (a reference).
+    ev: usize,
+    /// A share of the release's queue.
+    queue: Arc<QueueRef>,
+    /// [`crate::cl::enqueued_mark`] read after `ev`'s enqueue returned.
+    mark: crate::cl::EnqueuedMark,
+    /// The events of the releases `ev` replaced, each ended: let go of with `ev` (Direct3D's
+    /// access, a sweep, the pool's close), or at once by the renewal that finds
     /// [`Running::ENDED`] of them, so that a renewal makes no platform call of its own while
-    /// Direct3D touches the resource now and then. Written under `held`'s lock.
-    ended: Mutex<Vec<usize>>,
+    /// Direct3D touches the resource now and then.
+    ended: Vec<usize>,
 }
 
 impl Running {
     /// A release of `context`'s queue on `device`, with its event and a share of the queue.
     fn new(ev: usize, queue: Arc<QueueRef>, (context, device): (cl_context, cl_device_id)) -> Self {
         Running {
-            held: Mutex::new(Some((ev, queue))),
+            held: Mutex::new(Some(Holding {
+                ev,
+                queue,
+                mark: crate::cl::enqueued_mark(),
+                ended: Vec::new(),
+            })),
             untouched: AtomicBool::new(true),
             context: context as usize,
             device: device as usize,
             unflushed: true,
-            mark: Mutex::new(crate::cl::enqueued_mark()),
-            ended: Mutex::new(Vec::new()),
         }
     }
 
     /// How many replaced events a release keeps at most.
     const ENDED: usize = 16;
 
-    /// Takes the held event, the queue's share and the replaced events, all at once.
-    fn take(&self) -> Option<(usize, Arc<QueueRef>, Vec<usize>)> {
-        let mut held = lock_running(self);
-        let (ev, q) = held.take()?;
-        let ended = std::mem::take(&mut *self.ended.lock().unwrap_or_else(|p| p.into_inner()));
-        Some((ev, q, ended))
+    /// Takes the held event, the queue's share and the replaced events.
+    fn take(&self) -> Option<Holding> {
+        lock_running(self).take()
     }
 
     /// A newer release of the same in-order queue, made while Direct3D has still not touched the
     /// resource, takes this one's place once this one has completed: Direct3D's next access then
     /// orders itself after `ev` (a reference handed over) alone. The replaced event is kept
-    /// ([`Running::ended`]); returns the events the caller lets go of now (none until
+    /// ([`Holding::ended`]); returns the events the caller lets go of now (none until
     /// [`Running::ENDED`] are kept), or None, nothing changed: the runtime has begun the work,
     /// the event was let go of, or it has not completed.
     ///
@@ -648,8 +655,8 @@ impl Running {
     /// behind a failed command would end at once while this one still runs. This thread's last
     /// successful `clFinish` of the queue, begun after this release's enqueue returned, with no
     /// command seen failing since, says it completed ([`crate::cl::finished_since`]; the
-    /// application's usual wait between hand-offs); else its status must read `CL_COMPLETE`. `mark`: [`crate::cl::enqueued_mark`] read after
-    /// `ev`'s enqueue returned.
+    /// application's usual wait between hand-offs); else its status must read `CL_COMPLETE`.
+    /// `mark`: [`crate::cl::enqueued_mark`] read after `ev`'s enqueue returned.
     fn renew(
         &self,
         ev: cl_event,
@@ -662,28 +669,26 @@ impl Running {
         if !self.untouched.load(Ordering::Acquire) {
             return None;
         }
-        let (old, q) = held.as_mut()?;
-        if q.queue() != queue {
+        let h = held.as_mut()?;
+        if h.queue.queue() != queue {
             return None;
         }
         // Queried under the lock, which no callback of the platform's waits for here: the pool
         // holds this release, and only releases it does not hold (or no longer holds, once it
         // closed) get a completion callback (see retained_event).
-        let mut last_mark = self.mark.lock().unwrap_or_else(|p| p.into_inner());
-        if !crate::cl::finished_since(queue, *last_mark)
-            && events::status(*old as cl_event) != opencl_sys::CL_COMPLETE as cl_int
+        if !crate::cl::finished_since(queue, h.mark)
+            && events::status(h.ev as cl_event) != opencl_sys::CL_COMPLETE as cl_int
         {
             return None;
         }
-        *last_mark = mark;
-        let replaced = std::mem::replace(old, ev as usize);
-        let mut ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
-        ended.push(replaced);
-        if ended.len() < Self::ENDED {
+        h.mark = mark;
+        let replaced = std::mem::replace(&mut h.ev, ev as usize);
+        h.ended.push(replaced);
+        if h.ended.len() < Self::ENDED {
             return Some(Vec::new());
         }
         Some(std::mem::replace(
-            &mut *ended,
+            &mut h.ended,
             Vec::with_capacity(Self::ENDED),
         ))
     }
@@ -697,14 +702,14 @@ impl Running {
     /// it runs.
     fn running(&self) -> Option<(cl_event, Arc<QueueRef>)> {
         let held = lock_running(self);
-        let (ev, q) = held.as_ref()?;
-        let ev = *ev as cl_event;
+        let h = held.as_ref()?;
+        let ev = h.ev as cl_event;
         events::retain(ev).ok()?;
-        Some((ev, q.clone()))
+        Some((ev, h.queue.clone()))
     }
 }
 
-fn lock_running(r: &Running) -> std::sync::MutexGuard<'_, Option<(usize, Arc<QueueRef>)>> {
+fn lock_running(r: &Running) -> std::sync::MutexGuard<'_, Option<Holding>> {
     r.held.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -714,7 +719,7 @@ fn lock_running(r: &Running) -> std::sync::MutexGuard<'_, Option<(usize, Arc<Que
 /// event's lock.
 fn retained_event(r: &Running) -> Option<cl_event> {
     let held = lock_running(r);
-    let ev = held.as_ref().map(|(ev, _)| *ev as cl_event)?;
+    let ev = held.as_ref().map(|h| h.ev as cl_event)?;
     events::retain(ev).ok()?;
     Some(ev)
 }
@@ -852,10 +857,10 @@ impl Pending {
                 // Every event reference before the queue.
                 let taken = running.take();
                 release_event(ev);
-                if let Some((ev, q, ended)) = taken {
-                    release_all(&ended, release_event);
-                    release_event(ev as cl_event);
-                    q.release_here();
+                if let Some(h) = taken {
+                    release_all(&h.ended, release_event);
+                    release_event(h.ev as cl_event);
+                    h.queue.release_here();
                 }
                 continue;
             }
@@ -906,10 +911,10 @@ fn let_go_of(running: &Running) {
 /// Takes a pending release's event, queue share and replaced events, lets go of the events by
 /// `release_event`, then of the share.
 fn let_go_of_by(running: &Running, release_event: fn(cl_event)) {
-    if let Some((ev, q, ended)) = running.take() {
-        release_all(&ended, release_event);
-        release_event(ev as cl_event);
-        drop(q);
+    if let Some(h) = running.take() {
+        release_all(&h.ended, release_event);
+        release_event(h.ev as cl_event);
+        drop(h.queue);
     }
 }
 
@@ -986,8 +991,7 @@ unsafe extern "system" fn pending_release(p: *mut c_void) {
 /// `renew`: the object's last release, when Direct3D has not touched the resource since and this
 /// release on the same queue had no wait list after an acquire that had none. On an in-order queue,
 /// once that release has completed, this one takes its place with the runtime ([`Pending::renew`],
-/// [`Running::renew`]): no new
-/// pending work per hand-off, so an object handed back and forth on OpenCL's side alone leaves
+/// [`Running::renew`]): no new pending work per hand-off, so an object handed back and forth on OpenCL's side alone leaves
 /// nothing growing, and Direct3D's next access orders itself once, after the newest release.
 ///
 /// Returns [`NextAccess::Refused`] when the runtime would not take the work (the caller falls
@@ -1092,7 +1096,7 @@ fn order_d3d_after_new_access(
             release_event(done);
         }
         // Nothing replaced yet (no renewal before the runtime took the work): no ended events.
-        let Some((_, q, _)) = running.take() else {
+        let Some(Holding { queue: q, .. }) = running.take() else {
             // A sweep found the release complete meanwhile and let go of its references (the
             // caller's too, when owned): there is nothing left to order.
             return NextAccess::Done;
@@ -1140,6 +1144,15 @@ mod tests {
     fn share(q: usize) -> Arc<QueueRef> {
         crate::cl::retain_queue(q as cl_command_queue).unwrap();
         Arc::new(QueueRef(q))
+    }
+
+    /// A release with event `ev` and a share of the fake queue `q`, of no context or device.
+    fn held_on(q: usize, ev: usize) -> Arc<Running> {
+        Arc::new(Running::new(
+            ev,
+            share(q),
+            (std::ptr::null_mut(), std::ptr::null_mut()),
+        ))
     }
 
     /// Waits up to `ms` for `n` releases of `q` (the layer's releasing thread makes them).
@@ -1284,13 +1297,7 @@ mod tests {
     fn a_sweep_queries_each_in_order_queue_once() {
         use crate::cl::fake::COMPLETE;
         fake::install();
-        let held = |ev: usize| {
-            Arc::new(Running::new(
-                ev,
-                share(EVENTS + 0x60),
-                (std::ptr::null_mut(), std::ptr::null_mut()),
-            ))
-        };
+        let held = |ev: usize| held_on(EVENTS + 0x60, ev);
         // Queue A (in order): its newest is complete. Queue B (in order): its newest is pending.
         // Queue C (out of order): one complete, one pending.
         let (a, b, c) = (
@@ -1351,13 +1358,7 @@ mod tests {
         use crate::cl::fake::COMPLETE;
         fake::install();
         let q = (EVENTS + 0x3E) as cl_command_queue;
-        let held = |ev: usize| {
-            Arc::new(Running::new(
-                ev,
-                share(EVENTS + 0x3E),
-                (std::ptr::null_mut(), std::ptr::null_mut()),
-            ))
-        };
+        let held = |ev: usize| held_on(EVENTS + 0x3E, ev);
         let (later, earlier) = (held(EVENTS + 0x3F), held(COMPLETE + 0x34));
         let mut p = Pending::default();
         std::thread::scope(|s| {
@@ -1380,7 +1381,7 @@ mod tests {
     }
 
     /// A release takes the place of an untouched, complete one of the same queue: it gets the
-    /// newer event (the older is handed back to be let go of) and becomes the newest held, so a
+    /// newer event (the older is kept, to be let go of with it) and becomes the newest held, so a
     /// sweep that finds another object's older release complete lets go of nothing that still
     /// runs. Not while the older one has not completed (unless this thread's clFinish of the
     /// queue since says it has, with no query), nor once the runtime has begun the work, nor from
@@ -1391,13 +1392,7 @@ mod tests {
         let _no_failures = crate::cl::FAILURES_SEEN.lock();
         fake::install();
         let q = EVENTS + 0x36;
-        let running = |ev: usize| {
-            Arc::new(Running::new(
-                ev,
-                share(q),
-                (std::ptr::null_mut(), std::ptr::null_mut()),
-            ))
-        };
+        let running = |ev: usize| held_on(q, ev);
         let queue = q as cl_command_queue;
         let (a, b) = (running(COMPLETE + 0x24), running(COMPLETE + 0x26));
         let mut p = Pending::default();
@@ -1416,7 +1411,7 @@ mod tests {
             "nothing to let go of now"
         );
         assert_eq!(
-            *a.ended.lock().unwrap(),
+            lock_running(&a).as_ref().unwrap().ended,
             [COMPLETE + 0x24],
             "the older kept"
         );
@@ -1436,7 +1431,7 @@ mod tests {
         // A running (or failed) release is not replaced: the newer event might end first.
         let newest = (EVENTS + 0x3C) as cl_event;
         assert!(p.renew(&a, newest, queue, mark()).is_none(), "not complete");
-        assert_eq!(lock_running(&a).as_ref().unwrap().0, newer as usize);
+        assert_eq!(lock_running(&a).as_ref().unwrap().ev, newer as usize);
         // Ended, with no query: this thread's clFinish of the queue began after its enqueue.
         let asked = status(newer);
         finished(queue);
@@ -1446,7 +1441,10 @@ mod tests {
             Some(Vec::new()),
             "finished since"
         );
-        assert_eq!(*a.ended.lock().unwrap(), [COMPLETE + 0x24, newer as usize]);
+        assert_eq!(
+            lock_running(&a).as_ref().unwrap().ended,
+            [COMPLETE + 0x24, newer as usize]
+        );
         assert_eq!(status(newer), asked, "not queried");
         // A finish begun before the newest release's enqueue returned, or of another queue,
         // says nothing of it (and it has not completed).
@@ -1465,7 +1463,7 @@ mod tests {
             p.renew(&a, newer, queue, mark()).is_none(),
             "a failure since"
         );
-        assert_eq!(lock_running(&a).as_ref().unwrap().0, newest as usize);
+        assert_eq!(lock_running(&a).as_ref().unwrap().ev, newest as usize);
 
         let unheld = running(COMPLETE + 0x28);
         assert!(
@@ -1501,7 +1499,10 @@ mod tests {
         let before = released();
         let_go_of_by(&r, release_event);
         assert_eq!(released(), before + 2, "the kept one, then its own");
-        assert!(r.ended.lock().unwrap().is_empty() && lock_running(&r).is_none());
+        assert!(
+            lock_running(&r).is_none(),
+            "nothing held: its kept events with it"
+        );
     }
 
     /// Through the ordering's entry point: a renewing release hands the runtime nothing new, the
@@ -2194,13 +2195,7 @@ mod tests {
     fn closing_lets_go_of_every_release() {
         use crate::cl::fake::COMPLETE;
         fake::install();
-        let held = |ev: usize| {
-            Arc::new(Running::new(
-                ev,
-                share(EVENTS + 0x61),
-                (std::ptr::null_mut(), std::ptr::null_mut()),
-            ))
-        };
+        let held = |ev: usize| held_on(EVENTS + 0x61, ev);
         let (done, running) = (held(COMPLETE + 4), held(EVENTS + 0x15));
         let mut p = Pending::default();
         p.hold(&done, 0xD as cl_command_queue, true);
