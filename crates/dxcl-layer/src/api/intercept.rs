@@ -39,7 +39,6 @@ pub(crate) fn override_slots(t: &mut cl_icd_dispatch) {
     t.clReleaseKernel = Some(guard::release_kernel);
     t.clGetEventInfo = Some(guard::get_event_info);
     t.clReleaseEvent = Some(guard::release_event);
-    t.clSetUserEventStatus = Some(guard::set_user_event_status);
     t.clGetExtensionFunctionAddress = Some(ext::get_extension_function_address);
     t.clGetExtensionFunctionAddressForPlatform =
         Some(ext::get_extension_function_address_for_platform);

@@ -200,22 +200,13 @@ pub(crate) fn status(ev: cl_event) -> cl_int {
     let Some(get) = super::target().and_then(|t| t.clGetEventInfo) else {
         return opencl_sys::CL_INVALID_OPERATION;
     };
-    let status = trace::time(Step::ClEventInfo, || {
+    trace::time(Step::ClEventInfo, || {
         // SAFETY: an event the caller holds; query_value passes a buffer of the size it names.
         query_value(|n, p, r| unsafe {
             get(ev, opencl_sys::CL_EVENT_COMMAND_EXECUTION_STATUS, n, p, r)
         })
-    });
-    match status {
-        Ok(s) => {
-            if s < 0 {
-                // A command terminated: clFinish no longer says what ended (cl::finished_since).
-                super::command_failed();
-            }
-            s
-        }
-        Err(_) => opencl_sys::CL_INVALID_EVENT,
-    }
+    })
+    .unwrap_or(opencl_sys::CL_INVALID_EVENT)
 }
 
 /// Whether an execution status is final: `CL_COMPLETE`, or an error (a failed command holds
