@@ -1,12 +1,12 @@
 #!/bin/sh
 # The instructions an idle hand-off runs in the layer, counted by callgrind on the fake platform
-# (no GPU). The unit test an_idle_hand_off_makes_only_its_own_calls hands one external-memory
-# object of a fake runtime back and forth: a first hand-off (not counted: it retains the queue
-# and asks the runtime), then eight idle ones, Direct3D touching the resource after every fourth.
-# Counted: what runs inside those eight calls of idle_hand_off, less the fake platform's and
-# runtime's own functions: the instructions, then, with the caches emptied before each, the lines
-# of code and data fetched. Deterministic: compare builds by them (docs/benchmarks.md, "A cold
-# CPU on demand").
+# (no GPU), then timed on this CPU. The unit test an_idle_hand_off_makes_only_its_own_calls hands
+# one external-memory object of a fake runtime back and forth: a first hand-off (not counted: it
+# retains the queue and asks the runtime), then eight idle ones, Direct3D touching the resource
+# after every fourth. Counted: what runs inside those eight calls of idle_hand_off, less the fake
+# platform's and runtime's own functions: the instructions, then, with the caches emptied before
+# each, the lines of code and data fetched. Deterministic: compare builds by them (docs/
+# benchmarks.md, "A cold CPU on demand").
 set -eu
 cd "$(dirname "$0")/.."
 if ! command -v valgrind >/dev/null; then
@@ -53,3 +53,20 @@ set -- $(sum ILmr,DLmr,DLmw "$out/callgrind.out")
 code=$((($1 - $2) / 8))
 data=$((($3 - $4 + $5 - $6) / 8))
 echo "idle hand-off, cold: $((code + data)) lines of the layer's per hand-off fetched from memory ($code of code, $data of data)"
+# The same eight idle hand-offs timed on this CPU (not deterministic: compare builds in one run of
+# this script each, alternating): RUNS runs (default 15) warm, then as many with 64 MiB of fresh
+# memory written before each hand-off (past this machine's caches, with TLB entries and page-table
+# lines lost too: the host's slow state, reproduced); the median of all samples of each.
+runs=${RUNS:-15}
+timed() {
+    i=0
+    while [ "$i" -lt "$runs" ]; do
+        env "$@" DXCL_IDLE_TIME=1 "$bin" --exact "$test" --test-threads=1 --nocapture 2>&1 |
+            sed -n 's/.*idle hand-off: \([0-9]*\) ns$/\1/p'
+        i=$((i + 1))
+    done | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)], NR }'
+}
+set -- $(timed DXCL_IDLE_EVICT_KIB=0)
+warm=$1
+set -- $(timed DXCL_IDLE_EVICT_KIB=65536)
+echo "idle hand-off, timed: median $warm ns warm, $1 ns with 64 MiB of fresh memory written before each ($2 samples each)"

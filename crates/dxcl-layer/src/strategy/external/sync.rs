@@ -1731,8 +1731,9 @@ mod tests {
     }
 
     /// With `DXCL_IDLE_EVICT_KIB` set (scripts/idle-instructions.sh, under callgrind's cache
-    /// simulation), writes every line of that many KiB, so the next hand-off starts with caches
-    /// that hold nothing of it: its misses are the lines of code and data it touches.
+    /// simulation or timed), writes every line of that many KiB of fresh memory, so the next
+    /// hand-off starts with caches that hold nothing of it: its misses are the lines of code and
+    /// data it touches.
     #[inline(never)]
     fn evict_caches() {
         let Some(kib) = std::env::var("DXCL_IDLE_EVICT_KIB")
@@ -1844,10 +1845,17 @@ mod tests {
         first_hand_off(q, mem);
         assert_eq!(asked(), 1, "the first acquire asks");
         let released = || calls("release_event", (RELEASE_EVENT as cl_event).cast());
+        // DXCL_IDLE_TIME set: each idle hand-off's wall time, for the script's medians.
+        let timed = std::env::var_os("DXCL_IDLE_TIME").is_some();
         for round in 1..=8 {
             evict_caches();
             let before = released();
+            let start = std::time::Instant::now();
             idle_hand_off(q, mem);
+            let ns = start.elapsed().as_nanos();
+            if timed {
+                eprintln!("idle hand-off: {ns} ns");
+            }
             assert_eq!(released(), before, "the replaced event kept");
             if round % 4 == 0 {
                 assert_eq!(touch(&interop), 1, "one pending work for four hand-offs");
