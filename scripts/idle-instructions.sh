@@ -4,16 +4,16 @@
 # one external-memory object of a fake runtime back and forth: a first hand-off (not counted: it
 # retains the queue and asks the runtime), then eight idle ones, Direct3D touching the resource
 # after every fourth. Counted: what runs inside those eight calls of idle_hand_off, less the fake
-# platform's and runtime's own functions: the instructions, then, with the caches emptied before
-# each, the lines of code and data fetched. Deterministic: compare builds by them (docs/
-# benchmarks.md, "A cold CPU on demand").
+# platform's and runtime's own functions: the instructions, then the distinct lines of code and
+# data touched. Both deterministic: compare builds by them (docs/benchmarks.md, "A cold CPU on
+# demand").
 set -eu
 cd "$(dirname "$0")/.."
-if ! command -v valgrind >/dev/null; then
+if ! command -v valgrind >/dev/null || ! command -v python3 >/dev/null; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends valgrind >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends valgrind python3 binutils >/dev/null
 fi
 test=strategy::external::sync::tests::an_idle_hand_off_makes_only_its_own_calls
 bin=$(cargo test --release -q -p dxcl-layer --lib --no-run --message-format=json 2>/dev/null |
@@ -44,15 +44,11 @@ run
 set -- $(sum Ir "$out/callgrind.out")
 echo "idle hand-off: $1 instructions in 8 idle hand-offs, $2 of them the fake platform's and runtime's"
 echo "idle hand-off: $((($1 - $2) / 8)) instructions of the layer's per hand-off"
-# The cold count: before each idle hand-off the test writes 32 MiB (DXCL_IDLE_EVICT_KIB), so the
-# simulated caches (fixed sizes, whatever this machine's: L1 32 + 48 KiB, last level 8 MiB) hold
-# nothing of it; its last-level misses are the lines of code and data it touches, each a fetch
-# from memory on a CPU whose caches lost them.
-DXCL_IDLE_EVICT_KIB=32768 run --cache-sim=yes --I1=32768,8,64 --D1=49152,12,64 --LL=8388608,16,64
-set -- $(sum ILmr,DLmr,DLmw "$out/callgrind.out")
-code=$((($1 - $2) / 8))
-data=$((($3 - $4 + $5 - $6) / 8))
-echo "idle hand-off, cold: $((code + data)) lines of the layer's per hand-off fetched from memory ($code of code, $data of data)"
+# The cold count: the distinct lines of code and data the layer's part of each idle hand-off
+# touches, each a fetch from memory on a CPU whose caches lost them (lackey's trace, counted by
+# scripts/idle-lines.py; deterministic, and unlike a cache simulation blind to where the linker
+# put the functions).
+python3 scripts/idle-lines.py "$bin"
 # The same eight idle hand-offs timed on this CPU (not deterministic: compare builds in one run of
 # this script each, alternating): RUNS runs (default 15) warm, then as many with 64 MiB of fresh
 # memory written before each hand-off (past this machine's caches, with TLB entries and page-table

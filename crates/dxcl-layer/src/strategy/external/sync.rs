@@ -1730,10 +1730,9 @@ mod tests {
         crate::cl::finished(q, crate::cl::finish_ticket());
     }
 
-    /// With `DXCL_IDLE_EVICT_KIB` set (scripts/idle-instructions.sh, under callgrind's cache
-    /// simulation or timed), writes every line of that many KiB of fresh memory, so the next
-    /// hand-off starts with caches that hold nothing of it: its misses are the lines of code and
-    /// data it touches.
+    /// With `DXCL_IDLE_EVICT_KIB` set (scripts/idle-instructions.sh, timed), writes every line of
+    /// that many KiB of fresh memory, so the next hand-off starts with caches that hold nothing of
+    /// it: it fetches every line of code and data it touches again.
     #[inline(never)]
     fn evict_caches() {
         let Some(kib) = std::env::var("DXCL_IDLE_EVICT_KIB")
