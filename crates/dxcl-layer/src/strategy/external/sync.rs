@@ -1803,8 +1803,13 @@ mod tests {
             acquire: external,
             release: external,
         };
-        let sharing =
-            crate::strategy::external_memory::ExternalMemory::of_runtime(interop.clone(), fns);
+        // Borrowed, as the layer's strategies hold it (the entry holds the counted reference):
+        // a hand-off counts no reference of its own.
+        // SAFETY: `resource` (the entry's) and `interop` hold the object for the whole test.
+        let sharing = crate::strategy::external_memory::ExternalMemory::of_runtime(
+            unsafe { interop.clone().into_borrowed() },
+            fns,
+        );
         pools()
             .get_or_insert_with(FxHashMap::default)
             .insert(context, pool_of(context, no_release, &[]));
