@@ -20,28 +20,27 @@ bin=$(cargo test --release -q -p dxcl-layer --lib --no-run --message-format=json
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-# sum EVENTS FILE: per event of the comma-separated list, the total, then the fake platform's and
-# runtime's part (each fake function's inclusive count: the fake's call counter runs only inside
-# them), as "total fakes" pairs on one line.
+# sum FILE: the instructions counted, then the fake platform's and runtime's part (each fake
+# function's inclusive count: the fake's call counter runs only inside them), on one line.
 sum() {
-    callgrind_annotate --inclusive=yes --show="$1" --threshold=100 "$2" 2>/dev/null |
+    callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
         sed 's/([^)]*)//g; s/,//g' |
-        awk -v n="$(echo "$1" | tr ',' '\n' | wc -l)" '
-            /PROGRAM TOTALS/ { for (i = 1; i <= n; i++) t[i] = $i + 0 }
+        awk '
+            /PROGRAM TOTALS/ { t = $1 + 0 }
             /(cl::fake::|sync::tests::)[a-z_]+ \[/ && !/fake::count |tests::(an_idle_hand_off_makes_only_its_own_calls|first_hand_off|idle_hand_off) / {
-                for (i = 1; i <= n; i++) f[i] += $i + 0
+                f += $1 + 0
             }
-            END { for (i = 1; i <= n; i++) printf "%d %d ", t[i], f[i]; print "" }'
+            END { print t, f }'
 }
 # Entering first_hand_off starts the count and entering idle_hand_off inside it stops it again;
 # entered from the test, idle_hand_off starts it.
 run() {
-    valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" "$@" \
+    valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
         --toggle-collect='*sync::tests::first_hand_off' --toggle-collect='*sync::tests::idle_hand_off' \
         "$bin" --exact "$test" --test-threads=1 > "$out/log" 2>&1 || { cat "$out/log"; exit 1; }
 }
 run
-set -- $(sum Ir "$out/callgrind.out")
+set -- $(sum "$out/callgrind.out")
 echo "idle hand-off: $1 instructions in 8 idle hand-offs, $2 of them the fake platform's and runtime's"
 echo "idle hand-off: $((($1 - $2) / 8)) instructions of the layer's per hand-off"
 # The cold count: the distinct lines of code and data the layer's part of each idle hand-off

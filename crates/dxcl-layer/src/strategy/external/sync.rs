@@ -617,6 +617,15 @@ struct Holding {
     ended: Vec<usize>,
 }
 
+impl Holding {
+    /// Lets go of every event reference it holds by `release_event`, the replaced ones first;
+    /// the caller lets go of the queue's share after them.
+    fn let_go_of_events(&self, release_event: fn(cl_event)) {
+        release_all(&self.ended, release_event);
+        release_event(self.ev as cl_event);
+    }
+}
+
 impl Running {
     /// A release of `context`'s queue on `device`, with its event and a share of the queue.
     fn new(ev: usize, queue: Arc<QueueRef>, (context, device): (cl_context, cl_device_id)) -> Self {
@@ -858,8 +867,7 @@ impl Pending {
                 let taken = running.take();
                 release_event(ev);
                 if let Some(h) = taken {
-                    release_all(&h.ended, release_event);
-                    release_event(h.ev as cl_event);
+                    h.let_go_of_events(release_event);
                     h.queue.release_here();
                 }
                 continue;
@@ -912,8 +920,7 @@ fn let_go_of(running: &Running) {
 /// `release_event`, then of the share.
 fn let_go_of_by(running: &Running, release_event: fn(cl_event)) {
     if let Some(h) = running.take() {
-        release_all(&h.ended, release_event);
-        release_event(h.ev as cl_event);
+        h.let_go_of_events(release_event);
         drop(h.queue);
     }
 }
@@ -991,8 +998,9 @@ unsafe extern "system" fn pending_release(p: *mut c_void) {
 /// `renew`: the object's last release, when Direct3D has not touched the resource since and this
 /// release on the same queue had no wait list after an acquire that had none. On an in-order queue,
 /// once that release has completed, this one takes its place with the runtime ([`Pending::renew`],
-/// [`Running::renew`]): no new pending work per hand-off, so an object handed back and forth on OpenCL's side alone leaves
-/// nothing growing, and Direct3D's next access orders itself once, after the newest release.
+/// [`Running::renew`]): no new pending work per hand-off, so an object handed back and forth on
+/// OpenCL's side alone leaves nothing growing, and Direct3D's next access orders itself once,
+/// after the newest release.
 ///
 /// Returns [`NextAccess::Refused`] when the runtime would not take the work (the caller falls
 /// back and flushes).
