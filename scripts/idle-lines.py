@@ -2,7 +2,8 @@
 """The distinct lines of code and data an idle hand-off touches in the layer, which a CPU whose
 caches lost them fetches again (docs/benchmarks.md, "A cold CPU on demand").
 
-Usage: idle-lines.py TEST_BINARY (scripts/idle-instructions.sh passes the unit tests' binary).
+Usage: idle-lines.py TEST_BINARY [--by-function] (scripts/idle-instructions.sh passes the unit
+tests' binary; --by-function also lists the lines of code per function, most first).
 Runs the unit test an_idle_hand_off_makes_only_its_own_calls under valgrind's lackey, which
 traces every instruction and data access, and counts per idle hand-off (the eight calls of
 idle_hand_off after the first hand-off) the 64-byte lines of code it runs, the 4 KiB pages they
@@ -34,6 +35,7 @@ def functions(binary):
 
 def main():
     binary = sys.argv[1]
+    by_function = "--by-function" in sys.argv[2:]
     syms = functions(binary)
     starts = [a for a, _ in syms]
     entry = next(a for a, n in syms if n.endswith("sync::tests::idle_hand_off"))
@@ -78,6 +80,18 @@ def main():
     code = sum(len(c) for c, _ in idle) / n
     pages = sum(len({line >> 6 for line in c}) for c, _ in idle) / n
     data = sum(len(d) for _, d in idle) / n
+    if by_function:
+        # Past the binary's last function lies the C library's code (mapped far above).
+        end = syms[-1][0] + 0x10000
+        names = {}
+        for c, _ in idle:
+            for line in c:
+                i = bisect.bisect_right(starts, (line << 6) - base) - 1
+                inside = 0 <= (line << 6) - base < end and i >= 0
+                name = syms[i][1] if inside else "(C library: allocator, locks)"
+                names[name] = names.get(name, 0) + 1
+        for name, lines in sorted(names.items(), key=lambda kv: -kv[1]):
+            print(f"{lines / n:6.1f}  {name}")
     print(f"idle hand-off, lines touched: {code + data:.0f} of the layer's per hand-off "
           f"({code:.0f} of code on {pages:.0f} pages, {data:.0f} of data; {n} hand-offs)")
 
