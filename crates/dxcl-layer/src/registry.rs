@@ -11,9 +11,10 @@
 use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::core::tokens::{D3dVersion, ResourceKind};
+use crate::core::tokens::{D3dVersion, Ext, ResourceKind};
 use crate::d3d::com::ComPtr;
 use crate::strategy::SharingStrategy;
 
@@ -55,10 +56,8 @@ pub(crate) struct MemEntry {
     /// The resource's `IUnknown` identity and subresource: the duplicate-creation key.
     pub key: (usize, u32),
     pub subresource: u32,
-    /// Context-wide acquire state.
-    pub acquire: AcquireState,
-    /// The extension of the acquire that holds it (validation reports).
-    pub acquired_by: Option<crate::core::tokens::Ext>,
+    /// Context-wide acquire state, and the extension of the acquire that holds it.
+    pub acquire: Arc<AcquireCell>,
     /// The application released its last reference, but the platform still holds the object
     /// for commands in flight and the strategy uses the resource's memory in place, so the entry
     /// (and the resource reference) stays until the destructor callback. For the application the
@@ -83,6 +82,41 @@ pub(crate) enum AcquireState {
     Acquired,
     /// A release call is at work on it.
     Releasing,
+}
+
+/// An object's [`AcquireState`] and the extension of the acquire that holds it (validation
+/// reports), in one atomic. A call claims the object with the registry's lock held, which orders
+/// the claims of all threads, and settles it without: only the claiming call settles, and a
+/// claim that reads the state meanwhile finds the object still claimed. An idle hand-off so
+/// looks the entry up once per call, not twice (docs/benchmarks.md, "A cold CPU on demand").
+#[derive(Default)]
+pub(crate) struct AcquireCell(AtomicU8);
+
+impl AcquireCell {
+    const STATES: [AcquireState; 4] = [
+        AcquireState::Released,
+        AcquireState::Acquiring,
+        AcquireState::Acquired,
+        AcquireState::Releasing,
+    ];
+
+    pub fn state(&self) -> AcquireState {
+        Self::STATES[usize::from(self.0.load(Ordering::Acquire) & 3)]
+    }
+
+    pub fn acquired_by(&self) -> Option<Ext> {
+        let by = usize::from(self.0.load(Ordering::Acquire) >> 2);
+        by.checked_sub(1).map(|i| Ext::ALL[i])
+    }
+
+    /// Claims (under the registry's lock) or settles (the claiming call) the object.
+    pub fn set(&self, state: AcquireState, by: Option<Ext>) {
+        let state = Self::STATES.iter().position(|&s| s == state).unwrap_or(0);
+        let by = by
+            .and_then(|e| Ext::ALL.iter().position(|&x| x == e))
+            .map_or(0, |i| i + 1);
+        self.0.store((by << 2 | state) as u8, Ordering::Release);
+    }
 }
 
 impl MemEntry {
@@ -196,7 +230,7 @@ impl Registry {
             // "If an OpenCL memory object created from a Direct3D 1x resource is used while it is
             // not currently acquired by OpenCL, the call attempting to use that OpenCL memory
             // object will return CL_D3D1x_RESOURCE_NOT_ACQUIRED."
-            Some(e) if e.acquire != AcquireState::Acquired => Err(e.version.not_acquired()),
+            Some(e) if e.acquire.state() != AcquireState::Acquired => Err(e.version.not_acquired()),
             _ => Ok(()),
         }
     }
@@ -370,8 +404,7 @@ mod tests {
             resource: inert_com(),
             key: (0, 0),
             subresource: 0,
-            acquire: AcquireState::Released,
-            acquired_by: None,
+            acquire: Default::default(),
             app_released: false,
         }
     }
@@ -479,14 +512,14 @@ mod tests {
         assert_eq!(r.root_key(14), None);
         assert_eq!(r.check_acquired(14), Ok(()));
         for state in [AcquireState::Acquiring, AcquireState::Releasing] {
-            r.mems.get_mut(&10).unwrap().acquire = state;
+            r.mems[&10].acquire.set(state, None);
             assert_eq!(
                 r.check_acquired(13),
                 Err(D3dVersion::D3D10.not_acquired()),
                 "{state:?}"
             );
         }
-        r.mems.get_mut(&10).unwrap().acquire = AcquireState::Acquired;
+        r.mems[&10].acquire.set(AcquireState::Acquired, None);
         assert_eq!(r.check_acquired(13), Ok(()));
     }
 

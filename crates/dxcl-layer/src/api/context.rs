@@ -312,12 +312,12 @@ fn still_acquired(context: usize) -> Vec<crate::validate::StillAcquired> {
             .iter()
             .filter(|(_, e)| {
                 e.context == context
-                    && e.acquire == crate::registry::AcquireState::Acquired
+                    && e.acquire.state() == crate::registry::AcquireState::Acquired
                     && !e.app_released
             })
             .map(|(&mem, e)| crate::validate::StillAcquired {
                 mem,
-                ext: e.acquired_by.unwrap_or(crate::core::tokens::Ext {
+                ext: e.acquire.acquired_by().unwrap_or(crate::core::tokens::Ext {
                     version: e.version,
                     flavor: crate::core::tokens::Flavor::Khr,
                 }),

@@ -17,7 +17,7 @@ use crate::core::format;
 use crate::core::signal::Signal;
 use crate::core::tokens::{D3dVersion, Ext, ResourceKind};
 use crate::d3d::resource;
-use crate::registry::{self, key, AcquireState, MemEntry};
+use crate::registry::{self, key, MemEntry};
 use crate::strategy::{self, Strategy};
 
 /// D3D11_USAGE_IMMUTABLE and D3D10_USAGE_IMMUTABLE (the same value in both SDKs).
@@ -177,8 +177,7 @@ fn register(a: RegisterArgs, claim: registry::Claim, shared: strategy::Shared) -
         resource: a.resource,
         key: a.reg_key,
         subresource: a.sub,
-        acquire: AcquireState::Released,
-        acquired_by: None,
+        acquire: Default::default(),
         app_released: false,
     };
     claim.register(key(mem), entry);
@@ -374,7 +373,7 @@ pub(crate) unsafe extern "C" fn release_mem_object(mem: cl_mem) -> cl_int {
                 r.mems.get(&key(mem)).map(|e| {
                     (
                         e.sharing.clone(),
-                        e.acquire == registry::AcquireState::Acquired,
+                        e.acquire.state() == registry::AcquireState::Acquired,
                     )
                 })
             });

@@ -1,7 +1,8 @@
 //! `clEnqueueAcquireD3D1xObjects{KHR,NV}` and `clEnqueueReleaseD3D1xObjects{KHR,NV}`.
 //!
 //! Acquire state is context-wide (one [`AcquireState`] per memory object), checked and claimed in
-//! one locked step, and settled when the call's work is done.
+//! one step under the registry's lock, and settled when the call's work is done (without it:
+//! [`registry::AcquireCell`]).
 //! Synchronisation, unless the
 //! context asked for `CL_CONTEXT_INTEROP_USER_SYNC` (KHR only; NV always synchronises):
 //! - acquire: D3D work issued before it completes before its event completes (host pointer:
@@ -26,8 +27,8 @@ use super::{down, slice};
 use crate::cl::events::{self, marker};
 use crate::cl::info::query_value;
 use crate::core::tokens::{Ext, Flavor};
-use crate::registry::{self, key, AcquireState};
-use crate::strategy::{HandOff, SharingStrategy};
+use crate::registry::{self, key, AcquireCell, AcquireState};
+use crate::strategy::{Alone, HandOff, SharingStrategy};
 use crate::trace::{self, Step};
 use crate::validate::AccessMark;
 use dxcl_abi::interop::{DXCL_OPENCL_ACCESS_ACQUIRED, DXCL_OPENCL_ACCESS_SHARED};
@@ -36,6 +37,8 @@ use dxcl_abi::interop::{DXCL_OPENCL_ACCESS_ACQUIRED, DXCL_OPENCL_ACCESS_SHARED};
 struct Item {
     mem: cl_mem,
     sharing: Arc<dyn SharingStrategy>,
+    /// The entry's acquire state, which the call settles.
+    acquire: Arc<AcquireCell>,
     /// Validation: how dxcl's runtime learns the acquire state.
     mark: Option<Arc<AccessMark>>,
 }
@@ -168,15 +171,16 @@ pub(crate) unsafe fn acquire_release(
                 return Err(CL_INVALID_CONTEXT);
             }
             let repeated = mems[..i].contains(&m);
+            let state = e.acquire.state();
             // An object another thread's call is acquiring or releasing right now counts as
             // acquired and not released: that call has not returned.
-            if !release && (e.acquire != AcquireState::Released || repeated) {
+            if !release && (state != AcquireState::Released || repeated) {
                 // CL_D3D1x_RESOURCE_ALREADY_ACQUIRED "if memory objects in mem_objects have
                 // previously been acquired using clEnqueueAcquireD3D1xObjects but have not been
                 // released using clEnqueueReleaseD3D1xObjects".
                 return Err(v.already_acquired());
             }
-            if release && (e.acquire != AcquireState::Acquired || repeated) {
+            if release && (state != AcquireState::Acquired || repeated) {
                 // CL_D3D1x_RESOURCE_NOT_ACQUIRED "if memory objects in mem_objects have not
                 // previously been acquired using clEnqueueAcquireD3D1xObjects, or have been
                 // released using clEnqueueReleaseD3D1xObjects since the last time that they were
@@ -186,6 +190,7 @@ pub(crate) unsafe fn acquire_release(
             items.push(Item {
                 mem: m,
                 sharing: e.sharing.clone(),
+                acquire: e.acquire.clone(),
                 mark: e.validation.clone(),
             });
         }
@@ -193,11 +198,8 @@ pub(crate) unsafe fn acquire_release(
         // same object at once, one gets the error above. The claim holds until the call's work
         // is done (`settle`), so no other thread acquires an object whose release has not yet
         // written it back, nor uses one whose acquire has not yet filled it.
-        for &m in mems {
-            if let Some(e) = r.mems.get_mut(&key(m)) {
-                e.acquire = claimed;
-                e.acquired_by = (!release).then_some(ext);
-            }
+        for it in &items {
+            it.acquire.set(claimed, (!release).then_some(ext));
         }
         Ok((user_sync, items))
     })?;
@@ -213,13 +215,27 @@ pub(crate) unsafe fn acquire_release(
             m.set(access, call);
         }
     };
+    // One object, no wait list, no event: its strategy may do the call whole (an idle
+    // hand-off's usual call, kept lean).
+    let alone = match &items[..] {
+        [it] if wait.is_empty() && event.is_null() => Some((it, Alone { queue, facts, sync })),
+        _ => None,
+    };
     let done = if release {
         mark(DXCL_OPENCL_ACCESS_SHARED, ext.release_call());
-        // Another object of the call orders Direct3D after the event once the first has.
-        let wanted = !event.is_null() || items.len() > 1;
-        release_objects((queue, facts), &items, wait, (sync, wanted))
+        match alone.and_then(|(it, call)| it.sharing.release_alone(it.mem, call)) {
+            Some(done) => done.map(|()| std::ptr::null_mut()),
+            None => {
+                // Another object of the call orders Direct3D after the event once the first has.
+                let wanted = !event.is_null() || items.len() > 1;
+                release_objects((queue, facts), &items, wait, (sync, wanted))
+            }
+        }
     } else {
-        acquire_objects((queue, facts), &items, wait, (sync, !event.is_null()))
+        match alone.and_then(|(it, call)| it.sharing.acquire_alone(it.mem, call)) {
+            Some(done) => done.map(|()| std::ptr::null_mut()),
+            None => acquire_objects((queue, facts), &items, wait, (sync, !event.is_null())),
+        }
     };
     // Settled: the new state when the call succeeded, the old one when it failed.
     let settled = if done.is_ok() {
@@ -228,16 +244,10 @@ pub(crate) unsafe fn acquire_release(
         undone_state
     };
     let settle = trace::span(Step::RegistrySettle);
-    registry::with(|r| {
-        for it in &items {
-            if let Some(e) = r.mems.get_mut(&key(it.mem)) {
-                e.acquire = settled;
-                if done.is_err() {
-                    e.acquired_by = release.then_some(ext);
-                }
-            }
-        }
-    });
+    for it in &items {
+        let by = if done.is_ok() { !release } else { release };
+        it.acquire.set(settled, by.then_some(ext));
+    }
     drop(settle);
     // Validation marks: ACQUIRED only once the acquire's own Direct3D work is done; a failed
     // release leaves the objects OpenCL's.
@@ -417,6 +427,7 @@ mod tests {
             .map(|m| Item {
                 mem: m as cl_mem,
                 sharing: strategy.clone(),
+                acquire: Default::default(),
                 mark: None,
             })
             .collect();

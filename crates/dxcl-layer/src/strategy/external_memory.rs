@@ -8,8 +8,12 @@ use opencl_sys::{cl_event, cl_int, cl_mem};
 
 use super::external;
 use super::external::dxvk_semaphores::DxvkFlush;
-use super::{After, Decision, HandOff, Made, Make, Materials, Request, SharingStrategy};
+use super::{enqueue_external, terminated_if_refused, SyncMode};
+use super::{After, Alone, Decision, HandOff, Made, Make, Materials, Request, SharingStrategy};
+use crate::cl::events;
 use crate::d3d::com::ComPtr;
+use crate::d3d::interop;
+use crate::trace::{self, Step};
 use dxcl_abi::interop::IDxclInteropResource;
 
 pub(super) struct ExternalMemory {
@@ -82,33 +86,32 @@ impl SharingStrategy for ExternalMemory {
     }
 
     fn acquire(&self, mem: cl_mem, h: &mut HandOff<'_>) -> Result<(), cl_int> {
-        // Known without asking the runtime, where it runs the last release's ordering before
-        // Direct3D's next access and that access has not come (an idle hand-off's usual case).
-        let untouched =
-            self.acquired_on.set(h.queue, !h.wait.is_empty()) && self.defers && h.in_order();
-        // Under user sync the application orders its own Direct3D work, not the runtime's: a
-        // new resource's zero-fill may still be recorded, not even submitted, at its first
-        // acquire (seen on the H100: the first write of `hostptr`'s user-sync check was lost
-        // under it). Pending work is then ordered like the adaptive mode orders it.
-        let ordered = h.sync
-            || !(untouched
-                || crate::trace::time(crate::trace::Step::DeviceWorkDone, || {
-                    external::sync::device_work_done(&self.interop)
-                }));
-        // DXVK's shared semaphore follows only the work DXVK has flushed; flushed here, with no
-        // lock of the layer's held (the pool's signal runs under its lock).
-        if let Some(f) = self.flush.as_ref().filter(|_| ordered) {
-            if external::sync::mode(h.context).is_some() {
-                f.flush();
-            }
-        }
-        let after = match (ordered, untouched) {
-            (false, _) => After::Nothing,
-            (true, false) => After::Direct3d,
-            (true, true) => After::Untouched,
-        };
+        let after = self.after(
+            (h.queue, h.in_order()),
+            !h.wait.is_empty(),
+            h.sync,
+            h.context,
+        );
         h.import(mem, &self.interop, after, self.fns);
         Ok(())
+    }
+
+    fn acquire_alone(&self, mem: cl_mem, call: Alone) -> Option<Result<(), cl_int>> {
+        let fns = self.fns?;
+        let (queue, facts) = (call.queue, call.facts);
+        let after = self.after((queue, facts.in_order), false, call.sync, facts.context);
+        if after == After::Direct3d {
+            // Direct3D's work may still run: the hand-off orders the acquire after it.
+            let mut h = HandOff::acquire(queue, facts, &[], call.sync);
+            h.event_wanted = false;
+            h.import(mem, &self.interop, after, self.fns);
+            return Some(h.finish().map(events::release));
+        }
+        // Nothing to wait for, and nobody follows the call's event: the external acquire alone.
+        let acquired = trace::time(Step::ClAcquireExternal, || {
+            enqueue_external(fns.acquire, queue, &[mem], &[], false)
+        });
+        Some(acquired.map(events::release))
     }
 
     fn imports(&self) -> bool {
@@ -139,5 +142,86 @@ impl SharingStrategy for ExternalMemory {
 
     fn let_go(&self, mem: cl_mem, acquired: bool) {
         self.acquired_on.let_go(mem, acquired);
+    }
+
+    /// The adaptive mode's release on an in-order queue of an object of a runtime that orders
+    /// its next access itself; every other takes the general path.
+    fn release_alone(&self, mem: cl_mem, call: Alone) -> Option<Result<(), cl_int>> {
+        let fns = self.fns?;
+        let (queue, facts) = (call.queue, call.facts);
+        if !(call.sync && self.defers && facts.in_order)
+            || external::sync::mode(facts.context) != Some(SyncMode::Adaptive)
+        {
+            return None;
+        }
+        let released = trace::time(Step::ClReleaseExternal, || {
+            enqueue_external(fns.release, queue, &[mem], &[], true)
+        });
+        let done = match terminated_if_refused(released, facts.context, queue) {
+            Ok(ev) => ev,
+            Err(e) => return Some(Err(e)),
+        };
+        // As HandOff::order_d3d_after does in this mode, with the call's event handed over:
+        // nobody else wants it.
+        let last = self.acquired_on.renewable(queue);
+        let next = trace::time(Step::NextAccess, || {
+            external::sync::order_d3d_after_next_access(
+                &self.interop,
+                facts.context,
+                (queue, Some(facts.device), true),
+                done,
+                true,
+                last,
+            )
+        });
+        let untouched = match next {
+            external::sync::NextAccess::Refused => {
+                interop::add_pending_work(&self.interop, done);
+                // Submitted here, on the thread that enqueued it: the runtime may wait for it.
+                crate::cl::flush(queue);
+                events::release(done);
+                None
+            }
+            external::sync::NextAccess::Done => None,
+            external::sync::NextAccess::Pending(untouched) => Some(untouched),
+        };
+        self.acquired_on.released(queue, untouched);
+        Some(Ok(()))
+    }
+}
+
+impl ExternalMemory {
+    /// What an acquire on `queue` waits for: `wait_list`, whether the call has one.
+    fn after(
+        &self,
+        (queue, in_order): (opencl_sys::cl_command_queue, bool),
+        wait_list: bool,
+        sync: bool,
+        context: opencl_sys::cl_context,
+    ) -> After {
+        // Known without asking the runtime, where it runs the last release's ordering before
+        // Direct3D's next access and that access has not come (an idle hand-off's usual case).
+        let untouched = self.acquired_on.set(queue, wait_list) && self.defers && in_order;
+        // Under user sync the application orders its own Direct3D work, not the runtime's: a
+        // new resource's zero-fill may still be recorded, not even submitted, at its first
+        // acquire (seen on the H100: the first write of `hostptr`'s user-sync check was lost
+        // under it). Pending work is then ordered like the adaptive mode orders it.
+        let ordered = sync
+            || !(untouched
+                || trace::time(Step::DeviceWorkDone, || {
+                    external::sync::device_work_done(&self.interop)
+                }));
+        // DXVK's shared semaphore follows only the work DXVK has flushed; flushed here, with no
+        // lock of the layer's held (the pool's signal runs under its lock).
+        if let Some(f) = self.flush.as_ref().filter(|_| ordered) {
+            if external::sync::mode(context).is_some() {
+                f.flush();
+            }
+        }
+        match (ordered, untouched) {
+            (false, _) => After::Nothing,
+            (true, false) => After::Direct3d,
+            (true, true) => After::Untouched,
+        }
     }
 }

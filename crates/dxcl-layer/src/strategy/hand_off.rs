@@ -341,32 +341,15 @@ impl<'a> HandOff<'a> {
         r
     }
 
-    /// `clEnqueueReleaseExternalMemObjectsKHR` after the wait list and earlier work.
-    ///
-    /// An acquire whose wait list held an event that then failed was terminated ("a negative
-    /// integer value causes all enqueued commands that wait on this user event to be
-    /// terminated"), so the platform never acquired the objects. The extension's release of them
-    /// still succeeds and its commands are terminated with the acquire's: NVIDIA's OpenCL
-    /// (580.159.04) refuses the external release then with `CL_DEVICE_NOT_FOUND`, its answer for
-    /// work that depends on a terminated command (a blocking read after one gives it too:
-    /// `tests/platform/failed_event.c`, case "blocking"), which no release spec names. The
-    /// release's part is then a command terminated with
-    /// `CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST` ([`events::terminated`]), and the objects are
-    /// the application's again.
+    /// `clEnqueueReleaseExternalMemObjectsKHR` after the wait list and earlier work; a refusal
+    /// behind a terminated acquire ends as [`terminated_if_refused`] says.
     fn release_imported(&mut self) -> Result<cl_event, cl_int> {
         let fns = self.memory_fns()?;
         let after = self.external_wait();
         let released = trace::time(Step::ClReleaseExternal, || {
             self.enqueue(fns.release, &after, true)
         });
-        match released {
-            Err(opencl_sys::CL_DEVICE_NOT_FOUND) => events::terminated(
-                self.context,
-                self.queue,
-                opencl_sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
-            ),
-            other => other,
-        }
+        terminated_if_refused(released, self.context, self.queue)
     }
 
     fn enqueue(
@@ -379,21 +362,7 @@ impl<'a> HandOff<'a> {
         let mems: smallvec::SmallVec<[cl_mem; 1]> = self.imported.iter().map(|i| i.mem).collect();
         // Failed events left out: the call's marker fails with them (cl::wait).
         let after = crate::cl::wait::without_failed(after);
-        let (n, l) = wait_list(&after);
-        let mut ev = std::ptr::null_mut();
-        // SAFETY: a valid queue (checked by the caller's query); memory objects imported into
-        // its context; a wait list of live events.
-        check(unsafe {
-            f(
-                self.queue,
-                mems.len() as cl_uint,
-                mems.as_ptr(),
-                n,
-                l,
-                if want { &mut ev } else { std::ptr::null_mut() },
-            )
-        })?;
-        Ok(events::owned(ev))
+        enqueue_external(f, self.queue, &mems, &after, want)
     }
 
     /// Release: Direct3D work on `interop`'s resource issued after this call waits for `done`
@@ -508,6 +477,59 @@ impl HandOff<'_> {
     /// itself if it must ([`external_sync::order_d3d_after_next_access`]).
     pub fn left_to_next_access(&self) -> usize {
         self.left_to_next_access
+    }
+}
+
+/// The platform's external acquire or release `f` of `mems` on `queue` after `after` (live
+/// events): its event when `want`, else null.
+pub(crate) fn enqueue_external(
+    f: external_cl::EnqueueMemFn,
+    queue: cl_command_queue,
+    mems: &[cl_mem],
+    after: &[cl_event],
+    want: bool,
+) -> Result<cl_event, cl_int> {
+    let (n, l) = wait_list(after);
+    let mut ev = std::ptr::null_mut();
+    // SAFETY: a valid queue (checked by the caller's query); memory objects imported into its
+    // context; a wait list of live events.
+    check(unsafe {
+        f(
+            queue,
+            mems.len() as cl_uint,
+            mems.as_ptr(),
+            n,
+            l,
+            if want { &mut ev } else { std::ptr::null_mut() },
+        )
+    })?;
+    Ok(events::owned(ev))
+}
+
+/// An external release's outcome, `released`.
+///
+/// An acquire whose wait list held an event that then failed was terminated ("a negative
+/// integer value causes all enqueued commands that wait on this user event to be
+/// terminated"), so the platform never acquired the objects. The extension's release of them
+/// still succeeds and its commands are terminated with the acquire's: NVIDIA's OpenCL
+/// (580.159.04) refuses the external release then with `CL_DEVICE_NOT_FOUND`, its answer for
+/// work that depends on a terminated command (a blocking read after one gives it too:
+/// `tests/platform/failed_event.c`, case "blocking"), which no release spec names. The
+/// release's part is then a command terminated with
+/// `CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST` ([`events::terminated`]), and the objects are
+/// the application's again.
+pub(crate) fn terminated_if_refused(
+    released: Result<cl_event, cl_int>,
+    context: cl_context,
+    queue: cl_command_queue,
+) -> Result<cl_event, cl_int> {
+    match released {
+        Err(opencl_sys::CL_DEVICE_NOT_FOUND) => events::terminated(
+            context,
+            queue,
+            opencl_sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+        ),
+        other => other,
     }
 }
 

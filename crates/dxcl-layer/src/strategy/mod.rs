@@ -36,6 +36,7 @@ mod shadow_copy;
 mod staging;
 
 pub use decision::*;
+use hand_off::{enqueue_external, terminated_if_refused};
 pub(crate) use hand_off::{After, HandOff};
 pub(crate) use host_pointer::finish_copies;
 pub(crate) use request::Request;
@@ -92,6 +93,29 @@ pub(crate) trait SharingStrategy: Send + Sync {
     /// forwarded): let go of what the strategy holds for hand-offs, and if the object is still
     /// `acquired`, hand back to the platform what the acquire took from it.
     fn let_go(&self, _mem: cl_mem, _acquired: bool) {}
+
+    /// The acquire of `mem` alone in its call ([`Alone`]), done whole without a [`HandOff`],
+    /// where the strategy has a lean way: on a CPU whose caches lost them, each line of code
+    /// and data the call touches costs a fetch (docs/benchmarks.md, "A cold CPU on demand").
+    /// None: nothing was done, and the call takes the general path.
+    fn acquire_alone(&self, _mem: cl_mem, _call: Alone) -> Option<Result<(), cl_int>> {
+        None
+    }
+
+    /// The release of `mem` alone in its call, as [`acquire_alone`](Self::acquire_alone).
+    fn release_alone(&self, _mem: cl_mem, _call: Alone) -> Option<Result<(), cl_int>> {
+        None
+    }
+}
+
+/// An acquire or release call of one object with no wait list and no event asked for: the
+/// usual call of an idle hand-off.
+#[derive(Clone, Copy)]
+pub(crate) struct Alone {
+    pub queue: opencl_sys::cl_command_queue,
+    pub facts: crate::cl::QueueFacts,
+    /// Implicit synchronisation (see [`HandOff::sync`]).
+    pub sync: bool,
 }
 
 /// Why a chosen strategy could not make the object.

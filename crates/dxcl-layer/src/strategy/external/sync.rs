@@ -1791,7 +1791,7 @@ mod tests {
     /// (docs/benchmarks.md, "A cold CPU on demand"): this keeps it to what it must do.
     #[test]
     fn an_idle_hand_off_makes_only_its_own_calls() {
-        use crate::registry::{self, AcquireState, ContextEntry, MemEntry};
+        use crate::registry::{self, ContextEntry, MemEntry};
         use dxcl_abi::interop::IDxclInteropResourceVtbl;
         use dxcl_abi::sharing::{D3dVersion, ResourceKind};
         use dxcl_abi::IUnknown;
@@ -1846,8 +1846,7 @@ mod tests {
                     resource,
                     key: (MEM, 0),
                     subresource: 0,
-                    acquire: AcquireState::Released,
-                    acquired_by: None,
+                    acquire: Default::default(),
                     app_released: false,
                 },
             )
