@@ -80,6 +80,7 @@ def main():
     code = sum(len(c) for c, _ in idle) / n
     pages = sum(len({line >> 6 for line in c}) for c, _ in idle) / n
     data = sum(len(d) for _, d in idle) / n
+    data_pages = sum(len({line >> 6 for line in d}) for _, d in idle) / n
     if by_function:
         # Past the binary's last function lies the C library's code (mapped far above).
         end = syms[-1][0] + 0x10000
@@ -93,7 +94,7 @@ def main():
         for name, lines in sorted(names.items(), key=lambda kv: -kv[1]):
             print(f"{lines / n:6.1f}  {name}")
     print(f"idle hand-off, lines touched: {code + data:.0f} of the layer's per hand-off "
-          f"({code:.0f} of code on {pages:.0f} pages, {data:.0f} of data; {n} hand-offs)")
+          f"({code:.0f} of code on {pages:.0f} pages, {data:.0f} of data on {data_pages:.0f}; {n} hand-offs)")
 
 
 if __name__ == "__main__":

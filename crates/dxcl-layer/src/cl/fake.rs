@@ -22,12 +22,16 @@ pub(crate) const ONE_REFERENCE: usize = EVENTS + 3;
 pub(crate) const COMPLETE: usize = EVENTS + 0xC0;
 /// Every queue's device (`CL_QUEUE_DEVICE`): outside the range of the fake's events and queues.
 pub(crate) const DEVICE: usize = EVENTS + 0x200;
-/// Every queue's context (`CL_QUEUE_CONTEXT`) but [`OWN_QUEUE`]'s: no call is made on it.
+/// Every queue's context (`CL_QUEUE_CONTEXT`) but [`OWN_QUEUE`]'s and [`SECOND_QUEUE`]'s: no call
+/// is made on it.
 pub(crate) const CONTEXT: usize = EVENTS + 0x201;
 /// A queue of a context of its own, [`OWN_CONTEXT`]: for a test that registers its context (a
 /// registry entry, a semaphore pool) without meeting the other tests' queues.
 pub(crate) const OWN_QUEUE: usize = EVENTS + 0xEA;
 pub(crate) const OWN_CONTEXT: usize = EVENTS + 0x202;
+/// Another such queue, of [`SECOND_CONTEXT`].
+pub(crate) const SECOND_QUEUE: usize = EVENTS + 0xEE;
+pub(crate) const SECOND_CONTEXT: usize = EVENTS + 0x203;
 /// A queue whose `clFinish` answers `CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST`, as NVIDIA's
 /// does after the layer's commands were terminated by a failed event.
 pub(crate) const FINISH_TERMINATED: usize = EVENTS + 0xF1;
@@ -120,12 +124,12 @@ unsafe extern "C" fn queue_info(
         // One device for every queue; no call is made on it.
         // SAFETY: as above.
         CL_QUEUE_DEVICE => unsafe { answer(DEVICE, size, value, size_ret) },
-        // One context for every queue but OWN_QUEUE, and every queue in order.
+        // One context for every queue but OWN_QUEUE and SECOND_QUEUE, and every queue in order.
         CL_QUEUE_CONTEXT => {
-            let context = if q as usize == OWN_QUEUE {
-                OWN_CONTEXT
-            } else {
-                CONTEXT
+            let context = match q as usize {
+                OWN_QUEUE => OWN_CONTEXT,
+                SECOND_QUEUE => SECOND_CONTEXT,
+                _ => CONTEXT,
             };
             // SAFETY: as above.
             unsafe { answer(context, size, value, size_ret) }

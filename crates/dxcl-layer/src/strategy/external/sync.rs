@@ -1669,6 +1669,150 @@ mod tests {
             .collect::<Vec<_>>()
     }
 
+    /// A memory object `mem` of a D3D11 context `context` in the registry, shared as external
+    /// memory of a resource of dxcl's runtime with the methods of `vtbl`, whose platform's
+    /// external acquire and release are `external`; `context` gets an adaptive pool. Returns the
+    /// resource's interop interface.
+    fn registered(
+        mem: usize,
+        context: usize,
+        vtbl: &'static dxcl_abi::interop::IDxclInteropResourceVtbl,
+        external: super::super::cl::EnqueueMemFn,
+    ) -> ComPtr<IDxclInteropResource> {
+        use crate::registry::{self, ContextEntry, MemEntry};
+        use dxcl_abi::sharing::{D3dVersion, ResourceKind};
+        use dxcl_abi::IUnknown;
+        let interop = resource_of(vtbl);
+        // SAFETY: the same live object as its IUnknown (the interface starts with IUnknown's
+        // methods); its counts are no-ops.
+        let resource = unsafe { ComPtr::<IUnknown>::from_owned(interop.as_ptr().cast()) }.unwrap();
+        let fns = super::super::cl::MemoryFns {
+            acquire: external,
+            release: external,
+        };
+        // Borrowed, as the layer's strategies hold it (the entry holds the counted reference):
+        // a hand-off counts no reference of its own.
+        // SAFETY: `resource` (the entry's) and `interop` hold the object for the whole test.
+        let sharing = crate::strategy::external_memory::ExternalMemory::of_runtime(
+            unsafe { interop.clone().into_borrowed() },
+            fns,
+        );
+        pools()
+            .get_or_insert_with(FxHashMap::default)
+            .insert(context, pool_of(context, no_release, &[]));
+        registry::with(|r| {
+            r.contexts.insert(
+                context,
+                ContextEntry {
+                    version: D3dVersion::D3D11,
+                    validation: None,
+                    device: None,
+                    identity: 0,
+                    user_sync: false,
+                    properties: Vec::new(),
+                    host_unified: false,
+                },
+            );
+            r.mems.insert(
+                mem,
+                MemEntry {
+                    context,
+                    version: D3dVersion::D3D11,
+                    kind: ResourceKind::Buffer,
+                    app_resource: 0,
+                    sharing,
+                    validation: None,
+                    resource,
+                    key: (mem, 0),
+                    subresource: 0,
+                    acquire: Default::default(),
+                    app_released: false,
+                },
+            )
+        });
+        interop
+    }
+
+    /// The external release of [`a_release_the_runtime_will_not_order_waits_for_its_next_access`]:
+    /// returns a completed command of [`fake::SECOND_QUEUE`]; an acquire asks for no event.
+    unsafe extern "C" fn second_external(
+        _q: cl_command_queue,
+        _n: opencl_sys::cl_uint,
+        _mems: *const opencl_sys::cl_mem,
+        _waits: opencl_sys::cl_uint,
+        _wait: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int {
+        if !ev.is_null() {
+            // SAFETY: the caller's out pointer.
+            unsafe { *ev = (fake::SECOND_QUEUE - 1) as cl_event };
+        }
+        0
+    }
+
+    /// A release of one object alone (the lean path) whose ordering the runtime refuses to take
+    /// as pending work of its own falls back as the general path does: Direct3D's next access
+    /// waits for the release's end marker (here the runtime takes no work at all, so the call
+    /// waits for it now), the queue is flushed on the application's thread, and every reference
+    /// to the event is let go of; the object is released, and acquired again after.
+    #[test]
+    fn a_release_the_runtime_will_not_order_waits_for_its_next_access() {
+        use dxcl_abi::interop::IDxclInteropResourceVtbl;
+        use dxcl_abi::sharing::{D3dVersion, Ext, Flavor};
+        /// Direct3D's work is done (not counted: [`work_done`]'s count is another test's).
+        unsafe extern "system" fn done(_this: *mut IDxclInteropResource) -> HRESULT {
+            S_OK
+        }
+        static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
+            QueryDeviceWorkDone: done,
+            ..IDxclInteropResourceVtbl::NOT_IMPLEMENTED
+        };
+        const MEM: usize = 0xD0C2_0002;
+        let (context, q) = (fake::SECOND_CONTEXT, fake::SECOND_QUEUE as cl_command_queue);
+        fake::install();
+        registered(MEM, context, &RESOURCE_VTBL, second_external);
+        let ext = Ext {
+            version: D3dVersion::D3D11,
+            flavor: Flavor::Khr,
+        };
+        let mem = MEM as opencl_sys::cl_mem;
+        let call = |release| {
+            // SAFETY: one memory object of the registry, no wait list, no event.
+            unsafe {
+                crate::api::share::acquire_release(
+                    ext,
+                    release,
+                    q,
+                    1,
+                    &mem,
+                    0,
+                    std::ptr::null(),
+                    std::ptr::null_mut(),
+                )
+            }
+        };
+        for round in 1..=2 {
+            call(false).unwrap();
+            call(true).unwrap();
+            // The watched end marker's flush, then the release's own.
+            assert_eq!(calls("marker", q), round, "one end marker per release");
+            assert_eq!(calls("flush", q), 2 * round, "and two flushes");
+        }
+        // The fake's commands of one queue are one handle: the two releases' events and the
+        // two end markers watched for Direct3D's next access.
+        let ev = (fake::SECOND_QUEUE - 1) as cl_event;
+        assert_eq!(
+            calls("release_event", ev.cast()),
+            4 + calls("retain_event", ev.cast()),
+            "every reference to the releases' events and end markers let go of"
+        );
+        crate::registry::with(|r| {
+            r.mems.remove(&MEM);
+            r.contexts.remove(&context);
+        });
+        close_pool(context as cl_context);
+    }
+
     /// What a fake platform's external acquires and releases were asked (see
     /// [`an_idle_hand_off_makes_only_its_own_calls`]).
     static EXTERNAL: Mutex<[usize; 2]> = Mutex::new([0, 0]);
@@ -1791,10 +1935,7 @@ mod tests {
     /// (docs/benchmarks.md, "A cold CPU on demand"): this keeps it to what it must do.
     #[test]
     fn an_idle_hand_off_makes_only_its_own_calls() {
-        use crate::registry::{self, ContextEntry, MemEntry};
         use dxcl_abi::interop::IDxclInteropResourceVtbl;
-        use dxcl_abi::sharing::{D3dVersion, ResourceKind};
-        use dxcl_abi::IUnknown;
         static RESOURCE_VTBL: IDxclInteropResourceVtbl = IDxclInteropResourceVtbl {
             AddPendingWorkOrdered: took_pending,
             QueryDeviceWorkDone: work_done,
@@ -1803,54 +1944,7 @@ mod tests {
         const MEM: usize = 0xD0C2_0001;
         let (context, q) = (fake::OWN_CONTEXT, fake::OWN_QUEUE as cl_command_queue);
         fake::install();
-        let interop = resource_of(&RESOURCE_VTBL);
-        // SAFETY: the same live object as its IUnknown (the interface starts with IUnknown's
-        // methods); its counts are no-ops.
-        let resource = unsafe { ComPtr::<IUnknown>::from_owned(interop.as_ptr().cast()) }.unwrap();
-        let fns = super::super::cl::MemoryFns {
-            acquire: external,
-            release: external,
-        };
-        // Borrowed, as the layer's strategies hold it (the entry holds the counted reference):
-        // a hand-off counts no reference of its own.
-        // SAFETY: `resource` (the entry's) and `interop` hold the object for the whole test.
-        let sharing = crate::strategy::external_memory::ExternalMemory::of_runtime(
-            unsafe { interop.clone().into_borrowed() },
-            fns,
-        );
-        pools()
-            .get_or_insert_with(FxHashMap::default)
-            .insert(context, pool_of(context, no_release, &[]));
-        registry::with(|r| {
-            r.contexts.insert(
-                context,
-                ContextEntry {
-                    version: D3dVersion::D3D11,
-                    validation: None,
-                    device: None,
-                    identity: 0,
-                    user_sync: false,
-                    properties: Vec::new(),
-                    host_unified: false,
-                },
-            );
-            r.mems.insert(
-                MEM,
-                MemEntry {
-                    context,
-                    version: D3dVersion::D3D11,
-                    kind: ResourceKind::Buffer,
-                    app_resource: 0,
-                    sharing,
-                    validation: None,
-                    resource,
-                    key: (MEM, 0),
-                    subresource: 0,
-                    acquire: Default::default(),
-                    app_released: false,
-                },
-            )
-        });
+        let interop = registered(MEM, context, &RESOURCE_VTBL, external);
         let mem = MEM as opencl_sys::cl_mem;
         let asked = || *WORK_DONE_ASKED.lock().unwrap();
         first_hand_off(q, mem);
@@ -1897,7 +1991,7 @@ mod tests {
         // access asks of the newest.
         assert_eq!(calls("status", ev.cast()), 2, "one query per touch");
 
-        registry::with(|r| {
+        crate::registry::with(|r| {
             r.mems.remove(&MEM);
             r.contexts.remove(&context);
         });
