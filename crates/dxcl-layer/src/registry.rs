@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::core::tokens::{D3dVersion, Ext, ResourceKind};
@@ -109,14 +109,108 @@ impl AcquireCell {
         by.checked_sub(1).map(|i| Ext::ALL[i])
     }
 
-    /// Claims (under the registry's lock) or settles (the claiming call) the object.
-    pub fn set(&self, state: AcquireState, by: Option<Ext>) {
+    fn encode(state: AcquireState, by: Option<Ext>) -> u8 {
         let state = Self::STATES.iter().position(|&s| s == state).unwrap_or(0);
         let by = by
             .and_then(|e| Ext::ALL.iter().position(|&x| x == e))
             .map_or(0, |i| i + 1);
-        self.0.store((by << 2 | state) as u8, Ordering::Release);
+        (by << 2 | state) as u8
     }
+
+    /// Settles the object (the claiming call), or sets it outright (tests).
+    pub fn set(&self, state: AcquireState, by: Option<Ext>) {
+        self.0.store(Self::encode(state, by), Ordering::Release);
+    }
+
+    /// Claims the object if it is in state `from`: `to`, held by `by`. Of two calls claiming
+    /// it at once, with the registry's lock or without ([`last_claimed`]), one wins. Returns
+    /// what it replaced, for [`put_back`](Self::put_back).
+    pub fn claim(&self, from: AcquireState, to: AcquireState, by: Option<Ext>) -> Option<u8> {
+        let new = Self::encode(to, by);
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |now| {
+                (Self::STATES[usize::from(now & 3)] == from).then_some(new)
+            })
+            .ok()
+    }
+
+    /// Undoes a [`claim`](Self::claim) of a call that claims nothing after all.
+    pub fn put_back(&self, replaced: u8) {
+        self.0.store(replaced, Ordering::Release);
+    }
+}
+
+/// Bumped, under the registry's lock, whenever a memory object's or a context's entry is added,
+/// replaced or removed: what a thread remembers of the entry it claimed last ([`last_claimed`])
+/// holds only while this count is the one it read.
+static CHANGES: AtomicU64 = AtomicU64::new(0);
+
+pub(crate) fn changed() {
+    CHANGES.fetch_add(1, Ordering::AcqRel);
+}
+
+/// What a claim needs of a memory object's entry and its context's, remembered by the thread
+/// that claimed it last: an idle hand-off claims the same object again and again, and the
+/// registry's lock and two table look-ups are much of a claim on a CPU whose caches lost them
+/// (docs/benchmarks.md, "A cold CPU on demand").
+struct Remembered {
+    mem: usize,
+    context: usize,
+    version: D3dVersion,
+    /// The count of [`CHANGES`] under the lock that found them.
+    changes: u64,
+    user_sync: bool,
+    /// Weak: what a thread remembers must not keep a strategy past its memory object.
+    sharing: std::sync::Weak<dyn SharingStrategy>,
+    acquire: Arc<AcquireCell>,
+}
+
+thread_local! {
+    static LAST_CLAIMED: std::cell::RefCell<Option<Remembered>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Called with the registry's lock held, after this thread's claim of `mem` (`entry`, of a
+/// context with `user_sync`): remembered for its next claim. Not a memory object with
+/// validation marks: its claims take the lock.
+pub(crate) fn remember(mem: usize, entry: &MemEntry, user_sync: bool) {
+    if entry.validation.is_some() {
+        return;
+    }
+    let remembered = Remembered {
+        mem,
+        context: entry.context,
+        version: entry.version,
+        changes: CHANGES.load(Ordering::Acquire),
+        user_sync,
+        sharing: Arc::downgrade(&entry.sharing),
+        acquire: entry.acquire.clone(),
+    };
+    let _ = LAST_CLAIMED.try_with(|l| *l.borrow_mut() = Some(remembered));
+}
+
+/// What a claim of a memory object finds: its context's user sync, its strategy and its state.
+pub(crate) type Claimable = (bool, Arc<dyn SharingStrategy>, Arc<AcquireCell>);
+
+/// The entry of `mem` as this thread's last claim found it, while no entry was added or removed
+/// since and it is a memory object of `version` in `context`, to be claimed with
+/// [`AcquireCell::claim`]. None: look it up.
+pub(crate) fn last_claimed(mem: usize, context: usize, version: D3dVersion) -> Option<Claimable> {
+    LAST_CLAIMED
+        .try_with(|l| {
+            let l = l.borrow();
+            let r = l.as_ref()?;
+            let current = r.mem == mem
+                && r.context == context
+                && r.version == version
+                && r.changes == CHANGES.load(Ordering::Acquire);
+            if !current {
+                return None;
+            }
+            Some((r.user_sync, r.sharing.upgrade()?, r.acquire.clone()))
+        })
+        .ok()
+        .flatten()
 }
 
 impl MemEntry {
@@ -176,7 +270,10 @@ impl Claim {
     /// Records `entry` for `mem`; the claim ends with it.
     pub fn register(self, mem: usize, entry: MemEntry) {
         // A stale entry of a handle the platform reused goes after the lock.
-        let stale = with(|r| r.mems.insert(mem, entry));
+        let stale = with(|r| {
+            changed();
+            r.mems.insert(mem, entry)
+        });
         drop(stale);
     }
 }
@@ -325,7 +422,11 @@ pub(crate) enum Removal {
 /// The application released a context (see [`Registry::context_released`]); returns whether
 /// that was its last reference to a context of ours.
 pub(crate) fn context_released(context: usize) -> bool {
-    let released = with(|r| r.context_released(context));
+    let released = with(|r| {
+        // The context's entry may go.
+        changed();
+        r.context_released(context)
+    });
     let last = released.is_some();
     drop(released);
     last
@@ -349,6 +450,10 @@ pub(crate) fn drop_mem(mem: usize, how: Removal) -> bool {
         r.sub_buffers.remove(&mem);
         r.derived.remove(&mem);
         let entry = r.mems.remove(&mem);
+        if entry.is_some() {
+            // Its context's entry may go with it.
+            changed();
+        }
         let context = entry.as_ref().and_then(|e| {
             r.sub_buffers.retain(|_, root| *root != mem);
             r.derived.retain(|_, root| *root != mem);
@@ -391,6 +496,82 @@ mod tests {
         let obj: &'static mut IUnknown = Box::leak(Box::new(IUnknown { lpVtbl: &VTBL }));
         // SAFETY: a live object (leaked) whose Release is a no-op.
         unsafe { ComPtr::from_owned(obj) }.unwrap()
+    }
+
+    /// A claim checks the object's state and sets it in one step: of two claims of the same
+    /// object (eight threads here) one wins, and a claim undone puts back what was there.
+    #[test]
+    fn of_two_claims_one_wins_and_a_put_back_undoes_it() {
+        let ext = Ext::ALL[1];
+        let cell = AcquireCell::default();
+        let was = cell
+            .claim(AcquireState::Released, AcquireState::Acquiring, Some(ext))
+            .expect("released: claimable");
+        assert_eq!(
+            (cell.state(), cell.acquired_by()),
+            (AcquireState::Acquiring, Some(ext))
+        );
+        assert!(cell
+            .claim(AcquireState::Released, AcquireState::Acquiring, Some(ext))
+            .is_none());
+        assert!(cell
+            .claim(AcquireState::Acquired, AcquireState::Releasing, None)
+            .is_none());
+        cell.put_back(was);
+        assert_eq!(
+            (cell.state(), cell.acquired_by()),
+            (AcquireState::Released, None)
+        );
+        let cell = Arc::new(AcquireCell::default());
+        let start = Arc::new(std::sync::Barrier::new(8));
+        let racers: Vec<_> = (0..8)
+            .map(|_| {
+                let (cell, start) = (cell.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    cell.claim(AcquireState::Released, AcquireState::Acquiring, None)
+                        .is_some()
+                })
+            })
+            .collect();
+        let wins = racers
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .filter(|&won| won)
+            .count();
+        assert_eq!(wins, 1);
+    }
+
+    /// A thread finds the object it claimed last without the registry's lock while no entry was
+    /// added or removed since, and only for the same object, context and version; the entry's
+    /// end makes it look the object up again, and what it remembers keeps no strategy alive.
+    #[test]
+    fn a_thread_claims_its_last_object_again_until_an_entry_changes() {
+        let mem = 0x9_0000;
+        let v = D3dVersion::D3D11;
+        with(|r| {
+            changed();
+            r.mems.insert(mem, d3d_mem(v));
+            // Under the lock no other test's entry can change meanwhile.
+            remember(mem, &r.mems[&mem], true);
+            let (user_sync, _, cell) = last_claimed(mem, 1, v).expect("remembered");
+            assert!(user_sync);
+            assert!(Arc::ptr_eq(&cell, &r.mems[&mem].acquire));
+            assert!(last_claimed(mem, 2, v).is_none(), "another context");
+            assert!(
+                last_claimed(mem, 1, D3dVersion::D3D10).is_none(),
+                "another version"
+            );
+            assert!(last_claimed(mem + 1, 1, v).is_none(), "another object");
+            changed();
+            assert!(last_claimed(mem, 1, v).is_none(), "an entry changed");
+            remember(mem, &r.mems[&mem], true);
+            assert!(last_claimed(mem, 1, v).is_some(), "remembered again");
+        });
+        let strategy = with(|r| Arc::downgrade(&r.mems[&mem].sharing));
+        assert!(drop_mem(mem, Removal::Now));
+        assert!(last_claimed(mem, 1, v).is_none(), "gone");
+        assert!(strategy.upgrade().is_none(), "not kept by the thread");
     }
 
     fn d3d_mem(version: D3dVersion) -> MemEntry {

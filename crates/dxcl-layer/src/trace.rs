@@ -52,8 +52,7 @@ steps! {
     AcquireCall: Layer, "acquire entry point (its own code)";
     ReleaseCall: Layer, "release entry point (its own code)";
     FinishCall: Layer, "clFinish entry point (its own code)";
-    RegistryClaim: Layer, "registry: the context's check, the objects' claim (lock)";
-    RegistrySettle: Layer, "registry: settle the objects' state (lock)";
+    RegistryClaim: Layer, "registry: the context's check, the objects' claim";
     HandOffNew: Layer, "hand-off set-up (wait list scan, queue order)";
     StrategyAcquire: Layer, "strategy acquire (per object)";
     StrategyRelease: Layer, "strategy release (per object)";

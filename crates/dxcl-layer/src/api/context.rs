@@ -260,6 +260,7 @@ fn register(
         host_unified,
     };
     registry::with(|r| {
+        registry::changed();
         r.contexts.insert(key(ctx), entry);
         r.track_context(key(ctx));
     });

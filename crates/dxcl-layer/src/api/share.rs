@@ -81,11 +81,12 @@ pub(crate) unsafe fn acquire_release(
     } else {
         Step::AcquireCall
     });
-    let v = ext.version;
-    let command = if release {
-        v.command_release()
-    } else {
-        v.command_acquire()
+    let command = || {
+        if release {
+            ext.version.command_release()
+        } else {
+            ext.version.command_acquire()
+        }
     };
     // CL_INVALID_VALUE "if num_objects is zero and mem_objects is not a NULL value or if
     // num_objects > 0 and mem_objects is NULL".
@@ -102,8 +103,8 @@ pub(crate) unsafe fn acquire_release(
     // CL_INVALID_EVENT_WAIT_LIST "if event objects in event_wait_list are not valid events":
     // checked here, before any D3D work, because platforms differ in what their own enqueues
     // answer (NVIDIA: CL_INVALID_EVENT).
-    let event_info = down!(clGetEventInfo);
     for &ev in wait {
+        let event_info = down!(clGetEventInfo);
         let valid = !ev.is_null()
             && trace::time(Step::ClEventInfo, || {
                 // SAFETY: a query into our own buffer; an invalid event just fails it.
@@ -123,7 +124,7 @@ pub(crate) unsafe fn acquire_release(
         if !event.is_null() {
             let ev = marker(queue, wait)?;
             // SAFETY: event checked non-null; caller's contract.
-            unsafe { hand_out(ev, command, event) };
+            unsafe { hand_out(ev, command(), event) };
         }
         return Ok(());
     }
@@ -132,78 +133,14 @@ pub(crate) unsafe fn acquire_release(
     let context = facts.context as usize;
     // SAFETY: caller's contract: mem_objects holds num_objects handles.
     let mems: &[cl_mem] = unsafe { slice(mem_objects, num_objects) };
-    let (claimed, done_state, undone_state) = if release {
-        (
-            AcquireState::Releasing,
-            AcquireState::Released,
-            AcquireState::Acquired,
-        )
+    let (done_state, undone_state) = if release {
+        (AcquireState::Released, AcquireState::Acquired)
     } else {
-        (
-            AcquireState::Acquiring,
-            AcquireState::Acquired,
-            AcquireState::Released,
-        )
+        (AcquireState::Acquired, AcquireState::Released)
     };
-    // The context's check and the objects' claim take the registry's lock once.
-    let claim = trace::span(Step::RegistryClaim);
-    let (user_sync, items) = registry::with(|r| -> Result<(bool, Items), cl_int> {
-        // CL_INVALID_CONTEXT "if context associated with command_queue was not created from a
-        // Direct3D 1x context".
-        let user_sync = r
-            .contexts
-            .get(&context)
-            .filter(|c| c.version == v)
-            .map(|c| c.user_sync)
-            .ok_or(CL_INVALID_CONTEXT)?;
-        let mut items = Items::with_capacity(mems.len());
-        for (i, &m) in mems.iter().enumerate() {
-            // CL_INVALID_MEM_OBJECT "if memory objects in mem_objects are not valid OpenCL memory
-            // objects or if memory objects in mem_objects have not been created from Direct3D 1x
-            // resources".
-            let e = r
-                .mems
-                .get(&key(m))
-                .filter(|e| e.version == v)
-                .ok_or(CL_INVALID_MEM_OBJECT)?;
-            // Objects of another context cannot be acquired through this queue.
-            if e.context != context {
-                return Err(CL_INVALID_CONTEXT);
-            }
-            let repeated = mems[..i].contains(&m);
-            let state = e.acquire.state();
-            // An object another thread's call is acquiring or releasing right now counts as
-            // acquired and not released: that call has not returned.
-            if !release && (state != AcquireState::Released || repeated) {
-                // CL_D3D1x_RESOURCE_ALREADY_ACQUIRED "if memory objects in mem_objects have
-                // previously been acquired using clEnqueueAcquireD3D1xObjects but have not been
-                // released using clEnqueueReleaseD3D1xObjects".
-                return Err(v.already_acquired());
-            }
-            if release && (state != AcquireState::Acquired || repeated) {
-                // CL_D3D1x_RESOURCE_NOT_ACQUIRED "if memory objects in mem_objects have not
-                // previously been acquired using clEnqueueAcquireD3D1xObjects, or have been
-                // released using clEnqueueReleaseD3D1xObjects since the last time that they were
-                // acquired".
-                return Err(v.not_acquired());
-            }
-            items.push(Item {
-                mem: m,
-                sharing: e.sharing.clone(),
-                acquire: e.acquire.clone(),
-                mark: e.validation.clone(),
-            });
-        }
-        // Checked and claimed in one locked step: of two threads acquiring (or releasing) the
-        // same object at once, one gets the error above. The claim holds until the call's work
-        // is done (`settle`), so no other thread acquires an object whose release has not yet
-        // written it back, nor uses one whose acquire has not yet filled it.
-        for it in &items {
-            it.acquire.set(claimed, (!release).then_some(ext));
-        }
-        Ok((user_sync, items))
-    })?;
-    drop(claim);
+    let claim_span = trace::span(Step::RegistryClaim);
+    let (user_sync, items) = claim(ext, release, context, mems)?;
+    drop(claim_span);
     let sync = ext.flavor == Flavor::Nv || !user_sync;
     // Validation: Direct3D may touch the resources again once the release begins (the staging
     // copy does), and not once the acquire is done (the staging copy has finished).
@@ -243,12 +180,10 @@ pub(crate) unsafe fn acquire_release(
     } else {
         undone_state
     };
-    let settle = trace::span(Step::RegistrySettle);
     for it in &items {
         let by = if done.is_ok() { !release } else { release };
         it.acquire.set(settled, by.then_some(ext));
     }
-    drop(settle);
     // Validation marks: ACQUIRED only once the acquire's own Direct3D work is done; a failed
     // release leaves the objects OpenCL's.
     if release == done.is_err() {
@@ -256,8 +191,114 @@ pub(crate) unsafe fn acquire_release(
     }
     let ev = done?;
     // SAFETY: caller's contract.
-    unsafe { hand_out(ev, command, event) };
+    unsafe { hand_out(ev, command(), event) };
     Ok(())
+}
+
+/// Checks the call's context and objects and claims the objects: of two threads acquiring (or
+/// releasing) the same object at once, one gets the error. The claim holds until the call's work
+/// is done (its settle), so no other thread acquires an object whose release has not yet written
+/// it back, nor uses one whose acquire has not yet filled it. Returns the context's user sync
+/// and the claimed objects.
+fn claim(
+    ext: Ext,
+    release: bool,
+    context: usize,
+    mems: &[cl_mem],
+) -> Result<(bool, Items), cl_int> {
+    let v = ext.version;
+    let (from, to) = if release {
+        (AcquireState::Acquired, AcquireState::Releasing)
+    } else {
+        (AcquireState::Released, AcquireState::Acquiring)
+    };
+    let by = (!release).then_some(ext);
+    // The object this thread claimed last, with no entry added or removed since: checked as
+    // the look-up below found it, claimed without the registry's lock.
+    if let [m] = mems {
+        if let Some((user_sync, sharing, acquire)) = registry::last_claimed(key(*m), context, v) {
+            if acquire.claim(from, to, by).is_none() {
+                return Err(not_claimable(ext, release));
+            }
+            let item = Item {
+                mem: *m,
+                sharing,
+                acquire,
+                mark: None,
+            };
+            return Ok((user_sync, smallvec::smallvec![item]));
+        }
+    }
+    registry::with(|r| -> Result<(bool, Items), cl_int> {
+        // CL_INVALID_CONTEXT "if context associated with command_queue was not created from a
+        // Direct3D 1x context".
+        let user_sync = r
+            .contexts
+            .get(&context)
+            .filter(|c| c.version == v)
+            .map(|c| c.user_sync)
+            .ok_or(CL_INVALID_CONTEXT)?;
+        let mut items = Items::with_capacity(mems.len());
+        for (i, &m) in mems.iter().enumerate() {
+            // CL_INVALID_MEM_OBJECT "if memory objects in mem_objects are not valid OpenCL memory
+            // objects or if memory objects in mem_objects have not been created from Direct3D 1x
+            // resources".
+            let e = r
+                .mems
+                .get(&key(m))
+                .filter(|e| e.version == v)
+                .ok_or(CL_INVALID_MEM_OBJECT)?;
+            // Objects of another context cannot be acquired through this queue.
+            if e.context != context {
+                return Err(CL_INVALID_CONTEXT);
+            }
+            // An object another thread's call is acquiring or releasing right now counts as
+            // acquired and not released: that call has not returned.
+            if e.acquire.state() != from || mems[..i].contains(&m) {
+                return Err(not_claimable(ext, release));
+            }
+            items.push(Item {
+                mem: m,
+                sharing: e.sharing.clone(),
+                acquire: e.acquire.clone(),
+                mark: e.validation.clone(),
+            });
+        }
+        // Claimed once all are checked. A claim without the lock may win one meanwhile: then
+        // this call claims none.
+        let mut replaced = smallvec::SmallVec::<[u8; 1]>::new();
+        for it in &items {
+            match it.acquire.claim(from, to, by) {
+                Some(was) => replaced.push(was),
+                None => {
+                    for (it, &was) in items.iter().zip(&replaced) {
+                        it.acquire.put_back(was);
+                    }
+                    return Err(not_claimable(ext, release));
+                }
+            }
+        }
+        if let [m] = mems {
+            registry::remember(key(*m), &r.mems[&key(*m)], user_sync);
+        }
+        Ok((user_sync, items))
+    })
+}
+
+/// The error for an object the call cannot claim: acquired already (an acquire), or not
+/// acquired (a release).
+fn not_claimable(ext: Ext, release: bool) -> cl_int {
+    if release {
+        // CL_D3D1x_RESOURCE_NOT_ACQUIRED "if memory objects in mem_objects have not previously
+        // been acquired using clEnqueueAcquireD3D1xObjects, or have been released using
+        // clEnqueueReleaseD3D1xObjects since the last time that they were acquired".
+        ext.version.not_acquired()
+    } else {
+        // CL_D3D1x_RESOURCE_ALREADY_ACQUIRED "if memory objects in mem_objects have previously
+        // been acquired using clEnqueueAcquireD3D1xObjects but have not been released using
+        // clEnqueueReleaseD3D1xObjects".
+        ext.version.already_acquired()
+    }
 }
 
 /// Each object's strategy acquires it; the call's event follows all of them (null when not
