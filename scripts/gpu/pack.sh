@@ -38,7 +38,12 @@ cp build/stage/bin/dxcl build/gpu/probe build/platform/failed_event "$out/bin/"
 cp -L "$(ldconfig -p | sed -n 's/.*libOpenCL.so.1 (libc6,x86-64) => //p' | head -1)" "$out/lib/libOpenCL.so.1"
 cp tests/conformance/run.sh "$out/conformance/"
 for p in discovery contexts buffers textures acquire sync threads hostptr; do cp "build/conformance/$p" "$out/conformance/"; done
-cp scripts/gpu/run.sh scripts/gpu/stacks.sh "$out/"
+cp scripts/gpu/run.sh scripts/gpu/stacks.sh scripts/gpu/compare.sh "$out/"
+# The layer's unit tests, whose idle hand-off test compare.sh times on the GPU machine's own CPU
+# (docs/benchmarks.md, "A cold CPU on demand").
+tests=$(cargo test --release -q -p dxcl-layer --lib --no-run --message-format=json 2>/dev/null |
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+strip --strip-debug -o "$out/bin/idle-test" "$tests"
 # Debug info is not needed there; stripped, the pack stays small to copy.
 strip --strip-debug "$out"/lib/*.so "$out"/bin/* "$out"/conformance/discovery "$out"/conformance/contexts \
     "$out"/conformance/buffers "$out"/conformance/textures "$out"/conformance/acquire "$out"/conformance/sync \
