@@ -1754,7 +1754,8 @@ mod tests {
     /// as pending work of its own falls back as the general path does: Direct3D's next access
     /// waits for the release's end marker (here the runtime takes no work at all, so the call
     /// waits for it now), the queue is flushed on the application's thread, and every reference
-    /// to the event is let go of; the object is released, and acquired again after.
+    /// to the event is let go of; the object is released, and acquired again after; acquired or
+    /// released twice, it is refused as the spec says.
     #[test]
     fn a_release_the_runtime_will_not_order_waits_for_its_next_access() {
         use dxcl_abi::interop::IDxclInteropResourceVtbl;
@@ -1793,7 +1794,11 @@ mod tests {
         };
         for round in 1..=2 {
             call(false).unwrap();
+            // Claimed again by this thread without the registry's lock (the object it claimed
+            // last): the spec's refusal all the same.
+            assert_eq!(call(false), Err(D3dVersion::D3D11.already_acquired()));
             call(true).unwrap();
+            assert_eq!(call(true), Err(D3dVersion::D3D11.not_acquired()));
             // The watched end marker's flush, then the release's own.
             assert_eq!(calls("marker", q), round, "one end marker per release");
             assert_eq!(calls("flush", q), 2 * round, "and two flushes");
