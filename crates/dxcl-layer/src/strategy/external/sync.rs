@@ -1733,23 +1733,6 @@ mod tests {
         interop
     }
 
-    /// The external release of [`a_release_the_runtime_will_not_order_waits_for_its_next_access`]:
-    /// returns a completed command of [`fake::SECOND_QUEUE`]; an acquire asks for no event.
-    unsafe extern "C" fn second_external(
-        _q: cl_command_queue,
-        _n: opencl_sys::cl_uint,
-        _mems: *const opencl_sys::cl_mem,
-        _waits: opencl_sys::cl_uint,
-        _wait: *const cl_event,
-        ev: *mut cl_event,
-    ) -> cl_int {
-        if !ev.is_null() {
-            // SAFETY: the caller's out pointer.
-            unsafe { *ev = (fake::SECOND_QUEUE - 1) as cl_event };
-        }
-        0
-    }
-
     /// A release of one object alone (the lean path) whose ordering the runtime refuses to take
     /// as pending work of its own falls back as the general path does: Direct3D's next access
     /// waits for the release's end marker (here the runtime takes no work at all, so the call
@@ -1759,7 +1742,7 @@ mod tests {
     #[test]
     fn a_release_the_runtime_will_not_order_waits_for_its_next_access() {
         use dxcl_abi::interop::IDxclInteropResourceVtbl;
-        use dxcl_abi::sharing::{D3dVersion, Ext, Flavor};
+        use dxcl_abi::sharing::D3dVersion;
         /// Direct3D's work is done (not counted: [`work_done`]'s count is another test's).
         unsafe extern "system" fn done(_this: *mut IDxclInteropResource) -> HRESULT {
             S_OK
@@ -1771,27 +1754,9 @@ mod tests {
         const MEM: usize = 0xD0C2_0002;
         let (context, q) = (fake::SECOND_CONTEXT, fake::SECOND_QUEUE as cl_command_queue);
         fake::install();
-        registered(MEM, context, &RESOURCE_VTBL, second_external);
-        let ext = Ext {
-            version: D3dVersion::D3D11,
-            flavor: Flavor::Khr,
-        };
+        registered(MEM, context, &RESOURCE_VTBL, external);
         let mem = MEM as opencl_sys::cl_mem;
-        let call = |release| {
-            // SAFETY: one memory object of the registry, no wait list, no event.
-            unsafe {
-                crate::api::share::acquire_release(
-                    ext,
-                    release,
-                    q,
-                    1,
-                    &mem,
-                    0,
-                    std::ptr::null(),
-                    std::ptr::null_mut(),
-                )
-            }
-        };
+        let call = |release| alone(q, mem, release);
         for round in 1..=2 {
             call(false).unwrap();
             // Claimed again by this thread without the registry's lock (the object it claimed
@@ -1803,6 +1768,11 @@ mod tests {
             assert_eq!(calls("marker", q), round, "one end marker per release");
             assert_eq!(calls("flush", q), 2 * round, "and two flushes");
         }
+        assert_eq!(
+            external_calls(q),
+            [2, 2],
+            "the platform's external acquire and release, none for a refused call"
+        );
         // The fake's commands of one queue are one handle: the two releases' events and the
         // two end markers watched for Direct3D's next access.
         let ev = (fake::SECOND_QUEUE - 1) as cl_event;
@@ -1818,17 +1788,28 @@ mod tests {
         close_pool(context as cl_context);
     }
 
-    /// What a fake platform's external acquires and releases were asked (see
+    /// What a fake platform's external acquires and releases were asked, per queue (see
     /// [`an_idle_hand_off_makes_only_its_own_calls`]).
-    static EXTERNAL: Mutex<[usize; 2]> = Mutex::new([0, 0]);
-    /// The event each fake external release returns: a completed command of [`fake::OWN_QUEUE`].
+    static EXTERNAL: Mutex<Vec<(usize, [usize; 2])>> = Mutex::new(Vec::new());
+    /// The event each fake external release of [`fake::OWN_QUEUE`] returns: a completed command of
+    /// that queue.
     const RELEASE_EVENT: usize = fake::OWN_QUEUE - 1;
+
+    /// The external acquires and releases of `q` so far.
+    fn external_calls(q: cl_command_queue) -> [usize; 2] {
+        let calls = EXTERNAL.lock().unwrap();
+        calls
+            .iter()
+            .find(|&&(queue, _)| queue == q as usize)
+            .map_or([0, 0], |&(_, n)| n)
+    }
 
     /// The fake platform's external acquire and release, told apart by the event asked for: the
     /// layer asks for a release's (it orders Direct3D after it) and, with no event pointer from
-    /// the application, not for an acquire's. Counted; a release returns [`RELEASE_EVENT`].
+    /// the application, not for an acquire's. Counted per queue; a release returns the command of
+    /// the queue just below it, a completed one for the fake's own queues ([`RELEASE_EVENT`]).
     unsafe extern "C" fn external(
-        _q: cl_command_queue,
+        q: cl_command_queue,
         _n: opencl_sys::cl_uint,
         _mems: *const opencl_sys::cl_mem,
         _waits: opencl_sys::cl_uint,
@@ -1836,10 +1817,18 @@ mod tests {
         ev: *mut cl_event,
     ) -> cl_int {
         let release = !ev.is_null();
-        EXTERNAL.lock().unwrap()[usize::from(release)] += 1;
+        let mut calls = EXTERNAL.lock().unwrap();
+        let i = match calls.iter().position(|&(queue, _)| queue == q as usize) {
+            Some(i) => i,
+            None => {
+                calls.push((q as usize, [0, 0]));
+                calls.len() - 1
+            }
+        };
+        calls[i].1[usize::from(release)] += 1;
         if release {
             // SAFETY: the caller's out pointer.
-            unsafe { *ev = RELEASE_EVENT as cl_event };
+            unsafe { *ev = (q as usize - 1) as cl_event };
         }
         0
     }
@@ -1857,28 +1846,33 @@ mod tests {
     /// instructions scripts/idle-instructions.sh counts.
     #[inline(never)]
     fn idle_hand_off(q: cl_command_queue, mem: opencl_sys::cl_mem) {
+        for release in [false, true] {
+            alone(q, mem, release).unwrap();
+        }
+        finished(q);
+    }
+
+    /// `clEnqueueAcquireD3D11ObjectsKHR` (or its release) of `mem` alone on `q`: one object, no
+    /// wait list, no event asked for.
+    fn alone(q: cl_command_queue, mem: opencl_sys::cl_mem, release: bool) -> Result<(), cl_int> {
         use dxcl_abi::sharing::{D3dVersion, Ext, Flavor};
         let ext = Ext {
             version: D3dVersion::D3D11,
             flavor: Flavor::Khr,
         };
-        for release in [false, true] {
-            // SAFETY: one memory object of the layer's registry, no wait list, no event.
-            unsafe {
-                crate::api::share::acquire_release(
-                    ext,
-                    release,
-                    q,
-                    1,
-                    &mem,
-                    0,
-                    std::ptr::null(),
-                    std::ptr::null_mut(),
-                )
-            }
-            .unwrap();
+        // SAFETY: one memory object of the layer's registry, no wait list, no event.
+        unsafe {
+            crate::api::share::acquire_release(
+                ext,
+                release,
+                q,
+                1,
+                &mem,
+                0,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+            )
         }
-        finished(q);
     }
 
     /// What the layer's `clFinish` of `q` records when the platform's returns `CL_SUCCESS`
@@ -1972,7 +1966,7 @@ mod tests {
             }
         }
         assert_eq!(
-            *EXTERNAL.lock().unwrap(),
+            external_calls(q),
             [9, 9],
             "one external acquire and release each"
         );
