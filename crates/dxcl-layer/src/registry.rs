@@ -85,10 +85,11 @@ pub(crate) enum AcquireState {
 }
 
 /// An object's [`AcquireState`] and the extension of the acquire that holds it (validation
-/// reports), in one atomic. A call claims the object with the registry's lock held, which orders
-/// the claims of all threads, and settles it without: only the claiming call settles, and a
-/// claim that reads the state meanwhile finds the object still claimed. An idle hand-off so
-/// looks the entry up once per call, not twice (docs/benchmarks.md, "A cold CPU on demand").
+/// reports), in one atomic. A call claims the object by compare-and-swap, with the registry's
+/// lock held or, for the object its thread claimed last, without ([`last_claimed`]); of two
+/// claims at once one wins. Only the claiming call settles it, by a store, and a claim that
+/// reads the state meanwhile finds the object still claimed. An idle hand-off so takes the
+/// registry's lock at most once per call (docs/benchmarks.md, "A cold CPU on demand").
 #[derive(Default)]
 pub(crate) struct AcquireCell(AtomicU8);
 

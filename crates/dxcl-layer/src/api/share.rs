@@ -133,11 +133,6 @@ pub(crate) unsafe fn acquire_release(
     let context = facts.context as usize;
     // SAFETY: caller's contract: mem_objects holds num_objects handles.
     let mems: &[cl_mem] = unsafe { slice(mem_objects, num_objects) };
-    let (done_state, undone_state) = if release {
-        (AcquireState::Released, AcquireState::Acquired)
-    } else {
-        (AcquireState::Acquired, AcquireState::Released)
-    };
     let claim_span = trace::span(Step::RegistryClaim);
     let (user_sync, items) = claim(ext, release, context, mems)?;
     drop(claim_span);
@@ -174,19 +169,20 @@ pub(crate) unsafe fn acquire_release(
             None => acquire_objects((queue, facts), &items, wait, (sync, !event.is_null())),
         }
     };
-    // Settled: the new state when the call succeeded, the old one when it failed.
-    let settled = if done.is_ok() {
-        done_state
+    // Settled: OpenCL's after an acquire that succeeded or a release that failed, Direct3D's
+    // otherwise.
+    let acquired = release != done.is_ok();
+    let settled = if acquired {
+        AcquireState::Acquired
     } else {
-        undone_state
+        AcquireState::Released
     };
     for it in &items {
-        let by = if done.is_ok() { !release } else { release };
-        it.acquire.set(settled, by.then_some(ext));
+        it.acquire.set(settled, acquired.then_some(ext));
     }
     // Validation marks: ACQUIRED only once the acquire's own Direct3D work is done; a failed
     // release leaves the objects OpenCL's.
-    if release == done.is_err() {
+    if acquired {
         mark(DXCL_OPENCL_ACCESS_ACQUIRED, ext.acquire_call());
     }
     let ev = done?;
