@@ -7,8 +7,8 @@ Usage: states.py OUT.svg LABEL=BENCH_MD [LABEL=BENCH_MD ...]
 Per row (kind and size) of each bench: NVIDIA's own hand-off (`platform-handoff`, its median) on
 the x axis, how much longer dxcl's took (`default` minus it) on the y axis, the issue's target
 (2 µs) as a line. NVIDIA's own time tells the host's state of that row: the same calls, 2-3 µs
-on a host in its fast state, 4-7 µs in its slow one. Prints each bench's points and its
-least-squares line, and writes the chart.
+on a host in its fast state, 4-7 µs in its slow one. Prints each bench's points and, from three
+rows up, its least-squares line, and writes the chart.
 """
 import sys
 
@@ -91,10 +91,14 @@ def main():
         if not pts:
             sys.exit(f"{path}: no rows with both dxcl's and NVIDIA's own idle hand-off")
         runs.append((label, pts))
-        slope, at0 = fit(pts) if len(pts) > 1 else (0.0, pts[0][2] - pts[0][1])
         met = sum(1 for _, own, dxcl in pts if dxcl - own <= 2.0)
-        print(f"{label}: {met} of {len(pts)} rows within 2 µs; dxcl over NVIDIA's own = "
-              f"{at0:+.1f} µs {slope:+.2f} × NVIDIA's own (least squares)")
+        if len(pts) >= 3:
+            slope, at0 = fit(pts)
+            line = (f"dxcl over NVIDIA's own = {at0:+.1f} µs {slope:+.2f} × NVIDIA's own "
+                    "(least squares)")
+        else:
+            line = "too few rows for a line"
+        print(f"{label}: {met} of {len(pts)} rows within 2 µs; {line}")
         for row, own, dxcl in sorted(pts, key=lambda p: p[1]):
             print(f"  {row:18} NVIDIA's own {own:5.1f} µs, dxcl {dxcl:5.1f} µs, {dxcl - own:+5.1f}")
     svg(runs, sys.argv[1])
