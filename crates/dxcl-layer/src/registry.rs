@@ -146,7 +146,7 @@ impl AcquireCell {
 /// holds only while this count is the one it read.
 static CHANGES: AtomicU64 = AtomicU64::new(0);
 
-pub(crate) fn changed() {
+fn changed() {
     CHANGES.fetch_add(1, Ordering::AcqRel);
 }
 
@@ -347,6 +347,14 @@ type Released = (
 );
 
 impl Registry {
+    /// Records the entry of a Direct3D context just created, which the application holds one
+    /// reference to.
+    pub fn insert_context(&mut self, context: usize, entry: ContextEntry) {
+        changed();
+        self.contexts.insert(context, entry);
+        self.track_context(context);
+    }
+
     /// Counts a context the application now holds one reference to (just created).
     pub fn track_context(&mut self, context: usize) {
         self.context_refs.insert(context, 1);

@@ -259,11 +259,7 @@ fn register(
         properties: props.original.clone(),
         host_unified,
     };
-    registry::with(|r| {
-        registry::changed();
-        r.contexts.insert(key(ctx), entry);
-        r.track_context(key(ctx));
-    });
+    registry::with(|r| r.insert_context(key(ctx), entry));
     crate::cl::exit::watch();
     Ok(())
 }
